@@ -1,0 +1,23 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { EventBus } from './domain/events/event-bus.js';
+import type { EventLog } from './domain/events/event-log.js';
+import type { Clock } from './infra/clock.js';
+import type { Database, Db } from './infra/db.js';
+import type { WorkerSet } from './infra/workers.js';
+
+/**
+ * What every domain function receives: configuration, the database, the clock, the log, and the event log/bus.
+ * Built once per app in src/app.ts; read-only after that. (Passed explicitly rather than as module singletons so
+ * one process can run several apps, e.g. the restart and two-instance tests.)
+ */
+export interface AppContext {
+  config: Config;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  bus: EventBus;
+  events: EventLog;
+  workers: WorkerSet;
+}

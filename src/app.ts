@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { type Logger, pino } from 'pino';
+import type { AppContext } from './app-context.js';
+import type { Config } from './config.js';
+import { InProcessEventBus } from './domain/events/event-bus.js';
+import { EventLog } from './domain/events/event-log.js';
+import { createGraphQLServer } from './graphql/yoga.js';
+import { type Clock, systemClock } from './infra/clock.js';
+import { openDatabase } from './infra/db.js';
+import { migrate } from './infra/migrate.js';
+import { WorkerSet } from './infra/workers.js';
+import { installAuth } from './rest/auth.js';
+import { installErrorHandling } from './rest/errors.js';
+import { idempotencyPruner, installIdempotency } from './rest/idempotency.js';
+import { complianceRoutes } from './rest/routes/compliance.routes.js';
+import { emailRoutes } from './rest/routes/email.routes.js';
+import { eventsRoutes } from './rest/routes/events.routes.js';
+import { systemRoutes } from './rest/routes/system.routes.js';
+import { webhooksRoutes } from './rest/routes/webhooks.routes.js';
+import { jsonSerializerCompiler, zodValidatorCompiler } from './rest/zod.js';
+
+/** A built, not yet listening, Switchboard. */
+export interface App {
+  ctx: AppContext;
+  http: FastifyInstance;
+  /** Starts listening on `config.HOST:config.PORT` and the background workers. @returns the base URL. */
+  listen(): Promise<string>;
+  /** Stops accepting requests, ends streams, stops workers, closes the bus and the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Overrides for tests and embedding. */
+export interface BuildOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`). */
+  startWorkers?: boolean;
+}
+
+/** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
+function requestSerializer(req: { method: string; url: string; id: string }) {
+  return { method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), id: req.id };
+}
+
+/**
+ * Builds the app without listening: opens the database (PGlite or PostgreSQL), applies migrations, wires the event
+ * log, the workers, REST routes and GraphQL. Tests call this and `listen()` on port 0.
+ * @throws when the database cannot be opened or a migration fails.
+ */
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
+  const log =
+    opts.logger ??
+    pino({
+      level: config.LOG_LEVEL,
+      redact: {
+        paths: ['req.headers.authorization', 'apiKey', 'secret', '*.secret', '*.apiKey'],
+        censor: '[redacted]',
+      },
+    });
+  const clock = opts.clock ?? systemClock;
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  try {
+    const report = await migrate(database);
+    if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  const bus = new InProcessEventBus();
+  const workers = new WorkerSet(log, config.WORKER_POLL_MS);
+  const ctx: AppContext = {
+    config,
+    database,
+    db: database.prisma,
+    clock,
+    log,
+    bus,
+    events: new EventLog(database.prisma, bus, clock),
+    workers,
+  };
+  workers.add(idempotencyPruner(ctx));
+
+  const http = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+  });
+  http.setChildLoggerFactory((logger, bindings, childOpts) =>
+    logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
+  );
+  http.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  http.setValidatorCompiler(zodValidatorCompiler);
+  http.setSerializerCompiler(jsonSerializerCompiler);
+  installErrorHandling(http);
+  installAuth(http, ctx);
+  installIdempotency(http, ctx);
+  await http.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchboard REST API',
+        version: '0.1.0',
+        description:
+          '10DLC compliance, email identities and agents, webhooks and the event stream. Errors share one body: ' +
+          '{"error": {"code", "message", "field"?, "details"?}}.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  await systemRoutes(http, ctx);
+  await complianceRoutes(http, ctx);
+  await eventsRoutes(http, ctx);
+  await webhooksRoutes(http, ctx);
+  await emailRoutes(http, ctx);
+
+  const yoga = createGraphQLServer(ctx);
+  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+    response.headers.forEach((value, key) => {
+      reply.header(key, value);
+    });
+    reply.status(response.status);
+    const type = response.headers.get('content-type') ?? '';
+    const streaming = type.includes('text/event-stream') || type.includes('multipart/');
+    // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
+    reply.send(streaming ? response.body : await response.text());
+    return reply;
+  };
+  http.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    schema: { hide: true },
+    handler: yogaHandler,
+  });
+  http.route({
+    url: '/graphql/stream',
+    method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    schema: { hide: true },
+    handler: yogaHandler,
+  });
+
+  let closed: Promise<void> | undefined;
+  return {
+    ctx,
+    http,
+    async listen() {
+      const address = await http.listen({ host: config.HOST, port: config.PORT });
+      if (opts.startWorkers !== false) workers.start();
+      return address;
+    },
+    close() {
+      closed ??= (async () => {
+        await workers.stop();
+        await http.close();
+        await bus.close();
+        await database.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const positiveNumber = z.coerce.number().positive();
+
+/**
+ * Every setting the service reads, from environment variables, validated once at start.
+ * A bad value stops the start with a message naming each offending variable (see {@link loadConfig}).
+ */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** Interface to listen on. Default 127.0.0.1 so a fresh machine does not expose its first key to the network. */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** HTTP port (REST, GraphQL, SSE). 0 picks a free port. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Directory of the embedded database (PGlite) and generated local secrets. `memory://` keeps nothing. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** postgres://… switches from embedded PGlite to PostgreSQL through @prisma/adapter-pg. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional(),
+  /** redis://… switches the live event bus from in-process to Redis pub/sub. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Externally visible base URL, used in links the service prints. Default http://HOST:PORT. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Create an account and print its API key on a first start with no account at all. */
+  BOOTSTRAP_ACCOUNT: bool.default(true),
+  /** How often background workers (registry simulator, webhook dispatcher) look for due work, in ms. */
+  WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+
+  /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
+  REGISTRY_TIME_SCALE: positiveNumber.default(1),
+
+  /** Key (32 bytes as 64 hex chars or base64) that encrypts webhook secrets at rest. Generated into DATA_DIR when absent on the embedded default. */
+  SECRETS_KEY: z.string().min(32).optional(),
+  /** Allow webhook deliveries to loopback/private/link-local addresses (tests and local development only). */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  /** Timeout of one webhook delivery attempt, in ms. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+
+  /** Domain of identities created without one. */
+  EMAIL_DOMAIN: z.string().min(1).default('agents.switchboard.local'),
+  /** Inbound SMTP listener port (0 picks a free port; -1 disables the listener). */
+  SMTP_PORT: z.coerce.number().int().min(-1).max(65535).default(2525),
+  /** Host that identities are told to use for SMTP submission (2.6 smtpHost). */
+  SMTP_PUBLIC_HOST: z.string().min(1).default('smtp.switchboard.local'),
+  /** Outbound relay for mail to addresses outside this service, e.g. smtp://user:pass@relay:587. */
+  SMTP_RELAY_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .optional(),
+  /** Largest accepted inbound message, in bytes. */
+  SMTP_MAX_MESSAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
+
+  /** OpenAI-compatible endpoint for agents (chat completions). */
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_API_KEY: z.string().optional(),
+});
+
+/** The validated configuration. */
+export type Config = z.infer<typeof configSchema>;
+
+/** Raised when the environment does not validate; `problems` holds one line per offending variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads and validates the configuration from `env` (default `process.env`), reporting every problem at once.
+ * Empty strings count as unset.
+ * @throws ConfigError naming each offending variable and why.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  return result.data;
+}

@@ -1,0 +1,135 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../infra/db.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+
+/**
+ * API key scopes (README "Authentication"). A key holds a subset; `accounts:create` issues all of them.
+ * - `compliance`: brands, vetting, campaigns, numbers, DID mapping (spec 4.1–4.3 and /api/numbers)
+ * - `email`: identities, threads, sending, agents (spec 4.4–4.5)
+ * - `webhooks`: webhook management and logs (spec 4.6)
+ * - `events:read`: the SSE stream, event history and GraphQL subscriptions (spec 4.7)
+ * - `events:write`: publishing telephony-side events with POST /api/events
+ */
+export const SCOPES = ['compliance', 'email', 'webhooks', 'events:read', 'events:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: the key's account and scopes. Every domain function takes one and filters by `accountId`. */
+export interface Actor {
+  accountId: string;
+  keyId: string;
+  scopes: readonly Scope[];
+}
+
+/** @throws ForbiddenError (403 FORBIDDEN) when `actor` lacks `scope`. */
+export function requireScope(actor: Actor, scope: Scope): void {
+  if (!actor.scopes.includes(scope)) throw new ForbiddenError(scope);
+}
+
+const KEY_PATTERN = /^sb_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+/**
+ * Creates an account and its first API key with `scopes` (default all).
+ * @returns the account id and the API key `sb_<16 hex key id>_<43 char base64url secret>`; the key is shown only
+ *   here: only SHA-256 of the secret part is stored (a 256-bit random secret needs no slow hash).
+ */
+export async function createAccount(
+  db: Db,
+  input: { name: string; scopes?: readonly Scope[] },
+): Promise<{ accountId: string; apiKey: string; keyId: string }> {
+  const accountId = uuidv7();
+  return db.$transaction(async (tx) => {
+    await tx.account.create({ data: { id: accountId, name: input.name } });
+    const key = await issueKey(tx as unknown as Db, accountId, input.scopes ?? SCOPES, 'default');
+    return { accountId, ...key };
+  });
+}
+
+/** Issues another API key for an existing account. @returns the key, shown only here. */
+export async function issueKey(
+  db: Db,
+  accountId: string,
+  scopes: readonly Scope[],
+  name = 'key',
+): Promise<{ apiKey: string; keyId: string }> {
+  const keyId = randomBytes(8).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  await db.apiKey.create({
+    data: { id: keyId, accountId, name, secretHash: hashSecret(secret).toString('hex'), scopes: [...scopes] },
+  });
+  return { apiKey: `sb_${keyId}_${secret}`, keyId };
+}
+
+/**
+ * Resolves a raw API key to its {@link Actor}. The secret is compared as SHA-256 digests in constant time.
+ * @throws UnauthenticatedError for a missing, malformed, unknown or revoked key (one message for all, so the
+ *   answer does not tell which part was wrong).
+ */
+export async function authenticate(db: Db, rawKey: string | undefined): Promise<Actor> {
+  const match = rawKey ? KEY_PATTERN.exec(rawKey) : null;
+  if (!match) throw new UnauthenticatedError();
+  const [, keyId, secret] = match as unknown as [string, string, string];
+  const key = await db.apiKey.findUnique({ where: { id: keyId } });
+  const presented = hashSecret(secret);
+  const stored = key ? Buffer.from(key.secretHash, 'hex') : Buffer.alloc(presented.length);
+  const equal = stored.length === presented.length && timingSafeEqual(stored, presented);
+  if (!key || !equal || key.revokedAt) throw new UnauthenticatedError();
+  return { accountId: key.accountId, keyId: key.id, scopes: key.scopes.filter(isScope) };
+}
+
+function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+/** Parses a comma-separated scope list (CLI). @throws Error naming an unknown scope. */
+export function parseScopes(list: string): Scope[] {
+  const scopes = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of scopes) if (!isScope(s)) throw new Error(`unknown scope "${s}"; known: ${SCOPES.join(', ')}`);
+  return scopes as Scope[];
+}
+
+/** Number of accounts (first-start bootstrap check). */
+export async function countAccounts(db: Db): Promise<number> {
+  return db.account.count();
+}
+
+/**
+ * Issues a new key for the caller's account with `scopes`, which must be a subset of the caller's own scopes
+ * (a key cannot mint a more powerful key). @returns the key, shown only here.
+ * @throws ValidationError (INVALID_ENUM_VALUE) for an unknown scope; ForbiddenError for a scope the caller lacks.
+ */
+export async function issueKeyForActor(
+  db: Db,
+  actor: Actor,
+  input: { name: string; scopes: readonly string[] },
+): Promise<{ apiKey: string; keyId: string; scopes: Scope[] }> {
+  const details = input.scopes
+    .map((s, i) => ({ s, i }))
+    .filter(({ s }) => !isScope(s))
+    .map(({ s, i }) => ({ code: 'INVALID_ENUM_VALUE', field: `scopes.${i}`, message: `unknown scope "${s}"` }));
+  if (input.name.trim() === '') details.push({ code: 'REQUIRED', field: 'name', message: 'is required' });
+  if (details.length > 0) throw new ValidationError(details);
+  const scopes = input.scopes as Scope[];
+  for (const s of scopes) requireScope(actor, s);
+  const key = await issueKey(db, actor.accountId, scopes, input.name);
+  return { ...key, scopes };
+}
+
+/**
+ * Revokes one of the account's keys (the caller may revoke its own key).
+ * @throws NotFoundError when the key is not the account's.
+ */
+export async function revokeKey(db: Db, actor: Actor, keyId: string): Promise<void> {
+  const { count } = await db.apiKey.updateMany({
+    where: { id: keyId, accountId: actor.accountId, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
+  if (count === 0) throw new NotFoundError('API key', keyId, 'keyId');
+}

@@ -1,0 +1,30 @@
+/**
+ * The source of "now" for every rule that depends on time (registry schedule, webhook retries, retention).
+ * Injected so tests can move time forward in milliseconds instead of waiting.
+ */
+export interface Clock {
+  /** Current time. */
+  now(): Date;
+}
+
+/** Wall-clock time. */
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock that only moves when told to; for tests. Starts at `start` (default: the real now). */
+export class ManualClock implements Clock {
+  #ms: number;
+  constructor(start: Date = new Date()) {
+    this.#ms = start.getTime();
+  }
+  now(): Date {
+    return new Date(this.#ms);
+  }
+  /** Moves time forward by `ms` milliseconds. */
+  advance(ms: number): void {
+    this.#ms += ms;
+  }
+  /** Sets the time. */
+  set(to: Date): void {
+    this.#ms = to.getTime();
+  }
+}

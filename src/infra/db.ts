@@ -1,0 +1,89 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../generated/prisma/client.js';
+
+/** The Prisma client type used across the service. */
+export type Db = PrismaClient;
+/** A Prisma transaction client (what `db.$transaction(async (tx) => …)` hands out). */
+export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+
+/** A raw SQL runner below Prisma, for migrations and advisory locks. */
+export interface RawSql {
+  /** Runs one or more statements (no parameters). */
+  exec(sql: string): Promise<void>;
+  /** Runs one parameterised statement and returns its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** An open database: the Prisma client, a raw runner on a dedicated connection, and how to close both. */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: Db;
+  /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
+  raw(): Promise<RawSql & { release(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
+ * `dataDir/pglite` (or in memory when `dataDir` is `memory://`).
+ */
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    return {
+      kind: 'postgres',
+      prisma,
+      async raw() {
+        const client = await pool.connect();
+        return {
+          async exec(sql) {
+            await client.query(sql);
+          },
+          async query(sql, params) {
+            return (await client.query(sql, params as unknown[])).rows;
+          },
+          async release() {
+            client.release();
+          },
+        };
+      },
+      async close() {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
+  }
+  const memory = opts.dataDir === 'memory://' || opts.dataDir.startsWith('memory://');
+  let dataDir: string | undefined;
+  if (!memory) {
+    dataDir = path.resolve(opts.dataDir, 'pglite');
+    mkdirSync(dataDir, { recursive: true });
+  }
+  const lite = await PGlite.create(dataDir ? { dataDir } : {});
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  return {
+    kind: 'pglite',
+    prisma,
+    async raw() {
+      return {
+        async exec(sql) {
+          await lite.exec(sql);
+        },
+        async query(sql, params) {
+          return (await lite.query(sql, params as unknown[])).rows as never;
+        },
+        async release() {},
+      };
+    },
+    async close() {
+      await prisma.$disconnect();
+      await lite.close();
+    },
+  };
+}

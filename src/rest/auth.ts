@@ -1,0 +1,55 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app-context.js';
+import { type Actor, authenticate } from '../domain/accounts/account.service.js';
+import { UnauthenticatedError } from '../domain/errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set on every route that is not `public`. */
+    actor?: Actor;
+  }
+  interface FastifyContextConfig {
+    /** No API key needed (health, readiness, OpenAPI). */
+    public?: boolean;
+    /** Also accept the key as `?token=` (spec 5.2: stream connections cannot send headers). */
+    allowQueryToken?: boolean;
+  }
+}
+
+/** The authenticated caller of a route that is not public. @throws UnauthenticatedError if absent. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new UnauthenticatedError();
+  return request.actor;
+}
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * Spec 5.1: every request carries `Authorization: Bearer <API_KEY>`; routes marked `allowQueryToken` also accept
+ * `?token=` (5.2). Public routes and the GraphiQL page (GET /graphql asking for HTML) need no key.
+ * Failures answer 401 UNAUTHENTICATED with `WWW-Authenticate: Bearer`.
+ */
+export function installAuth(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config;
+    if (config?.public) return;
+    if (!request.routeOptions.url) return; // unknown route: the 404 handler answers
+    if (
+      request.method === 'GET' &&
+      request.routeOptions.url === '/graphql' &&
+      (request.headers.accept ?? '').includes('text/html')
+    ) {
+      return; // GraphiQL page; its queries carry the key
+    }
+    let key = bearer(request.headers.authorization);
+    if (!key && config?.allowQueryToken) {
+      const token = (request.query as Record<string, unknown> | undefined)?.token;
+      if (typeof token === 'string') key = token;
+    }
+    request.actor = await authenticate(ctx.db, key);
+  });
+}

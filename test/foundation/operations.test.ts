@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+describe('operations surface', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('answers /healthz without a key', async () => {
+    const res = await fetch(`${t.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz with the database kind once migrations are applied', async () => {
+    const res = await fetch(`${t.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      status: 'ready',
+      database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite',
+    });
+  });
+
+  it('serves an OpenAPI 3.1 document without a key', async () => {
+    const res = await fetch(`${t.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/healthz');
+  });
+
+  it('returns a request id on every response and echoes a well-formed one', async () => {
+    const generated = await fetch(`${t.url}/healthz`);
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const given = await fetch(`${t.url}/healthz`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-123');
+  });
+
+  it('answers unknown routes with the error body and ROUTE_NOT_FOUND', async () => {
+    const res = await fetch(`${t.url}/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: 'ROUTE_NOT_FOUND', message: 'No route GET /nope' } });
+  });
+});

@@ -1,0 +1,129 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print } from 'graphql';
+import { type App, buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createAccount, type Scope } from '../../src/domain/accounts/account.service.js';
+import { type Clock, ManualClock } from '../../src/infra/clock.js';
+
+/** A JSON HTTP answer. */
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** One GraphQL answer. */
+export interface GqlResult<T> {
+  status: number;
+  data?: T;
+  errors?: { message: string; path?: string[]; extensions?: Record<string, any> }[];
+}
+
+/** An account of a running test app, with helpers that send its API key. */
+export interface TestAccount {
+  accountId: string;
+  apiKey: string;
+  /** Sends a JSON request with `Authorization: Bearer <apiKey>` (unless `headers.authorization` is given). */
+  request<T = any>(
+    method: string,
+    urlPath: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<HttpResult<T>>;
+  /** Runs a typed GraphQL document (from test/generated `graphql()`). */
+  gql<TData, TVars>(
+    doc: TypedDocumentNode<TData, TVars>,
+    variables?: TVars,
+    headers?: Record<string, string>,
+  ): Promise<GqlResult<TData>>;
+}
+
+/** A running app on an ephemeral port. */
+export interface TestApp {
+  app: App;
+  url: string;
+  clock: Clock;
+  /** Creates a fresh account (every test isolates itself by using its own). */
+  newAccount(scopes?: readonly Scope[]): Promise<TestAccount>;
+  /** Runs every background worker until nothing is due (use after moving a ManualClock). */
+  drain(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Whether this run targets PostgreSQL (TEST_DATABASE_URL) rather than embedded PGlite. */
+export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+/**
+ * Starts the app on 127.0.0.1:0. Database: PostgreSQL when TEST_DATABASE_URL is set, else PGlite in memory (or in
+ * `dataDir` to test restarts). With a {@link ManualClock}, background polling is off and tests call `drain()`.
+ */
+export async function startApp(
+  opts: { clock?: Clock; env?: Record<string, string>; dataDir?: string; startWorkers?: boolean } = {},
+): Promise<TestApp> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    BOOTSTRAP_ACCOUNT: 'false',
+    DATA_DIR: opts.dataDir ?? 'memory://',
+    DATABASE_URL: process.env.TEST_DATABASE_URL,
+    SMTP_PORT: '0',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WORKER_POLL_MS: '50',
+    ...opts.env,
+  });
+  const manual = opts.clock instanceof ManualClock;
+  const app = await buildApp(config, { clock: opts.clock, startWorkers: opts.startWorkers ?? !manual });
+  const url = await app.listen();
+  return {
+    app,
+    url,
+    clock: app.ctx.clock,
+    newAccount: async (scopes) => {
+      const { accountId, apiKey } = await createAccount(app.ctx.db, { name: `test-${Date.now()}`, scopes });
+      return accountClient(url, accountId, apiKey);
+    },
+    drain: () => app.ctx.workers.drain(),
+    close: () => app.close(),
+  };
+}
+
+/** Helpers bound to one API key. */
+export function accountClient(url: string, accountId: string, apiKey: string): TestAccount {
+  const request = async (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}${urlPath}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed as any };
+  };
+  return {
+    accountId,
+    apiKey,
+    request,
+    async gql(doc, variables, headers) {
+      const res = await request('POST', '/graphql', { query: print(doc), variables }, headers);
+      return { status: res.status, ...(res.body as object) } as GqlResult<any>;
+    },
+  };
+}
+
+/** A temporary directory, removed by the returned cleanup. */
+export async function tempDir(prefix = 'switchboard-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
