@@ -5,9 +5,14 @@ import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
-import { InProcessEventBus } from './domain/events/event-bus.js';
+import { setupCompliance } from './domain/compliance/compliance.module.js';
+import { setupEmail } from './domain/email/email.module.js';
+import { createEventBus } from './domain/events/event-bus.js';
 import { EventLog } from './domain/events/event-log.js';
+import { setupEvents } from './domain/events/events.module.js';
+import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createGraphQLServer } from './graphql/yoga.js';
+import type { AreaModule } from './infra/area-module.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
 import { migrate } from './infra/migrate.js';
@@ -69,7 +74,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await database.close();
     throw err;
   }
-  const bus = new InProcessEventBus();
+  const bus = await createEventBus(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const ctx: AppContext = {
     config,
@@ -82,6 +87,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     workers,
   };
   workers.add(idempotencyPruner(ctx));
+  const modules: AreaModule[] = [
+    await setupCompliance(ctx),
+    await setupEvents(ctx),
+    await setupWebhooks(ctx),
+    await setupEmail(ctx),
+  ];
 
   const http = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -156,6 +167,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     http,
     async listen() {
       const address = await http.listen({ host: config.HOST, port: config.PORT });
+      for (const m of modules) await m.start?.();
       if (opts.startWorkers !== false) workers.start();
       return address;
     },
@@ -163,6 +175,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       closed ??= (async () => {
         await workers.stop();
         await http.close();
+        for (const m of [...modules].reverse()) await m.stop?.();
         await bus.close();
         await database.close();
       })();

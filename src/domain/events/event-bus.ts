@@ -1,4 +1,6 @@
 import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
 import type { StoredEvent } from './event-log.js';
 
 /**
@@ -29,4 +31,9 @@ export class InProcessEventBus implements EventBus {
   async close(): Promise<void> {
     this.#emitter.removeAllListeners();
   }
+}
+
+/** The bus for this configuration: in-process by default (Redis when REDIS_URL is set, issue 3). */
+export async function createEventBus(_config: Config, _log: Logger): Promise<EventBus> {
+  return new InProcessEventBus();
 }

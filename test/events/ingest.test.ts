@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startApp } from '../helpers/app.js';
+
+describe('POST /api/events (ingest)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('stores an event, derives its channel and answers 202 with a monotonic id', async () => {
+    const a = await t.newAccount();
+    const payload = { id: 'msg-1', from: '+14155550100', to: '+14155550101', status: 'sent' };
+    const first = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload });
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ channel: 'sms', eventType: 'sms.sent' });
+    expect(first.body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const second = await a.request('POST', '/api/events', { eventType: 'voice.ai.completed', payload: {} });
+    expect(second.body.channel).toBe('voice');
+    expect(BigInt(second.body.id)).toBeGreaterThan(BigInt(first.body.id));
+  });
+
+  it('refuses an unknown event type and a non-object payload, all at once, storing nothing', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', { eventType: 'sms.teleported', payload: [1] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.body.error.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual([
+      'eventType:UNKNOWN_EVENT_TYPE',
+      'payload:INVALID_TYPE',
+    ]);
+    expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
+  });
+
+  it('requires the events:write scope (403 FORBIDDEN)', async () => {
+    const a = await t.newAccount(['events:read']);
+    const res = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload: {} });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('FORBIDDEN');
+  });
+
+  it('answers a missing eventType with REQUIRED', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', { payload: {} });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ field: 'eventType', details: [{ code: 'REQUIRED', field: 'eventType' }] });
+  });
+});
