@@ -1,0 +1,68 @@
+/**
+ * `npm run bench`: throughput and latency of the main paths, measured with autocannon against a real app on
+ * loopback (PGlite in memory by default; PostgreSQL with TEST_DATABASE_URL). Each scenario runs BENCH_SECONDS
+ * (default 5 s) with BENCH_CONNECTIONS (default 10) connections and prints requests/s and latency percentiles in
+ * ms. Bounded in time and to 127.0.0.1. Figures go in issue notes and the README, never in test assertions.
+ */
+import autocannon from 'autocannon';
+import { startApp } from '../helpers/app.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  auth?: boolean;
+}
+
+const t = await startApp({ env: { LOG_LEVEL: 'silent' } });
+const a = await t.newAccount();
+const scenarios: Scenario[] = [
+  { name: 'GET /healthz (no auth, baseline)', method: 'GET', path: '/healthz' },
+  {
+    name: 'POST /graphql { viewer } (auth + Yoga)',
+    method: 'POST',
+    path: '/graphql',
+    body: { query: '{ viewer { accountId } }' },
+    auth: true,
+  },
+  {
+    name: 'POST /api/events (ingest: validate, write event log)',
+    method: 'POST',
+    path: '/api/events',
+    body: {
+      eventType: 'sms.delivered',
+      payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
+    },
+    auth: true,
+  },
+];
+
+const rows: string[] = [];
+for (const s of scenarios) {
+  const result = await autocannon({
+    url: `${t.url}${s.path}`,
+    method: s.method,
+    connections,
+    duration: seconds,
+    headers: {
+      ...(s.auth ? { authorization: `Bearer ${a.apiKey}` } : {}),
+      ...(s.body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: s.body ? JSON.stringify(s.body) : undefined,
+  });
+  const non2xx = result.non2xx + result.errors;
+  rows.push(
+    `| ${s.name} | ${Math.round(result.requests.average)} | ${result.latency.p50} | ${result.latency.p99} | ${non2xx} |`,
+  );
+}
+await t.close();
+
+process.stdout.write(
+  `\nSwitchboard bench: ${seconds} s per scenario, ${connections} connections, database ${
+    process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite (memory)'
+  }\n\n| scenario | req/s | p50 ms | p99 ms | non-2xx/errors |\n|---|---|---|---|---|\n${rows.join('\n')}\n`,
+);
