@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { KeyAuthenticator } from './domain/accounts/account.service.js';
 import type { EventBus } from './domain/events/event-bus.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { Clock } from './infra/clock.js';
@@ -20,4 +21,6 @@ export interface AppContext {
   bus: EventBus;
   events: EventLog;
   workers: WorkerSet;
+  /** Verifies API keys (with a short cache). */
+  auth: KeyAuthenticator;
 }

@@ -5,6 +5,7 @@ import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
+import { KeyAuthenticator } from './domain/accounts/account.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import { setupEmail } from './domain/email/email.module.js';
 import { createEventBus } from './domain/events/event-bus.js';
@@ -85,6 +86,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bus,
     events: new EventLog(database.prisma, bus, clock),
     workers,
+    auth: new KeyAuthenticator(database.prisma),
   };
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [

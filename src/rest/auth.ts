@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { type Actor, authenticate } from '../domain/accounts/account.service.js';
+import type { Actor } from '../domain/accounts/account.service.js';
 import { UnauthenticatedError } from '../domain/errors.js';
 
 declare module 'fastify' {
@@ -50,6 +50,6 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       const token = (request.query as Record<string, unknown> | undefined)?.token;
       if (typeof token === 'string') key = token;
     }
-    request.actor = await authenticate(ctx.db, key);
+    request.actor = await ctx.auth.authenticate(key);
   });
 }

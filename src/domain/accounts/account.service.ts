@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/db.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
@@ -123,13 +124,45 @@ export async function issueKeyForActor(
 }
 
 /**
- * Revokes one of the account's keys (the caller may revoke its own key).
+ * Revokes one of the account's keys (the caller may revoke its own key). Takes effect at once on this instance and
+ * within {@link AUTH_CACHE_TTL_MS} on others.
  * @throws NotFoundError when the key is not the account's.
  */
-export async function revokeKey(db: Db, actor: Actor, keyId: string): Promise<void> {
-  const { count } = await db.apiKey.updateMany({
+export async function revokeKey(ctx: { db: Db; auth: KeyAuthenticator }, actor: Actor, keyId: string): Promise<void> {
+  const { count } = await ctx.db.apiKey.updateMany({
     where: { id: keyId, accountId: actor.accountId, revokedAt: null },
     data: { revokedAt: new Date() },
   });
   if (count === 0) throw new NotFoundError('API key', keyId, 'keyId');
+  ctx.auth.invalidate(keyId);
+}
+
+/** How long a verified key stays verified without asking the database again, in ms. */
+export const AUTH_CACHE_TTL_MS = 10_000;
+
+/**
+ * {@link authenticate} with a small cache of keys verified in the last {@link AUTH_CACHE_TTL_MS} ms (at most 10,000),
+ * keyed by the SHA-256 of the whole presented key, so a wrong secret never hits it and failures are never cached.
+ * Saves a database round trip on every request (measured in `npm run bench`).
+ */
+export class KeyAuthenticator {
+  readonly #cache = new LRUCache<string, Actor>({ max: 10_000, ttl: AUTH_CACHE_TTL_MS });
+
+  constructor(private readonly db: Db) {}
+
+  /** @throws UnauthenticatedError as {@link authenticate}. */
+  async authenticate(rawKey: string | undefined): Promise<Actor> {
+    if (!rawKey) throw new UnauthenticatedError();
+    const digest = createHash('sha256').update(rawKey).digest('base64');
+    const hit = this.#cache.get(digest);
+    if (hit) return hit;
+    const actor = await authenticate(this.db, rawKey);
+    this.#cache.set(digest, actor);
+    return actor;
+  }
+
+  /** Forgets every cached verification of `keyId` (after a revocation). */
+  invalidate(keyId: string): void {
+    for (const [digest, actor] of this.#cache.entries()) if (actor.keyId === keyId) this.#cache.delete(digest);
+  }
 }

@@ -43,7 +43,7 @@ builder.mutationField('revokeApiKey', (t) =>
     description: 'Revokes one of this account’s API keys; requests with it answer 401 from then on.',
     args: { keyId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      await revokeKey(ctx.app.db, ctx.actor, args.keyId);
+      await revokeKey(ctx.app, ctx.actor, args.keyId);
       return true;
     },
   }),
