@@ -32,6 +32,6 @@ export function refusedAddressReason(address: string): string | undefined {
     return `${address} is a NAT64 address`;
   }
   const range = ip.range();
-  if (range !== 'unicast') return `${address} is a ${range} address`;
+  if (range !== 'unicast') return `${address} is not a public address (${range})`;
   return undefined;
 }
