@@ -7,6 +7,7 @@ CREATE TABLE "webhooks" (
     "events" TEXT[],
     "active" BOOLEAN NOT NULL DEFAULT true,
     "disabled_reason" TEXT,
+    "secret_key_id" TEXT NOT NULL,
     "secret_ciphertext" TEXT NOT NULL,
     "previous_secret_ciphertext" TEXT,
     "previous_secret_expires_at" TIMESTAMPTZ(3),

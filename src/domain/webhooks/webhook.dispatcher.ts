@@ -19,9 +19,10 @@ export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Deliveries one dispatcher tick claims at most. */
 export const CLAIM_BATCH = 20;
 
-/** Per-app state of the webhooks area: the secrets key (see webhook.secrets.ts). */
+/** Per-app state of the webhooks area: the secrets key and its fingerprint (see webhook.secrets.ts). */
 interface WebhookRuntime {
   key: Buffer;
+  keyId: string;
 }
 const runtimes = new WeakMap<AppContext, WebhookRuntime>();
 
@@ -82,22 +83,26 @@ export function fanOutHook(): EventHook {
 /**
  * Claims up to `limit` due deliveries for this caller: sets a lease (`lockedUntil`) and a fresh claim token in one
  * statement whose row selection uses `FOR UPDATE SKIP LOCKED`, so concurrent dispatchers (other instances) never
- * claim the same row, and a row whose lease passed (its claimer crashed) is claimable again.
+ * claim the same row, and a row whose lease passed (its claimer crashed) is claimable again. Only deliveries of
+ * webhooks whose secret this instance's key encrypted are claimed: an instance with another SECRETS_KEY leaves them
+ * to the instances that can sign them instead of burning their attempts.
  * @returns the claim token and the claimed ids.
  */
 export async function claimDue(ctx: AppContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
   const now = ctx.clock.now();
   const until = new Date(now.getTime() + leaseMs(ctx));
   const token = randomUUID();
+  const { keyId } = runtimeOf(ctx);
   const rows = await ctx.db.$queryRaw<{ id: string }[]>`
     UPDATE webhook_deliveries SET locked_until = ${until}, locked_by = ${token}
      WHERE id IN (
-       SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now}
-          AND (locked_until IS NULL OR locked_until <= ${now})
-        ORDER BY next_attempt_at
+       SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
+          AND (d.locked_until IS NULL OR d.locked_until <= ${now})
+          AND w.secret_key_id = ${keyId}
+        ORDER BY d.next_attempt_at
         LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED)
+        FOR UPDATE OF d SKIP LOCKED)
     RETURNING id`;
   return { token, ids: rows.map((r) => r.id) };
 }
@@ -160,15 +165,20 @@ export async function attemptClaimed(
   try {
     const { key } = runtimeOf(ctx);
     secrets = { current: decryptSecret(key, webhook.secretCiphertext, webhook.id) };
-    if (
-      webhook.previousSecretCiphertext &&
-      webhook.previousSecretExpiresAt &&
-      webhook.previousSecretExpiresAt > startedAt
-    ) {
-      secrets.previous = decryptSecret(key, webhook.previousSecretCiphertext, webhook.id);
-    }
   } catch {
     secrets = undefined;
+  }
+  if (
+    secrets &&
+    webhook.previousSecretCiphertext &&
+    webhook.previousSecretExpiresAt &&
+    webhook.previousSecretExpiresAt > startedAt
+  ) {
+    try {
+      secrets.previous = decryptSecret(runtimeOf(ctx).key, webhook.previousSecretCiphertext, webhook.id);
+    } catch {
+      log.warn('the previous secret cannot be decrypted (SECRETS_KEY changed?); sending the current signature only');
+    }
   }
   if (!secrets) {
     result = { error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)' };

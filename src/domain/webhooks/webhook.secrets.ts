@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.js';
@@ -80,4 +80,9 @@ export function decryptSecret(key: Buffer, stored: string, aad: string): string 
   decipher.setAAD(Buffer.from(aad, 'utf8'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/** Fingerprint of a secrets key: the first 16 hex characters of its SHA-256 (safe to store; reveals nothing). */
+export function secretsKeyId(key: Buffer): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }

@@ -158,6 +158,7 @@ export async function createWebhook(ctx: AppContext, actor: Actor, input: unknow
       accountId: actor.accountId,
       url,
       events,
+      secretKeyId: runtimeOf(ctx).keyId,
       secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
       createdAt: ctx.clock.now(),
     },
@@ -249,6 +250,7 @@ export async function rotateWebhookSecret(
   const { count } = await ctx.db.webhook.updateMany({
     where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
     data: {
+      secretKeyId: runtimeOf(ctx).keyId,
       secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
       previousSecretCiphertext: w.secretCiphertext,
       previousSecretExpiresAt: expires,
