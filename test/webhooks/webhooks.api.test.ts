@@ -203,6 +203,8 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect((await a.request('DELETE', `/api/webhooks/${hook.id}`)).status).toBe(404);
     const row = await t.app.ctx.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } });
     expect(row.status).toBe('cancelled');
+    const stored = await t.app.ctx.db.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+    expect(stored.secretCiphertext).toBe('');
   });
 
   it('sends a signed test delivery of a chosen type and logs it', async () => {

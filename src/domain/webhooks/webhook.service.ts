@@ -183,8 +183,8 @@ export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Pro
 }
 
 /**
- * Deletes a webhook (spec 4.6): it disappears from every read, receives nothing more, and its pending deliveries
- * become `cancelled` (an attempt already in flight finishes; its result is kept).
+ * Deletes a webhook (spec 4.6): it disappears from every read, receives nothing more, its encrypted secrets are
+ * erased, and its pending deliveries become `cancelled` (an attempt already in flight finishes; its result is kept).
  * @returns `{id, deleted: true, cancelledDeliveries}`.
  * @throws NotFoundError for an unknown, already deleted or another account's id.
  */
@@ -198,7 +198,8 @@ export async function deleteWebhook(
   return ctx.db.$transaction(async (tx) => {
     const { count } = await tx.webhook.updateMany({
       where: { id, accountId: actor.accountId, deletedAt: null },
-      data: { deletedAt: now, active: false },
+      // The secret goes with it: nothing may be signed for a deleted webhook again.
+      data: { deletedAt: now, active: false, secretCiphertext: '', previousSecretCiphertext: null },
     });
     if (count === 0) throw new NotFoundError('Webhook', id, 'id');
     const cancelled = await tx.webhookDelivery.updateMany({
