@@ -117,6 +117,61 @@ export function retryAfterMs(value: string | undefined, now: Date): number | und
   return Math.min(Math.max(at - now.getTime(), 0), MAX_RETRY_AFTER_MS);
 }
 
+/**
+ * The secrets an attempt at `at` signs with: the current one and, during a rotation's overlap, the previous one.
+ * @returns undefined when the current secret cannot be decrypted with this instance's key.
+ */
+function signingSecrets(
+  ctx: AppContext,
+  webhook: {
+    id: string;
+    secretCiphertext: string;
+    previousSecretCiphertext: string | null;
+    previousSecretExpiresAt: Date | null;
+  },
+  at: Date,
+  log: AppContext['log'],
+): SigningSecrets | undefined {
+  const { key } = runtimeOf(ctx);
+  let secrets: SigningSecrets;
+  try {
+    secrets = { current: decryptSecret(key, webhook.secretCiphertext, webhook.id) };
+  } catch {
+    return undefined;
+  }
+  if (webhook.previousSecretCiphertext && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at) {
+    try {
+      secrets.previous = decryptSecret(key, webhook.previousSecretCiphertext, webhook.id);
+    } catch {
+      log.warn('the previous secret cannot be decrypted (SECRETS_KEY changed?); sending the current signature only');
+    }
+  }
+  return secrets;
+}
+
+/**
+ * What one attempt's result means (spec 8 and README "Webhooks" › Retries): 2xx → `delivered`; 410 or the last
+ * allowed attempt → `failed`; otherwise `pending` again after the scheduled delay for this attempt number, or a
+ * longer Retry-After on 429/503.
+ */
+export function outcomeOf(
+  result: AttemptResult,
+  attempt: number,
+  maxAttempts: number,
+  now: Date,
+): { next: 'delivered' | 'failed' | 'pending'; nextAttemptAt: Date | null; error: string | null; gone: boolean } {
+  const status = result.status;
+  if (status !== undefined && status >= 200 && status < 300) {
+    return { next: 'delivered', nextAttemptAt: null, error: null, gone: false };
+  }
+  const error = result.error ?? (status !== undefined ? `receiver answered ${status}` : 'no answer');
+  const gone = status === 410;
+  if (gone || attempt >= maxAttempts) return { next: 'failed', nextAttemptAt: null, error, gone };
+  let delay: number = RETRY_DELAYS_MS[attempt - 1]!;
+  if (status === 429 || status === 503) delay = Math.max(delay, retryAfterMs(result.retryAfter, now) ?? 0);
+  return { next: 'pending', nextAttemptAt: new Date(now.getTime() + delay), error, gone };
+}
+
 /** Lost the lease mid-attempt: another instance owns the delivery now, so this result is dropped. */
 class LeaseLostError extends Error {}
 
@@ -160,26 +215,8 @@ export async function attemptClaimed(
   const attempt = delivery.attempts + 1;
   const startedAt = ctx.clock.now();
   const started = performance.now();
+  const secrets = signingSecrets(ctx, webhook, startedAt, log);
   let result: AttemptResult;
-  let secrets: SigningSecrets | undefined;
-  try {
-    const { key } = runtimeOf(ctx);
-    secrets = { current: decryptSecret(key, webhook.secretCiphertext, webhook.id) };
-  } catch {
-    secrets = undefined;
-  }
-  if (
-    secrets &&
-    webhook.previousSecretCiphertext &&
-    webhook.previousSecretExpiresAt &&
-    webhook.previousSecretExpiresAt > startedAt
-  ) {
-    try {
-      secrets.previous = decryptSecret(runtimeOf(ctx).key, webhook.previousSecretCiphertext, webhook.id);
-    } catch {
-      log.warn('the previous secret cannot be decrypted (SECRETS_KEY changed?); sending the current signature only');
-    }
-  }
   if (!secrets) {
     result = { error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)' };
   } else {
@@ -200,20 +237,13 @@ export async function attemptClaimed(
   const durationMs = Math.round(performance.now() - started);
   const now = ctx.clock.now();
   const status = result.status;
-  const ok = status !== undefined && status >= 200 && status < 300;
-  const gone = status === 410;
-  const maxAttempts = delivery.kind === 'test' ? 1 : MAX_ATTEMPTS;
-  const error = ok ? null : (result.error ?? (status !== undefined ? `receiver answered ${status}` : 'no answer'));
-  let next: string;
-  let nextAttemptAt: Date | null = null;
-  if (ok) next = 'delivered';
-  else if (gone || attempt >= maxAttempts) next = 'failed';
-  else {
-    next = 'pending';
-    let delay: number = RETRY_DELAYS_MS[attempt - 1]!;
-    if (status === 429 || status === 503) delay = Math.max(delay, retryAfterMs(result.retryAfter, now) ?? 0);
-    nextAttemptAt = new Date(now.getTime() + delay);
-  }
+  const { next, nextAttemptAt, error, gone } = outcomeOf(
+    result,
+    attempt,
+    delivery.kind === 'test' ? 1 : MAX_ATTEMPTS,
+    now,
+  );
+  const ok = next === 'delivered';
 
   if (ok) log.info({ attempt, status }, 'webhook delivered');
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
@@ -246,7 +276,8 @@ export async function attemptClaimed(
           durationMs,
         },
       });
-      const healthEvent = channelOf(delivery.eventType) !== 'webhook';
+      // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
+      const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
@@ -261,7 +292,7 @@ export async function attemptClaimed(
           responseCode: 410,
           deliveryId,
         });
-      } else if (next === 'failed' && delivery.kind !== 'test' && healthEvent) {
+      } else if (next === 'failed' && mayReportFailure) {
         await emit(delivery.accountId, 'webhook.delivery.failed', {
           webhookId: webhook.id,
           deliveryId,
