@@ -95,7 +95,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     const a = await t.newAccount();
     const all = await registerWebhook(a, receiver, ['*']);
     const voice = await registerWebhook(a, receiver, ['voice.*']);
-    const sms = await registerWebhook(a, receiver, ['sms.delivered', 'sms.failed']);
+    const sms = await registerWebhook(a, receiver, ['sms.{delivered,failed}']);
     const campaign = await registerWebhook(a, receiver, ['campaign.*']);
     await publish(a, 'voice.ai.completed', { callId: 'c1' });
     await publish(a, 'sms.delivered', { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' });
