@@ -1,7 +1,28 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
+import { createDispatcher, fanOutHook, registerRuntime } from './webhook.dispatcher.js';
+import { loadSecretsKey, secretsKeyId } from './webhook.secrets.js';
 
-/** Sets up the webhooks area's background work (workers, event hooks, listeners) for one app. */
-export async function setupWebhooks(_ctx: AppContext): Promise<AreaModule> {
+/**
+ * Sets up the webhooks area for one app: loads the secrets key (SECRETS_KEY, or DATA_DIR/secrets.key), adds the
+ * outbox fan-out hook to the event log and the delivery dispatcher to the workers.
+ * @throws Error when SECRETS_KEY or the key file is malformed (the app does not start).
+ */
+export async function setupWebhooks(ctx: AppContext): Promise<AreaModule> {
+  if (!ctx.config.SECRETS_KEY && ctx.config.DATABASE_URL && !ctx.config.DATA_DIR.startsWith('memory://')) {
+    ctx.log.warn('SECRETS_KEY is not set: webhook secrets use DATA_DIR/secrets.key; every instance needs the same key');
+  }
+  const key = loadSecretsKey(ctx.config);
+  const keyId = secretsKeyId(key);
+  registerRuntime(ctx, { key, keyId });
+  const foreign = await ctx.db.webhook.count({ where: { deletedAt: null, active: true, secretKeyId: { not: keyId } } });
+  if (foreign > 0) {
+    ctx.log.warn(
+      { webhooks: foreign },
+      'webhooks whose secret another SECRETS_KEY encrypted: this instance does not deliver for them',
+    );
+  }
+  ctx.events.addHook(fanOutHook());
+  ctx.workers.add(createDispatcher(ctx));
   return { name: 'webhooks' };
 }

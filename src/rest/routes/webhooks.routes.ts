@@ -1,5 +1,184 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
+import {
+  createWebhookInput,
+  redeliverFailedInput,
+  testWebhookInput,
+  webhookLogsQuery,
+} from '../../domain/webhooks/webhook.schemas.js';
+import {
+  createWebhook,
+  DELIVERY_KINDS,
+  DELIVERY_STATUSES,
+  deleteWebhook,
+  getWebhook,
+  listWebhookLogs,
+  listWebhooks,
+  redeliverDelivery,
+  redeliverFailedSince,
+  rotateWebhookSecret,
+  testWebhook,
+} from '../../domain/webhooks/webhook.service.js';
+import { actorOf } from '../auth.js';
 
-/** REST routes of the webhooks area (filled by its issue). */
-export async function webhooksRoutes(_app: FastifyInstance, _ctx: AppContext): Promise<void> {}
+const webhookShape = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  active: z.boolean(),
+  disabledReason: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const logShape = z.object({
+  id: z.string(),
+  eventType: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.number(),
+  responseCode: z.number().nullable(),
+  createdAt: z.string(),
+  kind: z.enum(DELIVERY_KINDS),
+  eventId: z.string().nullable(),
+  nextAttemptAt: z.string().nullable(),
+  lastError: z.string().nullable(),
+  redeliveryOf: z.string().nullable(),
+  attemptHistory: z.array(
+    z.object({
+      attempt: z.number(),
+      at: z.string(),
+      responseCode: z.number().nullable(),
+      error: z.string().nullable(),
+      durationMs: z.number(),
+    }),
+  ),
+});
+
+const idParams = z.object({ id: z.string() });
+
+/** REST routes of the webhooks area (spec 4.6 plus rotation, test and redelivery; README "Webhooks"). */
+export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['webhooks'];
+
+  r.post(
+    '/api/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'Register a webhook; the answer carries its secret, shown only here (201).',
+        body: createWebhookInput,
+        response: { 201: webhookShape.extend({ secret: z.string() }) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await createWebhook(ctx, actorOf(request), request.body)),
+  );
+
+  r.get(
+    '/api/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'List the account’s webhooks (never their secrets).',
+        response: { 200: z.object({ webhooks: z.array(webhookShape) }) },
+      },
+    },
+    async (request) => ({ webhooks: await listWebhooks(ctx, actorOf(request)) }),
+  );
+
+  r.get(
+    '/api/webhooks/:id',
+    { schema: { tags, summary: 'One webhook.', params: idParams, response: { 200: webhookShape } } },
+    async (request) => getWebhook(ctx, actorOf(request), request.params.id),
+  );
+
+  r.delete(
+    '/api/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a webhook and cancel its pending deliveries.',
+        params: idParams,
+        response: {
+          200: z.object({ id: z.string(), deleted: z.literal(true), cancelledDeliveries: z.number() }),
+        },
+      },
+    },
+    async (request) => deleteWebhook(ctx, actorOf(request), request.params.id),
+  );
+
+  r.get(
+    '/api/webhooks/:id/logs',
+    {
+      schema: {
+        tags,
+        summary: 'Delivery log of a webhook, newest first.',
+        params: idParams,
+        querystring: webhookLogsQuery,
+        response: { 200: z.object({ logs: z.array(logShape) }) },
+      },
+    },
+    async (request) => ({ logs: await listWebhookLogs(ctx, actorOf(request), request.params.id, request.query) }),
+  );
+
+  r.post(
+    '/api/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        tags,
+        summary: 'Rotate the secret: the new one is shown only here; the old one keeps signing for 24 h.',
+        params: idParams,
+        response: {
+          200: z.object({ id: z.string(), secret: z.string(), previousSecretExpiresAt: z.string() }),
+        },
+      },
+    },
+    async (request) => rotateWebhookSecret(ctx, actorOf(request), request.params.id),
+  );
+
+  r.post(
+    '/api/webhooks/:id/test',
+    {
+      schema: {
+        tags,
+        summary: 'Send a signed example of an event type now (one attempt) and log it.',
+        params: idParams,
+        body: testWebhookInput,
+        response: { 200: logShape },
+      },
+    },
+    async (request) => testWebhook(ctx, actorOf(request), request.params.id, request.body),
+  );
+
+  r.post(
+    '/api/webhooks/:id/logs/:deliveryId/redeliver',
+    {
+      schema: {
+        tags,
+        summary: 'Redeliver one failed delivery (a new delivery with the full retry schedule; 202).',
+        params: z.object({ id: z.string(), deliveryId: z.string() }),
+        response: { 202: logShape },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(await redeliverDelivery(ctx, actorOf(request), request.params.id, request.params.deliveryId)),
+  );
+
+  r.post(
+    '/api/webhooks/:id/redeliver',
+    {
+      schema: {
+        tags,
+        summary: 'Redeliver every failed delivery created at or after `since` (202).',
+        params: idParams,
+        body: redeliverFailedInput,
+        response: { 202: z.object({ count: z.number(), deliveries: z.array(logShape) }) },
+      },
+    },
+    async (request, reply) =>
+      reply.status(202).send(await redeliverFailedSince(ctx, actorOf(request), request.params.id, request.body)),
+  );
+}

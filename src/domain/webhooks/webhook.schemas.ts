@@ -1,0 +1,119 @@
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import { EVENT_TYPES, isEventType } from '../events/event-catalog.js';
+
+/** Most webhooks one account may have (spec 8 leaves it open). */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 100;
+/** Default and maximum `limit` of GET /api/webhooks/{id}/logs. */
+export const LOGS_DEFAULT_LIMIT = 50;
+export const LOGS_MAX_LIMIT = 200;
+
+const matchers = new Map<string, (type: string) => boolean>();
+
+/**
+ * The matcher of one `events` entry (spec 6.1): an exact type, or a picomatch glob. Event types contain no `/`,
+ * so `*` matches any run of characters, dots included: `voice.*` matches `voice.ai.completed` and `*` every type.
+ * Braces (`sms.{sent,failed}`), `?` and character classes work as in picomatch.
+ */
+export function eventMatcher(pattern: string): (type: string) => boolean {
+  let m = matchers.get(pattern);
+  if (!m) {
+    try {
+      const glob = picomatch(pattern, { dot: true });
+      m = (type: string) => type === pattern || glob(type);
+    } catch {
+      m = (type: string) => type === pattern;
+    }
+    matchers.set(pattern, m);
+  }
+  return m;
+}
+
+/** Whether any entry of a webhook's `events` matches `eventType`. */
+export function matchesEvents(events: readonly string[], eventType: string): boolean {
+  return events.some((p) => eventMatcher(p)(eventType));
+}
+
+/** Whether `entry` is a catalog type or a glob that matches at least one catalog type. */
+export function isKnownTypeOrGlob(entry: string): boolean {
+  if (isEventType(entry)) return true;
+  const m = eventMatcher(entry);
+  return EVENT_TYPES.some((t) => m(t));
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function hasNoCredentials(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.username === '' && u.password === '';
+  } catch {
+    return true;
+  }
+}
+
+/** Body of POST /api/webhooks and input of `createWebhook`: both fields required (spec 4.6 leaves it open). */
+export const createWebhookInput = z
+  .object({
+    url: z
+      .string()
+      .max(2048)
+      .refine(isHttpUrl, { message: 'must be an absolute http:// or https:// URL', params: { code: 'INVALID_FORMAT' } })
+      .refine(hasNoCredentials, {
+        message: 'must not contain user:password (it would be stored and logged in clear)',
+        params: { code: 'INVALID_FORMAT' },
+      })
+      .describe('Absolute http(s) URL that receives the deliveries.'),
+    events: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .refine(isKnownTypeOrGlob, {
+            message: 'is neither a known event type nor a pattern matching one (see GET /api/events/catalog)',
+            params: { code: 'UNKNOWN_EVENT_TYPE' },
+          }),
+      )
+      .min(1)
+      .max(100)
+      .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].'),
+  })
+  .strict();
+
+/** Query of GET /api/webhooks/{id}/logs. */
+export const webhookLogsQuery = z
+  .object({
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(LOGS_MAX_LIMIT)
+      .default(LOGS_DEFAULT_LIMIT)
+      .describe(`Entries to return, newest first (default ${LOGS_DEFAULT_LIMIT}, max ${LOGS_MAX_LIMIT}).`),
+  })
+  .strict();
+
+/** Body of POST /api/webhooks/{id}/test. */
+export const testWebhookInput = z
+  .object({
+    eventType: z
+      .string()
+      .refine(isEventType, { message: 'unknown event type', params: { code: 'UNKNOWN_EVENT_TYPE' } })
+      .describe('Catalog event type of the example to send.'),
+  })
+  .strict();
+
+/** Body of POST /api/webhooks/{id}/redeliver: every failed delivery created at or after `since`. */
+export const redeliverFailedInput = z
+  .object({
+    since: z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp; failed deliveries created at or after it.'),
+  })
+  .strict();

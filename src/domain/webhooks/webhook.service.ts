@@ -1,0 +1,440 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { Db } from '../../infra/db.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { channelOf } from '../events/event-catalog.js';
+import type { EventEnvelope } from '../events/event-log.js';
+import { parseInput } from '../validation.js';
+import { attemptClaimed, leaseMs, runtimeOf } from './webhook.dispatcher.js';
+import {
+  createWebhookInput,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  redeliverFailedInput,
+  testWebhookInput,
+  webhookLogsQuery,
+} from './webhook.schemas.js';
+import { encryptSecret, generateWebhookSecret } from './webhook.secrets.js';
+
+/** How long the previous secret keeps signing after a rotation, in ms (24 h). */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** Most deliveries one "redeliver everything failed since T" call creates (oldest first). */
+export const MAX_BULK_REDELIVERIES = 1000;
+
+/** A webhook as listed (spec 2.8 list shape, plus why it is inactive). */
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  active: boolean;
+  /** Why `active` is false (e.g. `the receiver answered 410 Gone`); null while active. */
+  disabledReason: string | null;
+  /** ISO 8601 UTC with milliseconds. */
+  createdAt: string;
+}
+
+/** The registration answer (spec 4.6): the webhook and its secret, shown only here. */
+export interface CreatedWebhook extends WebhookView {
+  secret: string;
+}
+
+/** Delivery statuses (spec 2.9 shows `delivered`; README "Webhooks" documents the set). */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** Delivery kinds: an event fan-out, a test example, or a manual redelivery. */
+export const DELIVERY_KINDS = ['event', 'test', 'redelivery'] as const;
+export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
+
+/** One attempt inside a log entry. */
+export interface AttemptView {
+  attempt: number;
+  /** When the attempt started (ISO 8601). */
+  at: string;
+  responseCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** A delivery log entry (spec 2.9) plus what helps to operate it. */
+export interface DeliveryLogEntry {
+  id: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  /** HTTP status of the last answer; null when none came (refused, timeout, connection error) or not attempted. */
+  responseCode: number | null;
+  createdAt: string;
+  kind: DeliveryKind;
+  /** Event log id of the event delivered; null for test deliveries. */
+  eventId: string | null;
+  /** When the next attempt is due; null once final. */
+  nextAttemptAt: string | null;
+  /** Why the last attempt failed (e.g. `refused: 10.0.0.1 is a private address`). */
+  lastError: string | null;
+  /** The failed delivery this one redelivers. */
+  redeliveryOf: string | null;
+  /** Every attempt, oldest first. */
+  attemptHistory: AttemptView[];
+}
+
+type WebhookRow = Awaited<ReturnType<Db['webhook']['findFirstOrThrow']>>;
+type DeliveryRow = Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>> & {
+  attemptLog: {
+    attempt: number;
+    startedAt: Date;
+    responseCode: number | null;
+    error: string | null;
+    durationMs: number;
+  }[];
+};
+
+function view(w: WebhookRow): WebhookView {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    disabledReason: w.disabledReason,
+    createdAt: w.createdAt.toISOString(),
+  };
+}
+
+/** Converts a delivery row (with its attempts) to a log entry. */
+export function logEntry(d: DeliveryRow): DeliveryLogEntry {
+  return {
+    id: d.id,
+    eventType: d.eventType,
+    status: d.status as DeliveryStatus,
+    attempts: d.attempts,
+    responseCode: d.responseCode,
+    createdAt: d.createdAt.toISOString(),
+    kind: d.kind as DeliveryKind,
+    eventId: d.eventId?.toString() ?? null,
+    nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
+    lastError: d.lastError,
+    redeliveryOf: d.redeliveryOf,
+    attemptHistory: [...d.attemptLog]
+      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime() || a.attempt - b.attempt)
+      .map((a) => ({
+        attempt: a.attempt,
+        at: a.startedAt.toISOString(),
+        responseCode: a.responseCode,
+        error: a.error,
+        durationMs: a.durationMs,
+      })),
+  };
+}
+
+const withAttempts = { attemptLog: true } as const;
+
+async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<WebhookRow> {
+  const w = await ctx.db.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });
+  if (!w) throw new NotFoundError('Webhook', id, 'id');
+  return w;
+}
+
+/**
+ * Registers a webhook (spec 4.6, 2.8, 6.1). `url` (absolute http/https, no credentials) and `events` (1–100 catalog
+ * types or globs matching at least one) are both required. The server generates the secret
+ * (`whsec_<base64 of 32 random bytes>`), stores it AES-256-GCM encrypted and returns it only here.
+ * @throws ValidationError naming each bad field (`events.2` UNKNOWN_EVENT_TYPE, `url` INVALID_FORMAT…);
+ *   UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks.
+ */
+export async function createWebhook(ctx: AppContext, actor: Actor, input: unknown): Promise<CreatedWebhook> {
+  requireScope(actor, 'webhooks');
+  const { url, events } = parseInput(createWebhookInput, input);
+  const count = await ctx.db.webhook.count({ where: { accountId: actor.accountId, deletedAt: null } });
+  if (count >= MAX_WEBHOOKS_PER_ACCOUNT) {
+    throw new UnprocessableError(
+      'WEBHOOK_LIMIT_REACHED',
+      `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first.`,
+    );
+  }
+  const id = uuidv7();
+  const secret = generateWebhookSecret();
+  const row = await ctx.db.webhook.create({
+    data: {
+      id,
+      accountId: actor.accountId,
+      url,
+      events,
+      secretKeyId: runtimeOf(ctx).keyId,
+      secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
+      createdAt: ctx.clock.now(),
+    },
+  });
+  return { ...view(row), secret };
+}
+
+/** The account's webhooks, oldest first (spec 4.6). The secret is never part of it. */
+export async function listWebhooks(ctx: AppContext, actor: Actor): Promise<WebhookView[]> {
+  requireScope(actor, 'webhooks');
+  const rows = await ctx.db.webhook.findMany({
+    where: { accountId: actor.accountId, deletedAt: null },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map(view);
+}
+
+/** One webhook. @throws NotFoundError for an unknown, deleted or another account's id. */
+export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Promise<WebhookView> {
+  requireScope(actor, 'webhooks');
+  return view(await ownWebhook(ctx, actor, id));
+}
+
+/**
+ * Deletes a webhook (spec 4.6): it disappears from every read, receives nothing more, its encrypted secrets are
+ * erased, and its pending deliveries become `cancelled` (an attempt already in flight finishes; its result is kept).
+ * @returns `{id, deleted: true, cancelledDeliveries}`.
+ * @throws NotFoundError for an unknown, already deleted or another account's id.
+ */
+export async function deleteWebhook(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
+  requireScope(actor, 'webhooks');
+  const now = ctx.clock.now();
+  return ctx.db.$transaction(async (tx) => {
+    const { count } = await tx.webhook.updateMany({
+      where: { id, accountId: actor.accountId, deletedAt: null },
+      // The secret goes with it: nothing may be signed for a deleted webhook again.
+      data: { deletedAt: now, active: false, secretCiphertext: '', previousSecretCiphertext: null },
+    });
+    if (count === 0) throw new NotFoundError('Webhook', id, 'id');
+    const cancelled = await tx.webhookDelivery.updateMany({
+      where: { webhookId: id, status: 'pending', lockedBy: null },
+      data: { status: 'cancelled', nextAttemptAt: null, lastError: 'webhook deleted', updatedAt: now },
+    });
+    return { id, deleted: true as const, cancelledDeliveries: cancelled.count };
+  });
+}
+
+/**
+ * Delivery log of a webhook (spec 4.6, 2.9), newest first, `limit` default 50, max 200.
+ * @throws NotFoundError for another account's webhook; ValidationError for a bad limit.
+ */
+export async function listWebhookLogs(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  query: unknown,
+): Promise<DeliveryLogEntry[]> {
+  requireScope(actor, 'webhooks');
+  const { limit } = parseInput(webhookLogsQuery, query ?? {});
+  await ownWebhook(ctx, actor, id);
+  const rows = await ctx.db.webhookDelivery.findMany({
+    where: { webhookId: id, accountId: actor.accountId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: limit,
+    include: withAttempts,
+  });
+  return rows.map(logEntry);
+}
+
+/**
+ * Rotates the secret (beyond the spec, as Stripe/Svix): a new secret is returned once; for
+ * {@link ROTATION_OVERLAP_MS} (24 h) deliveries carry signatures with both (README "Webhooks" › Rotation). Rotating
+ * again within the overlap drops the oldest secret.
+ * @returns `{id, secret, previousSecretExpiresAt}`.
+ * @throws NotFoundError for another account's webhook.
+ */
+export async function rotateWebhookSecret(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
+  requireScope(actor, 'webhooks');
+  const w = await ownWebhook(ctx, actor, id);
+  const secret = generateWebhookSecret();
+  const expires = new Date(ctx.clock.now().getTime() + ROTATION_OVERLAP_MS);
+  const { count } = await ctx.db.webhook.updateMany({
+    where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
+    data: {
+      secretKeyId: runtimeOf(ctx).keyId,
+      secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
+      previousSecretCiphertext: w.secretCiphertext,
+      previousSecretExpiresAt: expires,
+    },
+  });
+  if (count === 0) throw new ConflictError('WEBHOOK_CHANGED', 'The webhook changed meanwhile; rotate again.');
+  return { id, secret, previousSecretExpiresAt: expires.toISOString() };
+}
+
+/** An example payload for a test delivery of `eventType` (spec 2.11; SMS fields per 2.11, email per 6.1). */
+function examplePayload(eventType: string): Record<string, unknown> {
+  if (eventType.startsWith('sms.')) {
+    return { id: 'msg_example', from: '+14155550100', to: '+14155550101', status: eventType.slice(4) };
+  }
+  if (eventType === 'email.received') {
+    return {
+      event: 'email.received',
+      data: {
+        identityId: '00000000-0000-0000-0000-000000000000',
+        from: 'sender@example.com',
+        to: 'agent@agents.switchboard.local',
+        subject: 'Example',
+        threadId: 'thread_example',
+        messageId: '<example@example.com>',
+      },
+    };
+  }
+  return { example: true };
+}
+
+/**
+ * Sends a signed example of `eventType` to the webhook now (one attempt, waiting for it, at most
+ * WEBHOOK_TIMEOUT_MS) and logs it as a delivery of kind `test` (no retries, no health event). Works on an
+ * inactive webhook too, so a receiver can be checked before re-creating one.
+ * @returns the log entry (`delivered` or `failed`, with `responseCode`/`lastError`).
+ * @throws NotFoundError for another account's webhook; ValidationError for an unknown event type.
+ */
+export async function testWebhook(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: unknown,
+): Promise<DeliveryLogEntry> {
+  requireScope(actor, 'webhooks');
+  const { eventType } = parseInput(testWebhookInput, input);
+  const w = await ownWebhook(ctx, actor, id);
+  const now = ctx.clock.now();
+  const envelope: EventEnvelope = {
+    channel: channelOf(eventType)!,
+    eventType,
+    payload: examplePayload(eventType),
+    customerId: actor.accountId,
+    timestamp: now.toISOString(),
+  };
+  const deliveryId = uuidv7();
+  const token = `test-${uuidv7()}`;
+  // Created already claimed: if this process dies mid-attempt, the dispatcher makes the one attempt after the lease.
+  await ctx.db.webhookDelivery.create({
+    data: {
+      id: deliveryId,
+      accountId: actor.accountId,
+      webhookId: w.id,
+      eventType,
+      body: JSON.stringify(envelope),
+      kind: 'test',
+      status: 'pending',
+      nextAttemptAt: now,
+      lockedUntil: new Date(now.getTime() + leaseMs(ctx)),
+      lockedBy: token,
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+  // A test is explicit, so it is attempted even on an inactive webhook (the dispatcher would cancel it).
+  await attemptClaimed(ctx, deliveryId, token, { ignoreInactive: true });
+  const row = await ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId }, include: withAttempts });
+  return logEntry(row);
+}
+
+/**
+ * Manual redelivery of one `failed` delivery: a new delivery (kind `redelivery`, a new id, the same body and event,
+ * the full schedule of 5 attempts again, due now). The original is marked redelivered.
+ * @returns the new delivery's log entry.
+ * @throws NotFoundError for another account's webhook or delivery; ConflictError DELIVERY_NOT_FAILED when the
+ *   delivery is not `failed`, WEBHOOK_INACTIVE when the webhook is disabled.
+ */
+export async function redeliverDelivery(
+  ctx: AppContext,
+  actor: Actor,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryLogEntry> {
+  requireScope(actor, 'webhooks');
+  const w = await ownWebhook(ctx, actor, webhookId);
+  const original = await ctx.db.webhookDelivery.findFirst({
+    where: { id: deliveryId, webhookId, accountId: actor.accountId },
+  });
+  if (!original) throw new NotFoundError('Delivery', deliveryId, 'deliveryId');
+  if (original.status !== 'failed') {
+    throw new ConflictError(
+      'DELIVERY_NOT_FAILED',
+      `Only failed deliveries can be redelivered; this one is ${original.status}.`,
+      'deliveryId',
+    );
+  }
+  if (!w.active) throw inactive(w);
+  const [created] = await createRedeliveries(ctx, [original]);
+  return created!;
+}
+
+/**
+ * "Redeliver everything that failed since T": a redelivery (see {@link redeliverDelivery}) of every `failed`
+ * delivery of the webhook created at or after `since` that was not redelivered before and is not a test, oldest
+ * first, at most {@link MAX_BULK_REDELIVERIES} per call.
+ * @returns `{count, deliveries}` (the new log entries).
+ * @throws NotFoundError for another account's webhook; ValidationError for a bad `since`; ConflictError
+ *   WEBHOOK_INACTIVE when the webhook is disabled.
+ */
+export async function redeliverFailedSince(
+  ctx: AppContext,
+  actor: Actor,
+  webhookId: string,
+  input: unknown,
+): Promise<{ count: number; deliveries: DeliveryLogEntry[] }> {
+  requireScope(actor, 'webhooks');
+  const { since } = parseInput(redeliverFailedInput, input);
+  const w = await ownWebhook(ctx, actor, webhookId);
+  if (!w.active) throw inactive(w);
+  const failed = await ctx.db.webhookDelivery.findMany({
+    where: {
+      webhookId,
+      accountId: actor.accountId,
+      status: 'failed',
+      redeliveredAt: null,
+      kind: { not: 'test' },
+      createdAt: { gte: new Date(since) },
+    },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take: MAX_BULK_REDELIVERIES,
+  });
+  const deliveries = await createRedeliveries(ctx, failed);
+  return { count: deliveries.length, deliveries };
+}
+
+function inactive(w: WebhookRow): ConflictError {
+  return new ConflictError(
+    'WEBHOOK_INACTIVE',
+    `The webhook is disabled (${w.disabledReason ?? 'inactive'}); register a new one to receive deliveries.`,
+    'id',
+  );
+}
+
+async function createRedeliveries(
+  ctx: AppContext,
+  originals: Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>>[],
+): Promise<DeliveryLogEntry[]> {
+  if (originals.length === 0) return [];
+  const now = ctx.clock.now();
+  const data = originals.map((o) => ({
+    id: uuidv7(),
+    accountId: o.accountId,
+    webhookId: o.webhookId,
+    eventId: o.eventId,
+    eventType: o.eventType,
+    body: o.body,
+    kind: 'redelivery',
+    status: 'pending',
+    nextAttemptAt: now,
+    redeliveryOf: o.id,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  await ctx.db.$transaction(async (tx) => {
+    await tx.webhookDelivery.createMany({ data });
+    await tx.webhookDelivery.updateMany({
+      where: { id: { in: originals.map((o) => o.id) } },
+      data: { redeliveredAt: now, updatedAt: now },
+    });
+  });
+  const rows = await ctx.db.webhookDelivery.findMany({
+    where: { id: { in: data.map((d) => d.id) } },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    include: withAttempts,
+  });
+  return rows.map(logEntry);
+}

@@ -1,0 +1,62 @@
+import { createHmac } from 'node:crypto';
+import { SECRET_PREFIX } from './webhook.secrets.js';
+
+/**
+ * Spec 5.3 signature: lowercase hex HMAC-SHA256 of the exact raw body bytes, keyed with the webhook secret as
+ * returned at registration (its UTF-8 bytes, `whsec_` prefix included, as GitHub-style receivers use it).
+ */
+export function hexSignature(secret: string, body: Buffer): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
+}
+
+/**
+ * Standard Webhooks signature (standardwebhooks.com): base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the
+ * base64-decoded part of the secret after `whsec_` (what the Standard Webhooks libraries do).
+ * @param timestamp Unix time in seconds.
+ */
+export function standardSignature(secret: string, id: string, timestamp: number, body: Buffer): string {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+}
+
+/** What a delivery attempt is signed with: the current secret and, during a rotation's overlap, the previous one. */
+export interface SigningSecrets {
+  current: string;
+  previous?: string;
+}
+
+/** The headers one attempt sends (README "Webhooks" › Headers). */
+export interface DeliveryHeaderInput {
+  deliveryId: string;
+  eventType: string;
+  eventId: string | null;
+  attempt: number;
+  /** Unix time in seconds, from the app clock. */
+  timestamp: number;
+  test: boolean;
+}
+
+/**
+ * Signed headers of one attempt, re-computed on every attempt (the timestamp changes):
+ * `X-Switchboard-Signature` (spec 5.3, current secret), `X-Switchboard-Signature-Previous` (previous secret, only
+ * during a rotation's overlap), `webhook-id`/`webhook-timestamp`/`webhook-signature` (`v1,<current>` and, during
+ * the overlap, ` v1,<previous>`), and the event type, delivery id, event id and attempt number.
+ */
+export function deliveryHeaders(body: Buffer, secrets: SigningSecrets, h: DeliveryHeaderInput): Record<string, string> {
+  const signatures = [secrets.current, ...(secrets.previous ? [secrets.previous] : [])];
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'Switchboard-Webhooks/1.0',
+    'x-switchboard-signature': hexSignature(secrets.current, body),
+    'x-switchboard-event': h.eventType,
+    'x-switchboard-delivery': h.deliveryId,
+    'x-switchboard-attempt': String(h.attempt),
+    'webhook-id': h.deliveryId,
+    'webhook-timestamp': String(h.timestamp),
+    'webhook-signature': signatures.map((s) => `v1,${standardSignature(s, h.deliveryId, h.timestamp, body)}`).join(' '),
+  };
+  if (secrets.previous) headers['x-switchboard-signature-previous'] = hexSignature(secrets.previous, body);
+  if (h.eventId) headers['x-switchboard-event-id'] = h.eventId;
+  if (h.test) headers['x-switchboard-test'] = 'true';
+  return headers;
+}

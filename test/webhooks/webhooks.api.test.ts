@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/infra/clock.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+import { logsOf, publish, registerWebhook } from './helpers.js';
+
+describe('webhooks: registration, fan-out, signatures, logs', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startApp({ clock });
+    receiver = await startReceiver(() => clock.now());
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('registers a webhook, returns the secret once, lists it without the secret', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/webhooks', { url: 'https://example.com/hook', events: ['sms.*'] });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ url: 'https://example.com/hook', events: ['sms.*'], active: true });
+    expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(res.body.secret.slice(6), 'base64')).toHaveLength(32);
+    const list = await a.request('GET', '/api/webhooks');
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({
+      webhooks: [
+        {
+          id: res.body.id,
+          url: 'https://example.com/hook',
+          events: ['sms.*'],
+          active: true,
+          disabledReason: null,
+          createdAt: res.body.createdAt,
+        },
+      ],
+    });
+    expect(JSON.stringify(list.body)).not.toContain(res.body.secret);
+    const stored = await t.app.ctx.db.webhook.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(JSON.stringify(stored)).not.toContain(res.body.secret.slice(6));
+  });
+
+  it('refuses bad input naming every entry: unknown types, globs matching nothing, bad URLs, missing fields', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/webhooks', {
+      url: 'ftp://example.com/x',
+      events: ['sms.delivered', '*', 'sms.teleported', 'fax.*', 'voice.*'],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.body.error.details.map((d: any) => `${d.field}:${d.code}`).sort()).toEqual([
+      'events.2:UNKNOWN_EVENT_TYPE',
+      'events.3:UNKNOWN_EVENT_TYPE',
+      'url:INVALID_FORMAT',
+    ]);
+    const missing = await a.request('POST', '/api/webhooks', {});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.details.map((d: any) => `${d.field}:${d.code}`).sort()).toEqual([
+      'events:REQUIRED',
+      'url:REQUIRED',
+    ]);
+    for (const url of ['/relative', 'http://user:pw@example.com/', 'not a url']) {
+      const bad = await a.request('POST', '/api/webhooks', { url, events: ['*'] });
+      expect(bad.status, url).toBe(400);
+      expect(bad.body.error.field).toBe('url');
+    }
+    const empty = await a.request('POST', '/api/webhooks', { url: 'https://example.com', events: [] });
+    expect(empty.body.error.details[0]).toMatchObject({ field: 'events', code: 'TOO_FEW' });
+    expect((await a.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
+  });
+
+  it('needs the webhooks scope and hides other accounts’ webhooks (404)', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const noScope = await t.newAccount(['events:write']);
+    expect((await noScope.request('GET', '/api/webhooks')).status).toBe(403);
+    const hook = await registerWebhook(a, receiver, ['*']);
+    for (const [method, path] of [
+      ['GET', `/api/webhooks/${hook.id}/logs`],
+      ['DELETE', `/api/webhooks/${hook.id}`],
+      ['POST', `/api/webhooks/${hook.id}/rotate-secret`],
+    ] as const) {
+      const res = await b.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    }
+    expect((await b.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
+  });
+
+  it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async () => {
+    const a = await t.newAccount();
+    const all = await registerWebhook(a, receiver, ['*']);
+    const voice = await registerWebhook(a, receiver, ['voice.*']);
+    const sms = await registerWebhook(a, receiver, ['sms.{delivered,failed}']);
+    const campaign = await registerWebhook(a, receiver, ['campaign.*']);
+    await publish(a, 'voice.ai.completed', { callId: 'c1' });
+    await publish(a, 'sms.delivered', { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' });
+    await publish(a, 'sms.sent', { id: 'm2' });
+    await publish(a, 'campaign.call.human_connected', {});
+    await t.drain();
+    expect(receiver.on(all.path).map((r) => r.body.eventType)).toEqual(
+      expect.arrayContaining(['voice.ai.completed', 'sms.delivered', 'sms.sent', 'campaign.call.human_connected']),
+    );
+    expect(receiver.on(all.path)).toHaveLength(4);
+    expect(receiver.on(voice.path).map((r) => r.body.eventType)).toEqual(['voice.ai.completed']);
+    expect(receiver.on(sms.path).map((r) => r.body.eventType)).toEqual(['sms.delivered']);
+    expect(receiver.on(campaign.path).map((r) => r.body.eventType)).toEqual(['campaign.call.human_connected']);
+    const got = [all, voice, sms, campaign].flatMap((h) => receiver.on(h.path));
+    for (const r of got) {
+      expect(r.signatureValid).toBe(true);
+      expect(r.standardValid).toBe(true);
+      expect(r.headers['x-switchboard-event']).toBe(r.body.eventType);
+      expect(r.headers['webhook-id']).toBe(r.headers['x-switchboard-delivery']);
+      expect(r.headers['x-switchboard-signature']).toMatch(/^[0-9a-f]{64}$/);
+      expect(r.headers['content-type']).toBe('application/json');
+    }
+    expect(new Set(got.map((r) => r.headers['x-switchboard-delivery'])).size).toBe(got.length);
+    const smsDelivery = receiver.on(sms.path)[0]!;
+    expect(smsDelivery.body).toEqual({
+      channel: 'sms',
+      eventType: 'sms.delivered',
+      payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
+      customerId: a.accountId,
+      timestamp: clock.now().toISOString(),
+    });
+    // Another account's events never reach this account's webhooks.
+    const b = await t.newAccount();
+    await publish(b, 'sms.sent', {});
+    await t.drain();
+    expect(receiver.on(all.path)).toHaveLength(4);
+  });
+
+  it('signs the exact raw bytes of non-ASCII payloads', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['sms.received']);
+    const text = 'Grüße 👋 — ¿qué tal? 你好 \u2028 "quoted" \\ back';
+    await publish(a, 'sms.received', { id: 'm', from: '+14155550100', to: '+14155550101', status: 'received', text });
+    await t.drain();
+    const [r] = receiver.on(hook.path);
+    expect(r!.signatureValid).toBe(true);
+    expect(r!.standardValid).toBe(true);
+    expect(r!.body.payload.text).toBe(text);
+    expect(r!.raw.toString('utf8')).toContain('你好');
+    expect(r!.raw.length).toBeGreaterThan(r!.raw.toString('utf8').length);
+    // A signature over a re-encoded body (e.g. \u escapes) does not verify: it is over the bytes sent.
+    const { verifySignature } = await import('../../src/webhooks-verify.js');
+    expect(
+      verifySignature(
+        JSON.stringify(r!.body).replace('你', '\\u4f60'),
+        hook.secret,
+        r!.headers['x-switchboard-signature'] as string,
+      ),
+    ).toBe(false);
+  });
+
+  it('logs deliveries newest first with status, attempts, response code; default and max limit', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['sms.*']);
+    for (const type of ['sms.sent', 'sms.delivered', 'sms.failed']) {
+      await publish(a, type);
+      clock.advance(1000);
+    }
+    await t.drain();
+    const logs = await logsOf(a, hook.id);
+    expect(logs.map((l) => l.eventType)).toEqual(['sms.failed', 'sms.delivered', 'sms.sent']);
+    for (const l of logs) {
+      expect(l).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+        responseCode: 200,
+        kind: 'event',
+        nextAttemptAt: null,
+      });
+      expect(l.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(l.attemptHistory).toEqual([expect.objectContaining({ attempt: 1, responseCode: 200, error: null })]);
+    }
+    expect((await logsOf(a, hook.id, 2)).map((l) => l.eventType)).toEqual(['sms.failed', 'sms.delivered']);
+    const tooBig = await a.request('GET', `/api/webhooks/${hook.id}/logs?limit=201`);
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.field).toBe('query.limit');
+    expect((await a.request('GET', `/api/webhooks/${hook.id}/logs?limit=200`)).status).toBe(200);
+  });
+
+  it('deletes a webhook, cancels its pending deliveries and stops delivering', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['sms.sent']);
+    receiver.respond(hook.path, () => ({ status: 500 }));
+    await publish(a, 'sms.sent');
+    await t.drain();
+    const del = await a.request('DELETE', `/api/webhooks/${hook.id}`);
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ id: hook.id, deleted: true, cancelledDeliveries: 1 });
+    clock.advance(60 * 60 * 1000);
+    await publish(a, 'sms.sent');
+    await t.drain();
+    expect(receiver.on(hook.path)).toHaveLength(1);
+    expect((await a.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
+    expect((await a.request('GET', `/api/webhooks/${hook.id}/logs`)).status).toBe(404);
+    expect((await a.request('DELETE', `/api/webhooks/${hook.id}`)).status).toBe(404);
+    const row = await t.app.ctx.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } });
+    expect(row.status).toBe('cancelled');
+    const stored = await t.app.ctx.db.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+    expect(stored.secretCiphertext).toBe('');
+  });
+
+  it('sends a signed test delivery of a chosen type and logs it', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['voice.*']);
+    const res = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'sms.delivered' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      eventType: 'sms.delivered',
+      status: 'delivered',
+      attempts: 1,
+      responseCode: 200,
+      kind: 'test',
+      eventId: null,
+    });
+    const [r] = receiver.on(hook.path);
+    expect(r!.signatureValid && r!.standardValid).toBe(true);
+    expect(r!.headers['x-switchboard-test']).toBe('true');
+    expect(r!.body).toMatchObject({ channel: 'sms', eventType: 'sms.delivered', customerId: a.accountId });
+    expect((await logsOf(a, hook.id))[0].id).toBe(res.body.id);
+    receiver.respond(hook.path, () => ({ status: 500 }));
+    const failed = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'voice.amd' });
+    expect(failed.body).toMatchObject({ status: 'failed', attempts: 1, responseCode: 500, nextAttemptAt: null });
+    const bad = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'nope' });
+    expect(bad.status).toBe(400);
+  });
+
+  it('rotates the secret: new secret once, both signatures for 24 h, then only the new one', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['sms.sent']);
+    const rot = await a.request('POST', `/api/webhooks/${hook.id}/rotate-secret`);
+    expect(rot.status).toBe(200);
+    expect(rot.body.secret).toMatch(/^whsec_/);
+    expect(rot.body.secret).not.toBe(hook.secret);
+    expect(rot.body.previousSecretExpiresAt).toBe(new Date(clock.now().getTime() + 24 * 3600 * 1000).toISOString());
+    // A receiver that still only knows the old secret keeps verifying through the previous-secret signatures.
+    receiver.setSecrets(hook.path, [hook.secret]);
+    await publish(a, 'sms.sent');
+    await t.drain();
+    const during = receiver.on(hook.path)[0]!;
+    expect(during.signatureValid).toBe(false);
+    expect(during.previousSignatureValid).toBe(true);
+    expect(during.standardValid).toBe(true);
+    expect(during.standardSignatureCount).toBe(2);
+    // Switched to the new secret: the main signatures verify.
+    receiver.setSecrets(hook.path, [rot.body.secret]);
+    await publish(a, 'sms.sent');
+    await t.drain();
+    const switched = receiver.on(hook.path)[1]!;
+    expect(switched.signatureValid && switched.standardValid).toBe(true);
+    clock.advance(24 * 3600 * 1000 + 1);
+    await publish(a, 'sms.sent');
+    await t.drain();
+    const after = receiver.on(hook.path)[2]!;
+    expect(after.signatureValid).toBe(true);
+    expect(after.headers['x-switchboard-signature-previous']).toBeUndefined();
+    expect(after.standardSignatureCount).toBe(1);
+    receiver.setSecrets(hook.path, [hook.secret]);
+    await publish(a, 'sms.sent');
+    await t.drain();
+    expect(receiver.on(hook.path)[3]!.standardValid).toBe(false);
+  });
+
+  it('Standard Webhooks: re-signed per attempt with a fresh timestamp; a stale timestamp fails verification', async () => {
+    const a = await t.newAccount();
+    const hook = await registerWebhook(a, receiver, ['sms.sent']);
+    let calls = 0;
+    receiver.respond(hook.path, () => ({ status: calls++ === 0 ? 500 : 200 }));
+    await publish(a, 'sms.sent');
+    await t.drain();
+    clock.advance(30_000);
+    await t.drain();
+    const [first, second] = receiver.on(hook.path);
+    expect(first!.standardValid && second!.standardValid).toBe(true);
+    expect(first!.headers['webhook-id']).toBe(second!.headers['webhook-id']);
+    expect(Number(second!.headers['webhook-timestamp']) - Number(first!.headers['webhook-timestamp'])).toBe(30);
+    expect(second!.headers['webhook-signature']).not.toBe(first!.headers['webhook-signature']);
+    expect(second!.headers['x-switchboard-attempt']).toBe('2');
+    const { verifyStandardWebhook } = await import('../../src/webhooks-verify.js');
+    const headers = {
+      'webhook-id': first!.headers['webhook-id'] as string,
+      'webhook-timestamp': first!.headers['webhook-timestamp'] as string,
+      'webhook-signature': first!.headers['webhook-signature'] as string,
+    };
+    expect(verifyStandardWebhook(first!.raw, hook.secret, headers, { now: clock.now() })).toBe(true);
+    clock.advance(10 * 60 * 1000);
+    expect(verifyStandardWebhook(first!.raw, hook.secret, headers, { now: clock.now() })).toBe(false);
+  });
+});
