@@ -23,4 +23,6 @@ export interface AppContext {
   workers: WorkerSet;
   /** Verifies API keys (with a short cache). */
   auth: KeyAuthenticator;
+  /** 32-byte AES-256-GCM key for secrets at rest (SECRETS_KEY, or DATA_DIR/secrets.key; src/infra/secrets.ts). */
+  secretsKey: Buffer;
 }

@@ -17,6 +17,7 @@ import type { AreaModule } from './infra/area-module.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
 import { migrate } from './infra/migrate.js';
+import { loadSecretsKey } from './infra/secrets.js';
 import { WorkerSet } from './infra/workers.js';
 import { installAuth } from './rest/auth.js';
 import { installErrorHandling } from './rest/errors.js';
@@ -67,6 +68,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       },
     });
   const clock = opts.clock ?? systemClock;
+  const secretsKey = loadSecretsKey(config);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   try {
     const report = await migrate(database);
@@ -87,6 +89,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     events: new EventLog(database.prisma, bus, clock),
     workers,
     auth: new KeyAuthenticator(database.prisma),
+    secretsKey,
   };
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [

@@ -37,7 +37,7 @@ export const configSchema = z.object({
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),
 
-  /** Key (32 bytes as 64 hex chars or base64) that encrypts webhook secrets at rest. Generated into DATA_DIR when absent on the embedded default. */
+  /** Key (32 bytes as 64 hex chars or base64) that encrypts secrets at rest (webhook secrets, stored idempotent responses). Generated into DATA_DIR when absent on the embedded default. */
   SECRETS_KEY: z.string().min(32).optional(),
   /** Allow webhook deliveries to loopback/private/link-local addresses (tests and local development only). */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { BadRequestError, ConflictError, UnprocessableError } from '../domain/errors.js';
+import { decryptSecret, encryptSecret } from '../infra/secrets.js';
 import type { Worker } from '../infra/workers.js';
 
 declare module 'fastify' {
@@ -21,7 +22,8 @@ export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
  * response again with `Idempotent-Replayed: true` and creates nothing. The same key with another method, path or
  * body answers 422 IDEMPOTENCY_KEY_REUSED; a retry while the first is still running answers 409
  * IDEMPOTENCY_KEY_IN_USE. A 5xx releases the key so the retry runs again. Keys are per account, 1–255 characters,
- * kept {@link IDEMPOTENCY_TTL_MS}.
+ * kept {@link IDEMPOTENCY_TTL_MS}. Stored bodies are encrypted with the secrets key (they may hold a secret shown
+ * once, such as a new webhook secret or API key).
  */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('preHandler', async (request, reply) => {
@@ -61,11 +63,21 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       );
     }
     if (existing.statusCode !== null) {
+      let body: string;
+      try {
+        body = existing.responseBody ? decryptSecret(ctx.secretsKey, existing.responseBody, `${accountId}:${key}`) : '';
+      } catch {
+        throw new UnprocessableError(
+          'IDEMPOTENCY_RECORD_UNREADABLE',
+          'The stored response for this Idempotency-Key was encrypted with another SECRETS_KEY; use a new key.',
+          'Idempotency-Key',
+        );
+      }
       reply
         .status(existing.statusCode)
         .header('content-type', 'application/json; charset=utf-8')
         .header('idempotent-replayed', 'true')
-        .send(existing.responseBody ?? '');
+        .send(body);
       return reply;
     }
     if (existing.lockedUntil && existing.lockedUntil > now) {
@@ -96,7 +108,12 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     } else {
       await ctx.db.idempotencyRecord.update({
         where,
-        data: { statusCode: reply.statusCode, responseBody: payload, lockedUntil: null },
+        // Encrypted: responses may carry a secret shown once (a webhook secret, an API key).
+        data: {
+          statusCode: reply.statusCode,
+          responseBody: encryptSecret(ctx.secretsKey, payload, `${claim.accountId}:${claim.key}`),
+          lockedUntil: null,
+        },
       });
     }
     return payload;

@@ -137,3 +137,23 @@ describe('request bodies and idempotency', () => {
     expect(ra.data?.issueApiKey.apiKey).not.toBe(rb.data?.issueApiKey.apiKey);
   });
 });
+
+describe('idempotency records at rest', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('stores the replayable response encrypted, so a key shown once is not kept in clear', async () => {
+    const a = await t.newAccount();
+    const headers = { 'idempotency-key': 'secret-bearing' };
+    const first = await a.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
+    const apiKey = first.data!.issueApiKey.apiKey;
+    const rows = await t.app.ctx.db.idempotencyRecord.findMany({ where: { accountId: a.accountId } });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.responseBody).not.toContain(apiKey);
+    const replay = await a.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
+    expect(replay.data?.issueApiKey.apiKey).toBe(apiKey);
+  });
+});

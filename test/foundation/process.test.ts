@@ -4,7 +4,7 @@ import { runEntry } from '../helpers/process.js';
 
 const viewer = { query: '{ viewer { accountId } }' };
 
-describe('npm start on the embedded default (PGlite in DATA_DIR)', () => {
+describe('npm start on the embedded default (PGlite in DATA_DIR)', { timeout: 120_000 }, () => {
   let dir: string;
   let cleanup: () => Promise<void>;
   beforeAll(async () => {
@@ -48,7 +48,7 @@ describe('npm start on the embedded default (PGlite in DATA_DIR)', () => {
   });
 });
 
-describe('npm run cli -- accounts:create', () => {
+describe('npm run cli -- accounts:create', { timeout: 120_000 }, () => {
   it('prints {"accountId","apiKey"} and the key authenticates against the service', async () => {
     const { dir, cleanup } = await tempDir();
     try {

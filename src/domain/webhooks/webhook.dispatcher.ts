@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { Tx } from '../../infra/db.js';
+import { decryptSecret } from '../../infra/secrets.js';
 import type { Worker } from '../../infra/workers.js';
 import { channelOf } from '../events/event-catalog.js';
 import { type EventHook, toEnvelope } from '../events/event-log.js';
 import { matchesEvents } from './webhook.schemas.js';
-import { decryptSecret } from './webhook.secrets.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
 import { type AttemptResult, postOnce } from './webhook.transport.js';
 

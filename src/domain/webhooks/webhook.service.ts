@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { Db } from '../../infra/db.js';
+import { encryptSecret } from '../../infra/secrets.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { channelOf } from '../events/event-catalog.js';
@@ -14,7 +15,7 @@ import {
   testWebhookInput,
   webhookLogsQuery,
 } from './webhook.schemas.js';
-import { encryptSecret, generateWebhookSecret } from './webhook.secrets.js';
+import { generateWebhookSecret } from './webhook.secrets.js';
 
 /** How long the previous secret keeps signing after a rotation, in ms (24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;

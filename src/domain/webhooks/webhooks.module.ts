@@ -1,7 +1,7 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
+import { secretsKeyId } from '../../infra/secrets.js';
 import { createDispatcher, fanOutHook, registerRuntime } from './webhook.dispatcher.js';
-import { loadSecretsKey, secretsKeyId } from './webhook.secrets.js';
 
 /**
  * Sets up the webhooks area for one app: loads the secrets key (SECRETS_KEY, or DATA_DIR/secrets.key), adds the
@@ -12,7 +12,7 @@ export async function setupWebhooks(ctx: AppContext): Promise<AreaModule> {
   if (!ctx.config.SECRETS_KEY && ctx.config.DATABASE_URL && !ctx.config.DATA_DIR.startsWith('memory://')) {
     ctx.log.warn('SECRETS_KEY is not set: webhook secrets use DATA_DIR/secrets.key; every instance needs the same key');
   }
-  const key = loadSecretsKey(ctx.config);
+  const key = ctx.secretsKey;
   const keyId = secretsKeyId(key);
   registerRuntime(ctx, { key, keyId });
   const foreign = await ctx.db.webhook.count({ where: { deletedAt: null, active: true, secretKeyId: { not: keyId } } });
