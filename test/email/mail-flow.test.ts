@@ -376,7 +376,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     const a = await t.newAccount();
     const support = await agent(a);
     const box = await identity(a, { agentId: support.id });
-    const colleague = await identity(a);
+    const colleague = await identity(a, { agentId: support.id });
     const before = model.requests.length;
     const send = (extra: Record<string, unknown>) =>
       smtpSend(port, { from: 'robot@example.com', to: box.address, subject: 'auto', text: 'x', ...extra });
@@ -401,6 +401,67 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     );
     expect(eventsOf(a, 'email.received')).toHaveLength(6);
     expect(eventsOf(a, 'email.agent.response')).toHaveLength(0);
+  });
+
+  it('answers mail from another identity of the account that the agent does not serve, delivering the answer locally', async () => {
+    const a = await t.newAccount();
+    const support = await agent(a, { contextSources: ['calls'] });
+    const desk = await identity(a, { agentId: support.id });
+    const sales = await identity(a);
+    // Events name the sender by address here; only `calls` (voice.*) is a source of this agent.
+    await a.request('POST', '/api/events', {
+      eventType: 'voice.completed',
+      payload: {
+        id: 'call-1',
+        from: '+14155550111',
+        to: '+14155550100',
+        email: sales.address,
+        transcript: 'asked about order 881',
+      },
+    });
+    await a.request('POST', '/api/events', {
+      eventType: 'sms.received',
+      payload: {
+        id: 'sms-9',
+        from: '+14155550111',
+        to: '+14155550100',
+        email: sales.address,
+        body: 'sms not a source',
+      },
+    });
+    model.respond = () => ({ status: 200, text: 'It ships tomorrow.' });
+    const sent = await a.request('POST', `/api/email/identities/${sales.id}/send`, {
+      to: desk.address,
+      subject: 'Order 881',
+      body: 'When does it ship?',
+    });
+    await t.drain();
+    const user = model.requests.at(-1)!.body.messages.find((m) => m.role === 'user')!.content;
+    expect(user).toContain('asked about order 881');
+    expect(user).not.toContain('sms not a source');
+    const salesThread = await thread(a, sales.id, sent.body.threadId);
+    expect(
+      salesThread.messages.map((m: { direction: string; subject: string }) => `${m.direction}:${m.subject}`),
+    ).toEqual(['outbound:Order 881', 'inbound:Re: Order 881']);
+    expect(salesThread.messages[1]).toMatchObject({
+      from: desk.address,
+      body: 'It ships tomorrow.',
+      inReplyTo: sent.body.messageId,
+    });
+    expect(salesThread.messages[1].agent).toBeNull(); // sales has no agent
+    const [deskSummary] = await threads(a, desk.id);
+    const deskThread = await thread(a, desk.id, deskSummary!.threadId);
+    expect(deskThread.messages[0].agent).toMatchObject({ status: 'answered' });
+    expect(deskThread.messages[1]).toMatchObject({ direction: 'outbound', status: 'delivered' });
+    expect(eventsOf(a).map((e) => e.eventType)).toEqual([
+      'voice.completed',
+      'sms.received',
+      'email.received',
+      'email.sent',
+      'email.agent.response',
+      'email.received',
+      'email.sent',
+    ]);
   });
 
   it('loop protection: two agents mailing each other stop after one answer; a header-stripping peer hits the budget', async () => {

@@ -46,8 +46,8 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
  * `email.received` per copy (spec 6.1 payload) in the same transaction. Threading (RFC 5322 3.6.4): the message
  * joins the identity's thread that holds any id of its In-Reply-To or References, else it starts a new thread.
  * When the identity has an agent, a durable agent job is written in the same transaction: `pending`, or `skipped`
- * with the reason when RFC 3834 forbids an answer (see {@link autoReplyBlocker}) or the sender is one of the
- * account's own identities (OWN_IDENTITY). Nothing here waits for the agent, so inbound mail is never lost to a
+ * with the reason when RFC 3834 forbids an answer (see {@link autoReplyBlocker}) or the mail is the agent's own
+ * (OWN_IDENTITY: sent by this identity or by another identity the same agent is assigned to). Nothing here waits for the agent, so inbound mail is never lost to a
  * model failure. This is the one inbound path: the SMTP listener and local delivery between identities both call it.
  * @returns one entry per recipient identity stored.
  */
@@ -78,9 +78,9 @@ export async function deliverInbound(ctx: AppContext, raw: Buffer, envelope: Env
     headers: rawHeaders,
     contentType: (parsed.headers.get('content-type') as { value?: string } | undefined)?.value,
   });
-  const ownAddresses = await ctx.db.emailIdentity.findMany({
-    where: { address: from, accountId: { in: identities.map((i) => i.accountId) } },
-    select: { accountId: true },
+  const senderIdentity = await ctx.db.emailIdentity.findUnique({
+    where: { address: from },
+    select: { id: true, accountId: true, agentId: true },
   });
   const now = ctx.clock.now();
 
@@ -121,7 +121,10 @@ export async function deliverInbound(ctx: AppContext, raw: Buffer, envelope: Env
         },
       });
       if (identity.agentId) {
-        const own = ownAddresses.some((o) => o.accountId === identity.accountId);
+        // The agent's own mail: sent by this identity or by another identity that the same agent serves.
+        const own =
+          senderIdentity?.accountId === identity.accountId &&
+          (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
         const reason = blocker ?? (own ? 'OWN_IDENTITY' : undefined);
         await tx.agentJob.create({
           data: {
