@@ -453,9 +453,30 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     const deskThread = await thread(a, desk.id, deskSummary!.threadId);
     expect(deskThread.messages[0].agent).toMatchObject({ status: 'answered' });
     expect(deskThread.messages[1]).toMatchObject({ direction: 'outbound', status: 'delivered' });
+
+    // Sales answers on its "Re: Order 881" thread: one Re:, and the mail joins desk's original thread by References.
+    const [salesSummary] = await threads(a, sales.id);
+    const back = await a.request('POST', `/api/email/identities/${sales.id}/reply`, {
+      threadId: salesSummary!.threadId,
+      body: 'Thanks!',
+    });
+    const deskAfter = await thread(a, desk.id, deskSummary!.threadId);
+    expect(deskAfter.messages).toHaveLength(3);
+    expect(deskAfter.messages[2]).toMatchObject({
+      messageId: back.body.messageId,
+      subject: 'Re: Order 881',
+      body: 'Thanks!',
+    });
+    expect(deskAfter.messages[2].references).toEqual([sent.body.messageId, deskThread.messages[1].messageId]);
+    await t.drain();
     expect(eventsOf(a).map((e) => e.eventType)).toEqual([
       'voice.completed',
       'sms.received',
+      'email.received',
+      'email.sent',
+      'email.agent.response',
+      'email.received',
+      'email.sent',
       'email.received',
       'email.sent',
       'email.agent.response',

@@ -22,6 +22,7 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
+/** Starts an {@link SmtpSink} that records every message (parsed by mailparser). */
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   let reject: { code: number; message: string } | undefined;
@@ -98,6 +99,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Starts a {@link FakeModel} on 127.0.0.1:0; `baseURL` ends in /v1 like OpenAI's. */
 export async function startFakeModel(): Promise<FakeModel> {
   const model: FakeModel = {
     baseURL: '',
