@@ -213,6 +213,12 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     const res = await a.request('POST', `/api/email/identities/${box.id}/send`, { to: 'not-an-address', subject: '' });
     expect(res.status).toBe(400);
     expect(details(res)).toEqual(['body:REQUIRED', 'subject:TOO_SHORT', 'to:INVALID_FORMAT']);
+    const inject = await a.request('POST', `/api/email/identities/${box.id}/send`, {
+      to: 'a@example.com',
+      subject: 'Hi\r\nBcc: victim@example.com',
+      body: 'b',
+    });
+    expect(details(inject)).toEqual(['subject:INVALID_FORMAT']);
     const res2 = await a.request('POST', `/api/email/identities/${box.id}/reply`, {});
     expect(details(res2)).toEqual(['body:REQUIRED', 'threadId:REQUIRED']);
   });

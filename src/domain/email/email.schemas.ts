@@ -51,7 +51,11 @@ export const updateIdentityInput = z
   .strict();
 
 const address = z.string().trim().email().max(320);
-const subject = z.string().max(998).describe('Subject (one header line, at most 998 characters).');
+const subject = z
+  .string()
+  .max(998)
+  .refine((v) => !/[\r\n]/.test(v), { message: 'must be one line', params: { code: 'INVALID_FORMAT' } })
+  .describe('Subject (one header line, at most 998 characters).');
 const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
 
 /** Body of POST /api/email/identities/{id}/send (spec 4.4). */
