@@ -272,6 +272,19 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect(third.body.messages[2].references).toEqual([sent.body.messageId, reply.body.messageId]);
   });
 
+  it('mail to a deprovisioned or unknown address on EMAIL_DOMAIN fails with 550 instead of leaving the service', async () => {
+    const a = await t.newAccount();
+    const box = (await a.request('POST', '/api/email/identities', { localPart: unique('f') })).body;
+    const gone = (await a.request('POST', '/api/email/identities', { localPart: unique('g') })).body;
+    await a.request('DELETE', `/api/email/identities/${gone.id}`);
+    for (const to of [gone.address, `${unique('nobody')}@agents.switchboard.local`]) {
+      const sent = await a.request('POST', `/api/email/identities/${box.id}/send`, { to, subject: 's', body: 'b' });
+      const detail = await a.request('GET', `/api/email/identities/${box.id}/threads/${sent.body.threadId}`);
+      expect(detail.body.messages[0]).toMatchObject({ status: 'failed', statusDetail: expect.stringMatching(/^550 /) });
+    }
+    expect((await a.request('GET', `/api/email/identities/${gone.id}/threads`)).body.threads).toEqual([]);
+  });
+
   it('pages threads newest activity first with an opaque cursor; nextCursor is "" on the last page', async () => {
     const a = await t.newAccount();
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('p') })).body;

@@ -264,8 +264,14 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
       return true;
     }
     const { message } = (await localComposer.sendMail(mail)) as unknown as { message: Buffer };
-    await deliverInbound(ctx, message, { mailFrom: identity.address, rcptTo: [to] });
-    await finish(ctx, m, { status: 'delivered', detail: 'delivered locally' });
+    const stored = await deliverInbound(ctx, message, { mailFrom: identity.address, rcptTo: [to] });
+    await finish(
+      ctx,
+      m,
+      stored.length > 0
+        ? { status: 'delivered', detail: 'delivered locally' }
+        : { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` },
+    );
     return true;
   }
   const relay = relayTransport(ctx);
