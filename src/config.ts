@@ -61,6 +61,12 @@ export const configSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  /** Most accepted recipients of one inbound message (RFC 5321 4.5.3.1.8 asks for at least 100). */
+  SMTP_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(1000).default(100),
+  /** Per-sender reply budget of an agent: at most this many answers to one sender per identity per window. */
+  AGENT_REPLIES_PER_SENDER: z.coerce.number().int().min(0).max(1000).default(5),
+  /** The window of AGENT_REPLIES_PER_SENDER, in minutes. */
+  AGENT_REPLY_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
 
   /** OpenAI-compatible endpoint for agents (chat completions). */
   LLM_BASE_URL: z.string().url().optional(),

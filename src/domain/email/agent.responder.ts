@@ -1,0 +1,169 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText } from 'ai';
+import type { AppContext } from '../../app-context.js';
+import type { AgentJob } from '../../generated/prisma/client.js';
+import type { Worker } from '../../infra/workers.js';
+import { buildAgentPrompt } from './agent.context.js';
+import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
+
+/** Model attempts per inbound message, and the delays before attempts 2 and 3 (ms). */
+export const MODEL_MAX_ATTEMPTS = 3;
+export const MODEL_RETRY_DELAYS_MS = [30_000, 120_000];
+/** Timeout of one model call (ms). */
+export const MODEL_TIMEOUT_MS = 60_000;
+const CLAIM_LEASE_MS = 5 * 60_000;
+
+/** Asks the account's model (spec 6.3 step 3). @throws on HTTP/protocol errors, timeouts and empty answers. */
+async function generateReply(ctx: AppContext, textModel: string, system: string, prompt: string): Promise<string> {
+  if (!ctx.config.LLM_BASE_URL) throw new Error('LLM_NOT_CONFIGURED: LLM_BASE_URL is not set');
+  const provider = createOpenAICompatible({
+    name: 'switchboard-llm',
+    baseURL: ctx.config.LLM_BASE_URL,
+    apiKey: ctx.config.LLM_API_KEY,
+  });
+  const { text } = await generateText({
+    model: provider.chatModel(textModel),
+    system,
+    prompt,
+    maxRetries: 0, // retries are durable rows (MODEL_RETRY_DELAYS_MS), not in-process loops
+    abortSignal: AbortSignal.timeout(MODEL_TIMEOUT_MS),
+  });
+  if (text.trim() === '') throw new Error('EMPTY_COMPLETION: the model returned no text');
+  return text.trim();
+}
+
+async function skip(ctx: AppContext, job: AgentJob, reason: string): Promise<void> {
+  await ctx.db.agentJob.update({
+    where: { id: job.id },
+    data: { status: 'skipped', reason, updatedAt: ctx.clock.now() },
+  });
+}
+
+/**
+ * Answers one inbound message with the identity's agent (spec 6.3): checks that the identity is still active and
+ * has an agent, applies the per-sender reply budget (at most AGENT_REPLIES_PER_SENDER answers to one sender per
+ * identity within AGENT_REPLY_WINDOW_MINUTES; beyond it the job is `skipped` REPLY_BUDGET_EXHAUSTED), builds the
+ * prompt, asks the model, then in one transaction stores the reply (`Auto-Submitted: auto-replied`, threaded on the
+ * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched.
+ * A model error schedules a retry; after {@link MODEL_MAX_ATTEMPTS} the job is `failed` (reason MODEL_ERROR,
+ * `lastError`) and `email.agent.failed` is emitted. The inbound message itself was stored before and stays.
+ */
+export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<void> {
+  const message = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: job.messageRowId } });
+  const identity = await ctx.db.emailIdentity.findUnique({ where: { id: job.identityId } });
+  if (identity?.status !== 'active') return skip(ctx, job, 'IDENTITY_DEPROVISIONING');
+  const agent = identity.agentId ? await ctx.db.agent.findUnique({ where: { id: identity.agentId } }) : null;
+  if (!agent?.textModel) return skip(ctx, job, 'AGENT_UNASSIGNED');
+  const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
+  const answered = await ctx.db.agentJob.count({
+    where: { identityId: identity.id, sender: job.sender, status: 'answered', updatedAt: { gte: windowStart } },
+  });
+  if (answered >= ctx.config.AGENT_REPLIES_PER_SENDER) return skip(ctx, job, 'REPLY_BUDGET_EXHAUSTED');
+
+  let text: string;
+  try {
+    const { system, prompt } = await buildAgentPrompt(ctx, agent, identity.address, message);
+    text = await generateReply(ctx, agent.textModel, system, prompt);
+  } catch (err) {
+    const error = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
+    const attempts = job.attempts + 1;
+    const now = ctx.clock.now();
+    if (attempts < MODEL_MAX_ATTEMPTS) {
+      await ctx.db.agentJob.update({
+        where: { id: job.id },
+        data: {
+          attempts,
+          lastError: error,
+          updatedAt: now,
+          nextAttemptAt: new Date(now.getTime() + (MODEL_RETRY_DELAYS_MS[attempts - 1] ?? 120_000)),
+        },
+      });
+      return;
+    }
+    await ctx.events.transaction(async (tx, emit) => {
+      await tx.agentJob.update({
+        where: { id: job.id },
+        data: { attempts, lastError: error, status: 'failed', reason: 'MODEL_ERROR', updatedAt: now },
+      });
+      await emit(identity.accountId, 'email.agent.failed', {
+        event: 'email.agent.failed',
+        data: {
+          identityId: identity.id,
+          agentId: agent.id,
+          threadId: message.threadId,
+          messageId: message.messageId,
+          attempts,
+          error,
+        },
+      });
+    });
+    return;
+  }
+
+  const reply = await ctx.events.transaction(async (tx, emit) => {
+    const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });
+    const plan = await replyPlan(tx, thread);
+    const out = await queueOutbound(tx, ctx, identity, {
+      thread,
+      ...plan,
+      to: message.from,
+      body: text,
+      autoReplied: true,
+    });
+    await tx.agentJob.update({
+      where: { id: job.id },
+      data: {
+        status: 'answered',
+        attempts: job.attempts + 1,
+        replyMessageId: out.messageId,
+        updatedAt: ctx.clock.now(),
+      },
+    });
+    await emit(identity.accountId, 'email.agent.response', {
+      event: 'email.agent.response',
+      data: {
+        identityId: identity.id,
+        agentId: agent.id,
+        threadId: out.threadId,
+        inReplyTo: message.messageId,
+        messageId: out.messageId,
+        from: identity.address,
+        to: message.from,
+        subject: out.subject,
+        textModel: agent.textModel,
+      },
+    });
+    return out;
+  });
+  await dispatchMessage(ctx, reply.id);
+}
+
+/** Worker: claims due `pending` agent jobs (a lease keeps two instances off the same job) and processes them. */
+export function agentResponder(ctx: AppContext): Worker {
+  return {
+    name: 'email-agent-responder',
+    async tick() {
+      const now = ctx.clock.now();
+      const due = await ctx.db.agentJob.findMany({
+        where: { status: 'pending', nextAttemptAt: { lte: now } },
+        orderBy: { nextAttemptAt: 'asc' },
+        take: 10,
+      });
+      let n = 0;
+      for (const job of due) {
+        const claim = await ctx.db.agentJob.updateMany({
+          where: { id: job.id, status: 'pending', nextAttemptAt: job.nextAttemptAt },
+          data: { nextAttemptAt: new Date(now.getTime() + CLAIM_LEASE_MS) },
+        });
+        if (claim.count === 0) continue;
+        try {
+          await processAgentJob(ctx, job);
+        } catch (err) {
+          ctx.log.error({ err, jobId: job.id }, 'agent job failed unexpectedly; retried after the lease');
+        }
+        n++;
+      }
+      return n;
+    },
+  };
+}

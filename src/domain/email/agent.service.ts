@@ -1,0 +1,191 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { Agent, KnowledgeDocument } from '../../generated/prisma/client.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { addKnowledgeInput, createAgentInput, updateAgentInput } from './email.schemas.js';
+
+/** Most knowledge documents one agent holds. */
+export const MAX_KNOWLEDGE_DOCUMENTS = 200;
+
+/** REST/GraphQL shape of an agent (spec 4.5 leaves it "not shown"; README "Agents"). */
+export interface AgentView {
+  id: string;
+  name: string;
+  systemPrompt: string;
+  textModel: string | null;
+  contextSources: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Shape of a knowledge document. */
+export interface KnowledgeDocumentView {
+  id: string;
+  agentId: string;
+  title: string;
+  content: string;
+  createdAt: string;
+}
+
+/** Converts a row. */
+export function agentView(a: Agent): AgentView {
+  return {
+    id: a.id,
+    name: a.name,
+    systemPrompt: a.systemPrompt,
+    textModel: a.textModel,
+    contextSources: a.contextSources,
+    createdAt: a.createdAt.toISOString(),
+    updatedAt: a.updatedAt.toISOString(),
+  };
+}
+
+/** Converts a row. */
+export function knowledgeView(d: KnowledgeDocument): KnowledgeDocumentView {
+  return { id: d.id, agentId: d.agentId, title: d.title, content: d.content, createdAt: d.createdAt.toISOString() };
+}
+
+/** The account's agent. @throws NotFoundError (another account's id answers the same). */
+export async function findAgent(ctx: AppContext, accountId: string, agentId: string): Promise<Agent> {
+  const agent = await ctx.db.agent.findFirst({ where: { id: agentId, accountId } });
+  if (!agent) throw new NotFoundError('Agent', agentId, 'agentId');
+  return agent;
+}
+
+/**
+ * POST /api/agents (spec 4.5): creates an agent. `contextSources` ⊆ {sms, calls, knowledge}; `textModel` may be
+ * omitted, but then the agent cannot be assigned to an identity until it has one.
+ * @throws ValidationError for bad fields.
+ */
+export async function createAgent(ctx: AppContext, actor: Actor, input: unknown): Promise<AgentView> {
+  requireScope(actor, 'email');
+  const data = parseInput(createAgentInput, input);
+  const now = ctx.clock.now();
+  const agent = await ctx.db.agent.create({
+    data: {
+      id: uuidv7(),
+      accountId: actor.accountId,
+      name: data.name,
+      systemPrompt: data.systemPrompt,
+      textModel: data.textModel ?? null,
+      contextSources: data.contextSources,
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+  return agentView(agent);
+}
+
+/** The account's agents, oldest first. */
+export async function listAgents(ctx: AppContext, actor: Actor): Promise<AgentView[]> {
+  requireScope(actor, 'email');
+  const rows = await ctx.db.agent.findMany({
+    where: { accountId: actor.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map(agentView);
+}
+
+/** One agent. @throws NotFoundError. */
+export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): Promise<AgentView> {
+  requireScope(actor, 'email');
+  return agentView(await findAgent(ctx, actor.accountId, agentId));
+}
+
+/**
+ * PATCH /api/agents/{id}: changes any of name, systemPrompt, textModel, contextSources.
+ * @throws NotFoundError; ValidationError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
+ *   that identities still use (spec 4.4: an assigned agent must have a textModel).
+ */
+export async function updateAgent(ctx: AppContext, actor: Actor, agentId: string, input: unknown): Promise<AgentView> {
+  requireScope(actor, 'email');
+  const data = parseInput(updateAgentInput, input);
+  await findAgent(ctx, actor.accountId, agentId);
+  if (data.textModel === null) {
+    const assigned = await ctx.db.emailIdentity.count({ where: { agentId, status: 'active' } });
+    if (assigned > 0) {
+      throw new ConflictError(
+        'AGENT_ASSIGNED',
+        `Agent ${agentId} is assigned to ${assigned} identities; unassign it before clearing textModel.`,
+        'textModel',
+      );
+    }
+  }
+  const agent = await ctx.db.agent.update({
+    where: { id: agentId },
+    data: { ...data, updatedAt: ctx.clock.now() },
+  });
+  return agentView(agent);
+}
+
+/**
+ * DELETE /api/agents/{id}: deletes the agent and its knowledge documents; identities it was assigned to are
+ * unassigned (agentId null); answers already pending for it are skipped (AGENT_REMOVED).
+ * @throws NotFoundError.
+ */
+export async function deleteAgent(ctx: AppContext, actor: Actor, agentId: string): Promise<void> {
+  requireScope(actor, 'email');
+  await findAgent(ctx, actor.accountId, agentId);
+  await ctx.db.agent.delete({ where: { id: agentId } });
+}
+
+/**
+ * POST /api/agents/{id}/knowledge: adds a document (title ≤ 200 chars, content ≤ 100 000 chars) the agent draws on
+ * when its contextSources include `knowledge`.
+ * @throws NotFoundError; ValidationError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
+ */
+export async function addKnowledgeDocument(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+  input: unknown,
+): Promise<KnowledgeDocumentView> {
+  requireScope(actor, 'email');
+  const data = parseInput(addKnowledgeInput, input);
+  await findAgent(ctx, actor.accountId, agentId);
+  const count = await ctx.db.knowledgeDocument.count({ where: { agentId } });
+  if (count >= MAX_KNOWLEDGE_DOCUMENTS) {
+    throw new UnprocessableError(
+      'KNOWLEDGE_LIMIT_REACHED',
+      `An agent holds at most ${MAX_KNOWLEDGE_DOCUMENTS} knowledge documents.`,
+    );
+  }
+  const doc = await ctx.db.knowledgeDocument.create({
+    data: { id: uuidv7(), accountId: actor.accountId, agentId, ...data, createdAt: ctx.clock.now() },
+  });
+  return knowledgeView(doc);
+}
+
+/** The agent's knowledge documents, oldest first. @throws NotFoundError. */
+export async function listKnowledgeDocuments(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+): Promise<KnowledgeDocumentView[]> {
+  requireScope(actor, 'email');
+  await findAgent(ctx, actor.accountId, agentId);
+  const rows = await ctx.db.knowledgeDocument.findMany({
+    where: { agentId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map(knowledgeView);
+}
+
+/** Deletes one knowledge document. @throws NotFoundError for an unknown agent or document. */
+export async function deleteKnowledgeDocument(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+  documentId: string,
+): Promise<void> {
+  requireScope(actor, 'email');
+  await findAgent(ctx, actor.accountId, agentId);
+  const { count } = await ctx.db.knowledgeDocument.deleteMany({ where: { id: documentId, agentId } });
+  if (count === 0) throw new NotFoundError('Knowledge document', documentId, 'documentId');
+}
+
+/** Description of contextSources shared by both surfaces. */
+export const CONTEXT_SOURCES_DESCRIPTION =
+  'Subset of sms (SMS events involving the sender), calls (voice events involving the sender), knowledge (the agent’s documents).';

@@ -1,0 +1,204 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { EmailIdentity } from '../../generated/prisma/client.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { findAgent } from './agent.service.js';
+import { createIdentityInput, updateIdentityInput } from './email.schemas.js';
+
+/** Spec 2.6: the SMTP submission port identities are told to use (implicit TLS). */
+export const IDENTITY_SMTP_PORT = 465;
+/** Days a deprovisioning identity and its threads stay readable before the purge worker deletes them. */
+export const PURGE_AFTER_DAYS = 30;
+
+/** Spec 2.6 shape of an identity. */
+export interface IdentityView {
+  id: string;
+  address: string;
+  localPart: string;
+  domain: string;
+  displayName: string | null;
+  agentId: string | null;
+  status: 'active' | 'deprovisioning';
+  smtpHost: string;
+  smtpPort: number;
+  smtpUser: string;
+  smtpPass: null;
+  createdAt: string;
+}
+
+/** Spec 2.6 shape of a row. */
+export function identityView(ctx: AppContext, i: EmailIdentity): IdentityView {
+  return {
+    id: i.id,
+    address: i.address,
+    localPart: i.localPart,
+    domain: i.domain,
+    displayName: i.displayName,
+    agentId: i.agentId,
+    status: i.status as IdentityView['status'],
+    smtpHost: ctx.config.SMTP_PUBLIC_HOST,
+    smtpPort: IDENTITY_SMTP_PORT,
+    smtpUser: i.address,
+    smtpPass: null,
+    createdAt: i.createdAt.toISOString(),
+  };
+}
+
+/** The account's identity in any status. @throws NotFoundError (another account's id answers the same). */
+export async function findIdentity(ctx: AppContext, accountId: string, identityId: string): Promise<EmailIdentity> {
+  const identity = await ctx.db.emailIdentity.findFirst({ where: { id: identityId, accountId } });
+  if (!identity) throw new NotFoundError('Email identity', identityId, 'id');
+  return identity;
+}
+
+/** The account's identity, which must be active. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING. */
+export async function findActiveIdentity(
+  ctx: AppContext,
+  accountId: string,
+  identityId: string,
+): Promise<EmailIdentity> {
+  const identity = await findIdentity(ctx, accountId, identityId);
+  if (identity.status !== 'active') {
+    throw new UnprocessableError(
+      'IDENTITY_DEPROVISIONING',
+      `Email identity ${identityId} is deprovisioning; it neither sends nor receives mail.`,
+    );
+  }
+  return identity;
+}
+
+async function requireAssignableAgent(ctx: AppContext, accountId: string, agentId: string): Promise<void> {
+  const agent = await findAgent(ctx, accountId, agentId);
+  if (!agent.textModel) {
+    throw new UnprocessableError(
+      'AGENT_TEXT_MODEL_REQUIRED',
+      `Agent ${agentId} has no textModel; set one before assigning it (spec 4.4).`,
+      'agentId',
+    );
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === 'P2002';
+}
+
+/**
+ * POST /api/email/identities (spec 4.4, 2.6): provisions an inbox `localPart@domain` (domain default EMAIL_DOMAIN),
+ * status `active`. Addresses are lower-cased and unique across the service while the identity exists (also
+ * while deprovisioning, until purged), because inbound mail is routed by address alone.
+ * @throws ValidationError; NotFoundError for an unknown agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
+ *   ConflictError ADDRESS_TAKEN (409).
+ */
+export async function createIdentity(ctx: AppContext, actor: Actor, input: unknown): Promise<IdentityView> {
+  requireScope(actor, 'email');
+  const data = parseInput(createIdentityInput, input);
+  const localPart = data.localPart.toLowerCase();
+  const domain = (data.domain ?? ctx.config.EMAIL_DOMAIN).toLowerCase();
+  const address = `${localPart}@${domain}`;
+  if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
+  const taken = await ctx.db.emailIdentity.findUnique({ where: { address } });
+  if (taken) throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');
+  try {
+    const row = await ctx.db.emailIdentity.create({
+      data: {
+        id: uuidv7(),
+        accountId: actor.accountId,
+        address,
+        localPart,
+        domain,
+        displayName: data.displayName ?? null,
+        agentId: data.agentId ?? null,
+        status: 'active',
+        createdAt: ctx.clock.now(),
+      },
+    });
+    return identityView(ctx, row);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');
+    }
+    throw err;
+  }
+}
+
+/** GET /api/email/identities: every identity of the account (active and deprovisioning), oldest first. */
+export async function listIdentities(ctx: AppContext, actor: Actor): Promise<IdentityView[]> {
+  requireScope(actor, 'email');
+  const rows = await ctx.db.emailIdentity.findMany({
+    where: { accountId: actor.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map((r) => identityView(ctx, r));
+}
+
+/** GET /api/email/identities/{id}. @throws NotFoundError. */
+export async function getIdentity(ctx: AppContext, actor: Actor, identityId: string): Promise<IdentityView> {
+  requireScope(actor, 'email');
+  return identityView(ctx, await findIdentity(ctx, actor.accountId, identityId));
+}
+
+/**
+ * PATCH /api/email/identities/{id} (spec 4.4): displayName and agentId; null clears, absent keeps.
+ * @throws NotFoundError (identity or agent); UnprocessableError AGENT_TEXT_MODEL_REQUIRED or IDENTITY_DEPROVISIONING.
+ */
+export async function updateIdentity(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  input: unknown,
+): Promise<IdentityView> {
+  requireScope(actor, 'email');
+  const data = parseInput(updateIdentityInput, input);
+  await findActiveIdentity(ctx, actor.accountId, identityId);
+  if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
+  const row = await ctx.db.emailIdentity.update({ where: { id: identityId }, data });
+  return identityView(ctx, row);
+}
+
+/**
+ * DELETE /api/email/identities/{id} (spec 4.4, 3): moves the identity to `deprovisioning`. From then on the SMTP
+ * listener refuses mail for it (550), it cannot send, and pending agent answers are skipped; its threads stay
+ * readable for {@link PURGE_AFTER_DAYS} days, then the purge worker deletes identity, threads and messages and the
+ * address becomes free. Repeating the delete answers the same.
+ * @throws NotFoundError.
+ */
+export async function deleteIdentity(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+): Promise<{ status: 'deprovisioning' }> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  if (identity.status === 'active') {
+    await ctx.db.emailIdentity.updateMany({
+      where: { id: identityId, status: 'active' },
+      data: { status: 'deprovisioning', deprovisionedAt: ctx.clock.now() },
+    });
+  }
+  return { status: 'deprovisioning' };
+}
+
+/** Worker: deletes identities deprovisioned more than {@link PURGE_AFTER_DAYS} days ago, with their threads. */
+export function identityPurger(ctx: AppContext) {
+  return {
+    name: 'email-identity-purger',
+    async tick(): Promise<number> {
+      const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
+      const { count } = await ctx.db.emailIdentity.deleteMany({
+        where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },
+      });
+      return count;
+    },
+  };
+}
+
+/**
+ * The row filter every email read uses (GraphQL connections spread it into their Prisma queries): the caller's
+ * account. @throws ForbiddenError without the `email` scope.
+ */
+export function emailScope(actor: Actor): { accountId: string } {
+  requireScope(actor, 'email');
+  return { accountId: actor.accountId };
+}

@@ -1,0 +1,215 @@
+import { type AddressObject, simpleParser } from 'mailparser';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { EmailIdentity } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+import type { Emit } from '../events/event-log.js';
+import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
+
+/** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
+export interface Envelope {
+  mailFrom: string;
+  rcptTo: string[];
+}
+
+/** What was stored for one recipient identity. */
+export interface StoredInbound {
+  identityId: string;
+  threadId: string;
+  messageId: string;
+  /** False when the same Message-ID was already stored for this identity (re-delivery is idempotent). */
+  created: boolean;
+}
+
+function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
+  const list = Array.isArray(field) ? field : field ? [field] : [];
+  return list.flatMap((a) => a.value.map((v) => v.address ?? '')).filter((a) => a !== '');
+}
+
+/** Active identities among `addresses` (lower-cased match). */
+export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
+  if (list.length === 0) return [];
+  return ctx.db.emailIdentity.findMany({
+    where: { address: { in: list.map(normalizeAddress) }, status: 'active' },
+  });
+}
+
+/** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */
+export function mergeParticipants(current: string[], more: string[]): string[] {
+  const out = [...current];
+  for (const a of more.map(normalizeAddress)) if (a && !out.includes(a)) out.push(a);
+  return out;
+}
+
+/**
+ * Stores one inbound RFC 5322 message for every active identity among the envelope recipients and emits
+ * `email.received` per copy (spec 6.1 payload) in the same transaction. Threading (RFC 5322 3.6.4): the message
+ * joins the identity's thread that holds any id of its In-Reply-To or References, else it starts a new thread.
+ * When the identity has an agent, a durable agent job is written in the same transaction: `pending`, or `skipped`
+ * with the reason when RFC 3834 forbids an answer (see {@link autoReplyBlocker}) or the mail is the agent's own
+ * (OWN_IDENTITY: sent by this identity or by another identity the same agent is assigned to). Nothing here waits for the agent, so inbound mail is never lost to a
+ * model failure. This is the one inbound path: the SMTP listener and local delivery between identities both call it.
+ * @returns one entry per recipient identity stored.
+ */
+export async function deliverInbound(ctx: AppContext, raw: Buffer, envelope: Envelope): Promise<StoredInbound[]> {
+  const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
+  const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
+  if (identities.length === 0) return [];
+  const from = normalizeAddress(addresses(parsed.from)[0] ?? envelope.mailFrom ?? '');
+  const to = addresses(parsed.to).map(normalizeAddress);
+  const cc = addresses(parsed.cc).map(normalizeAddress);
+  const messageId = parsed.messageId
+    ? (messageIdsIn(parsed.messageId)[0] ?? parsed.messageId)
+    : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
+  const inReplyTo = messageIdsIn(parsed.inReplyTo)[0] ?? null;
+  const references = messageIdsIn(parsed.references as string | string[] | undefined);
+  const subject = parsed.subject ?? '';
+  const body = (parsed.text ?? '').replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  const autoSubmittedHeader = parsed.headers.get('auto-submitted');
+  const autoSubmitted = autoSubmittedHeader === undefined ? null : String(autoSubmittedHeader);
+  // Raw header lines: mailparser folds List-* headers into a structured `list` entry.
+  const rawHeaders = new Map<string, string>();
+  for (const h of parsed.headerLines) {
+    if (!rawHeaders.has(h.key)) rawHeaders.set(h.key, h.line.slice(h.line.indexOf(':') + 1).trim());
+  }
+  const blocker = autoReplyBlocker({
+    returnPath: envelope.mailFrom,
+    from,
+    headers: rawHeaders,
+    contentType: (parsed.headers.get('content-type') as { value?: string } | undefined)?.value,
+  });
+  const senderIdentity = await ctx.db.emailIdentity.findUnique({
+    where: { address: from },
+    select: { id: true, accountId: true, agentId: true },
+  });
+  const now = ctx.clock.now();
+
+  return ctx.events.transaction(async (tx, emit) => {
+    const out: StoredInbound[] = [];
+    for (const identity of identities) {
+      const existing = await tx.emailMessage.findUnique({
+        where: { identityId_messageId: { identityId: identity.id, messageId } },
+      });
+      if (existing) {
+        out.push({ identityId: identity.id, threadId: existing.threadId, messageId, created: false });
+        continue;
+      }
+      const recipients = to.length > 0 ? to : [identity.address];
+      const threadId = await threadFor(tx, identity, [...(inReplyTo ? [inReplyTo] : []), ...references], {
+        subject,
+        participants: [from, ...recipients, ...cc],
+        now,
+      });
+      const rowId = uuidv7();
+      await tx.emailMessage.create({
+        data: {
+          id: rowId,
+          accountId: identity.accountId,
+          identityId: identity.id,
+          threadId,
+          messageId,
+          direction: 'inbound',
+          from,
+          to: recipients,
+          subject,
+          body,
+          inReplyTo,
+          references,
+          autoSubmitted,
+          status: 'received',
+          sentAt: now,
+        },
+      });
+      if (identity.agentId) {
+        // The agent's own mail: sent by this identity or by another identity that the same agent serves.
+        const own =
+          senderIdentity?.accountId === identity.accountId &&
+          (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
+        const reason = blocker ?? (own ? 'OWN_IDENTITY' : undefined);
+        await tx.agentJob.create({
+          data: {
+            id: uuidv7(),
+            accountId: identity.accountId,
+            identityId: identity.id,
+            agentId: identity.agentId,
+            messageRowId: rowId,
+            status: reason ? 'skipped' : 'pending',
+            reason: reason ?? null,
+            nextAttemptAt: now,
+            sender: from,
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+      }
+      await emitReceived(emit, identity, { from, subject, threadId, messageId });
+      out.push({ identityId: identity.id, threadId, messageId, created: true });
+    }
+    return out;
+  });
+}
+
+/** Spec 6.1: `{event: "email.received", data: {identityId, from, to, subject, threadId, messageId}}`. */
+async function emitReceived(
+  emit: Emit,
+  identity: EmailIdentity,
+  m: { from: string; subject: string; threadId: string; messageId: string },
+): Promise<void> {
+  await emit(identity.accountId, 'email.received', {
+    event: 'email.received',
+    data: {
+      identityId: identity.id,
+      from: m.from,
+      to: identity.address,
+      subject: m.subject,
+      threadId: m.threadId,
+      messageId: m.messageId,
+    },
+  });
+}
+
+/**
+ * The identity's thread holding any of `refs`, updated with one more message; otherwise a new thread.
+ * @returns the thread id.
+ */
+export async function threadFor(
+  tx: Tx,
+  identity: EmailIdentity,
+  refs: string[],
+  m: { subject: string; participants: string[]; now: Date },
+): Promise<string> {
+  const parent =
+    refs.length > 0
+      ? await tx.emailMessage.findFirst({
+          where: { identityId: identity.id, messageId: { in: refs } },
+          orderBy: { sentAt: 'desc' },
+          select: { threadId: true },
+        })
+      : null;
+  if (parent) {
+    const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } });
+    await tx.emailThread.update({
+      where: { id: thread.id },
+      data: {
+        messageCount: { increment: 1 },
+        lastMessageAt: m.now,
+        participants: mergeParticipants(thread.participants, m.participants),
+      },
+    });
+    return thread.id;
+  }
+  const id = uuidv7();
+  await tx.emailThread.create({
+    data: {
+      id,
+      accountId: identity.accountId,
+      identityId: identity.id,
+      subject: m.subject,
+      participants: mergeParticipants([], m.participants),
+      messageCount: 1,
+      lastMessageAt: m.now,
+      createdAt: m.now,
+    },
+  });
+  return id;
+}

@@ -1,0 +1,92 @@
+/**
+ * Pure mail rules of the email area: address syntax (RFC 5321), subjects and threading headers (RFC 5322 3.6.4),
+ * and when an agent must not answer (RFC 3834).
+ */
+
+/** RFC 5322 `atext`: the characters of a dot-atom label. */
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+/** RFC 5321 4.1.2 Dot-string: atoms separated by single dots, no leading/trailing dot. */
+export const DOT_ATOM = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*$`);
+/** RFC 5321 4.5.3.1.1: a local part is at most 64 octets. */
+export const MAX_LOCAL_PART_OCTETS = 64;
+/** RFC 1035 host name: labels of letters, digits and inner hyphens, 1–63 chars each, 253 chars in all. */
+export const DOMAIN_NAME =
+  /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** Lower-cased, trimmed address (identities and senders are matched case-insensitively). */
+export function normalizeAddress(address: string): string {
+  return address.trim().toLowerCase();
+}
+
+const REPLY_PREFIX = /^\s*(?:re|aw|sv|fwd?)\s*(?:\[\d+\])?\s*:\s*/i;
+
+/** The subject without any leading `Re:`/`AW:`/`SV:` prefixes (so replies never become `Re: Re: `). */
+export function baseSubject(subject: string): string {
+  let s = subject.trim();
+  for (let i = 0; i < 20 && /^\s*(?:re|aw|sv)\s*(?:\[\d+\])?\s*:/i.test(s); i++) s = s.replace(REPLY_PREFIX, '');
+  return s;
+}
+
+/** Spec 2.7: a reply's subject is the original subject prefixed with `Re: ` exactly once. */
+export function replySubject(subject: string): string {
+  return `Re: ${baseSubject(subject)}`;
+}
+
+/**
+ * RFC 5322 3.6.4 `References` of a reply: the parent's References (or, lacking them, its In-Reply-To) followed by
+ * the parent's Message-ID; at most `max` ids are kept (the first and the newest ones, as RFC 5322 suggests trimming).
+ */
+export function replyReferences(
+  parent: { messageId: string; references: string[]; inReplyTo: string | null },
+  max = 20,
+): string[] {
+  const base = parent.references.length > 0 ? parent.references : parent.inReplyTo ? [parent.inReplyTo] : [];
+  const chain = [...base.filter((id) => id !== parent.messageId), parent.messageId];
+  if (chain.length <= max) return chain;
+  return [chain[0]!, ...chain.slice(chain.length - (max - 1))];
+}
+
+/** Splits a References/In-Reply-To header value into `<id>` tokens. */
+export function messageIdsIn(value: string | string[] | undefined | null): string[] {
+  if (!value) return [];
+  const text = Array.isArray(value) ? value.join(' ') : value;
+  return text.match(/<[^<>\s]+>/g) ?? [];
+}
+
+/** The facts about an inbound message that decide whether an agent may answer it. */
+export interface AutoReplyFacts {
+  /** Envelope MAIL FROM; '' for the null reverse-path `<>`. */
+  returnPath: string;
+  from: string;
+  headers: Map<string, unknown> | Record<string, unknown>;
+  contentType?: string;
+}
+
+function header(headers: AutoReplyFacts['headers'], name: string): string | undefined {
+  const v = headers instanceof Map ? headers.get(name) : headers[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'object' && 'value' in (v as object)) return String((v as { value: unknown }).value);
+  return String(v);
+}
+
+/**
+ * Why an agent must not answer this message, or undefined when it may (RFC 3834 section 2 and 3.1.8):
+ * - `BOUNCE`: a delivery status report (`multipart/report`) or a sender named MAILER-DAEMON/postmaster;
+ * - `EMPTY_RETURN_PATH`: MAIL FROM:<> (RFC 3834 3.1.8: never respond to it);
+ * - `AUTO_SUBMITTED`: `Auto-Submitted` present with a value other than `no`;
+ * - `MAILING_LIST`: `List-Id` present or `Precedence: bulk|junk|list`.
+ */
+export function autoReplyBlocker(facts: AutoReplyFacts): string | undefined {
+  const local = facts.from.split('@')[0]?.toLowerCase() ?? '';
+  if (facts.contentType?.toLowerCase().startsWith('multipart/report') || /^(mailer-daemon|postmaster)$/.test(local)) {
+    return 'BOUNCE';
+  }
+  if (facts.returnPath.trim() === '') return 'EMPTY_RETURN_PATH';
+  const auto = header(facts.headers, 'auto-submitted');
+  if (auto !== undefined && auto.trim().split(';')[0]!.trim().toLowerCase() !== 'no') return 'AUTO_SUBMITTED';
+  if (header(facts.headers, 'list-id') !== undefined) return 'MAILING_LIST';
+  const precedence = header(facts.headers, 'precedence')?.trim().toLowerCase();
+  if (precedence === 'bulk' || precedence === 'junk' || precedence === 'list') return 'MAILING_LIST';
+  return undefined;
+}

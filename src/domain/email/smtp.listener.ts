@@ -1,0 +1,90 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import type { AppContext } from '../../app-context.js';
+import { activeIdentitiesFor, deliverInbound } from './inbound.service.js';
+
+/** An SMTP reply as an error smtp-server sends to the client. */
+function smtpError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+/** A running inbound listener. */
+export interface SmtpListener {
+  /** The bound TCP port. */
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The inbound SMTP listener (smtp-server), the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
+ * terminator or on a private network). Rules:
+ * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
+ * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
+ * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
+ * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
+ *   a storage failure answers `451 4.3.0` so the sender retries.
+ */
+export async function startSmtpListener(ctx: AppContext, port: number): Promise<SmtpListener> {
+  const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
+  const server = new SMTPServer({
+    name: ctx.config.SMTP_PUBLIC_HOST,
+    banner: 'Switchboard inbound mail',
+    size: maxBytes,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    maxClients: 200,
+    onRcptTo(address, session, callback) {
+      if (session.envelope.rcptTo.length >= ctx.config.SMTP_MAX_RECIPIENTS) {
+        callback(smtpError(452, '4.5.3 Too many recipients'));
+        return;
+      }
+      activeIdentitiesFor(ctx, [address.address]).then(
+        (found) =>
+          callback(found.length > 0 ? null : smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`)),
+        (err: unknown) => {
+          ctx.log.error({ err }, 'SMTP recipient lookup failed');
+          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= maxBytes) chunks.push(chunk);
+      });
+      stream.on('end', () => {
+        if (stream.sizeExceeded || bytes > maxBytes) {
+          callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
+          return;
+        }
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        deliverInbound(ctx, Buffer.concat(chunks), {
+          mailFrom,
+          rcptTo: session.envelope.rcptTo.map((r) => r.address),
+        }).then(
+          () => callback(null),
+          (err: unknown) => {
+            ctx.log.error({ err }, 'storing inbound mail failed');
+            callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+          },
+        );
+      });
+    },
+  });
+  server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, ctx.config.HOST, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = (server.server.address() as AddressInfo).port;
+  return {
+    port: bound,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,147 @@
+import type { AppContext } from '../../app-context.js';
+import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { BadRequestError, NotFoundError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { listThreadsInput } from './email.schemas.js';
+import { findIdentity } from './identity.service.js';
+
+/** Spec 2.7 thread summary. */
+export interface ThreadSummary {
+  threadId: string;
+  subject: string;
+  participants: string[];
+  messageCount: number;
+  lastMessageAt: string;
+}
+
+/** State of the agent's answer to an inbound message (README "Agents"); null on outbound messages or without agent. */
+export interface AgentAnswerView {
+  status: string;
+  reason: string | null;
+  attempts: number;
+  lastError: string | null;
+  replyMessageId: string | null;
+}
+
+/** Spec 2.7 message plus `direction`, delivery `status`/`statusDetail` and `agent` (README "Message status"). */
+export interface MessageView {
+  messageId: string;
+  threadId: string;
+  from: string;
+  to: string[];
+  subject: string;
+  body: string;
+  sentAt: string;
+  direction: 'inbound' | 'outbound';
+  inReplyTo: string | null;
+  references: string[];
+  status: string;
+  statusDetail: string | null;
+  agent: AgentAnswerView | null;
+}
+
+/** Converts a row. */
+export function threadSummary(t: EmailThread): ThreadSummary {
+  return {
+    threadId: t.id,
+    subject: t.subject,
+    participants: t.participants,
+    messageCount: t.messageCount,
+    lastMessageAt: t.lastMessageAt.toISOString(),
+  };
+}
+
+/** Converts a row (with its agent job, if any). */
+export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): MessageView {
+  const j = m.agentJob;
+  return {
+    messageId: m.messageId,
+    threadId: m.threadId,
+    from: m.from,
+    to: m.to,
+    subject: m.subject,
+    body: m.body,
+    sentAt: m.sentAt.toISOString(),
+    direction: m.direction as MessageView['direction'],
+    inReplyTo: m.inReplyTo,
+    references: m.references,
+    status: m.status,
+    statusDetail: m.statusDetail,
+    agent: j
+      ? {
+          status: j.status,
+          reason: j.reason,
+          attempts: j.attempts,
+          lastError: j.lastError,
+          replyMessageId: j.replyMessageId,
+        }
+      : null,
+  };
+}
+
+function encodeCursor(t: EmailThread): string {
+  return Buffer.from(JSON.stringify([t.lastMessageAt.toISOString(), t.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(at);
+    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    return { at: date, id };
+  } catch {
+    throw new BadRequestError('INVALID_CURSOR', 'cursor is not one this endpoint returned', 'cursor');
+  }
+}
+
+/**
+ * GET /api/email/identities/{id}/threads (spec 4.4): the identity's threads, newest activity first (lastMessageAt
+ * descending, then threadId descending), keyset-paged. `limit` default 20, max 100. `nextCursor` is an opaque
+ * string; on the last page it is the empty string "" (the spec types it as a string).
+ * @throws NotFoundError; ValidationError (limit); BadRequestError INVALID_CURSOR.
+ */
+export async function listThreads(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  query: unknown,
+): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
+  requireScope(actor, 'email');
+  const { limit, cursor } = parseInput(listThreadsInput, query);
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const after = cursor ? decodeCursor(cursor) : undefined;
+  const rows = await ctx.db.emailThread.findMany({
+    where: {
+      identityId: identity.id,
+      ...(after
+        ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] }
+        : {}),
+    },
+    orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }],
+    take: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { threads: page.map(threadSummary), nextCursor: rows.length > limit && last ? encodeCursor(last) : '' };
+}
+
+/**
+ * GET /api/email/identities/{id}/threads/{threadId} (spec 2.7): the summary plus every message, oldest first.
+ * @throws NotFoundError for an unknown identity or a thread of another identity.
+ */
+export async function getThread(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  threadId: string,
+): Promise<ThreadSummary & { messages: MessageView[] }> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const thread = await ctx.db.emailThread.findFirst({
+    where: { id: threadId, identityId: identity.id },
+    include: { messages: { orderBy: [{ sentAt: 'asc' }, { id: 'asc' }], include: { agentJob: true } } },
+  });
+  if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
+  return { ...threadSummary(thread), messages: thread.messages.map(messageView) };
+}
