@@ -215,7 +215,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(res.body).toMatchObject({ brandId: brand.id, qualified: true, identityStatus: 'VERIFIED' });
     const marketing = res.body.usecases.find((u: { usecase: string }) => u.usecase === 'MARKETING');
     expect(marketing.qualifies).toBe(true);
-    expect(marketing.carriers.map((c: { networkId: number }) => c.networkId)).toEqual([10017, 10035, 10038, 10037]);
+    expect(marketing.carriers.map((c: { networkId: number }) => c.networkId)).toEqual([10017, 10035, 10037, 10038]);
     expect(marketing.carriers[0]).toEqual({
       networkId: 10017,
       carrier: 'AT&T',

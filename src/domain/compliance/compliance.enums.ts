@@ -140,12 +140,12 @@ export interface Carrier {
   reviewDelayMs: number;
 }
 
-/** The carriers every campaign gets a review row for, in the order they decide in the sandbox. */
+/** The carriers every campaign gets a review row for, ascending by network id (the order of every carrier list). */
 export const CARRIERS: readonly Carrier[] = [
   { networkId: 10017, name: 'AT&T', reviewDelayMs: 10_000 },
   { networkId: 10035, name: 'T-Mobile', reviewDelayMs: 20_000 },
-  { networkId: 10038, name: 'Verizon Wireless', reviewDelayMs: 30_000 },
   { networkId: 10037, name: 'US Cellular', reviewDelayMs: 40_000 },
+  { networkId: 10038, name: 'Verizon Wireless', reviewDelayMs: 30_000 },
 ];
 
 /** Enum names served by GET /compliance/enums/{name} (spec 2.10). */
