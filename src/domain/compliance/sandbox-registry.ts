@@ -9,6 +9,8 @@ import { brandDecision, carrierDecision, carrierDelayMs, SANDBOX_DELAYS, vetting
 
 /** Due tasks handled per worker tick. */
 const BATCH = 100;
+/** How long a task whose decision threw waits before it is tried again, in ms. */
+const RETRY_MS = 60_000;
 
 /**
  * The default registry adapter: a simulator whose schedule is rows of `compliance_registry_tasks` (one per future
@@ -167,7 +169,18 @@ export class SandboxRegistry implements CampaignRegistry {
           take: BATCH,
         });
         let handled = 0;
-        for (const task of due) if (await this.#run(task)) handled++;
+        for (const task of due) {
+          try {
+            if (await this.#run(task)) handled++;
+          } catch (err) {
+            // One failing decision must not hold back the rest of the schedule: log it and retry it later.
+            this.ctx.log.error({ err, taskId: task.id, kind: task.kind }, 'sandbox registry task failed');
+            await this.ctx.db.registryTask.updateMany({
+              where: { id: task.id },
+              data: { dueAt: new Date(this.ctx.clock.now().getTime() + RETRY_MS) },
+            });
+          }
+        }
         return handled;
       },
     };
