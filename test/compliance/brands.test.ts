@@ -192,6 +192,10 @@ describe('brands over REST (spec 4.1)', () => {
     expect((await a.request('GET', `/compliance/brands/${brand.id}`)).body.status).toBe('ACTIVE');
     const invalid = await a.request('PUT', `/compliance/brands/${brand.id}`, { name: 'x' });
     expect(invalid.status).toBe(400);
+    const read = (await a.request('GET', `/compliance/brands/${brand.id}`)).body;
+    const roundTrip = await a.request('PUT', `/compliance/brands/${brand.id}`, { ...read, vertical: 'TECHNOLOGY' });
+    expect(roundTrip.status, JSON.stringify(roundTrip.body)).toBe(200);
+    expect(roundTrip.body).toMatchObject({ vertical: 'TECHNOLOGY', status: 'ACTIVE', id: brand.id });
   });
 
   it('deletes a brand without campaigns (then 404)', async () => {

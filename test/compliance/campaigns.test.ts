@@ -328,6 +328,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
         (c: { status: string; approvedAt: null }) => c.status === 'PENDING' && c.approvedAt === null,
       ),
     ).toBe(true);
+    const read = (await a.request('GET', `/compliance/campaigns/${campaign.id}`)).body;
+    const roundTrip = await a.request('PUT', `/compliance/campaigns/${campaign.id}`, { ...read, numberPool: false });
+    expect(roundTrip.status).toBe(200);
+    expect(roundTrip.body).toMatchObject({ numberPool: false, description });
     const fixed = await a.request('PUT', `/compliance/campaigns/${campaign.id}`, { usecase: 'MARKETING' });
     expect(fixed.status).toBe(422);
     expect(fixed.body.error).toMatchObject({ code: 'IMMUTABLE_FIELD', field: 'usecase' });

@@ -7,7 +7,14 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { type BrandDto, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, USECASES, VETTED_USECASES } from './compliance.enums.js';
-import { type BrandInput, brandInput, type PageQuery, pageQuery, vettingApplyInput } from './compliance.schemas.js';
+import {
+  type BrandInput,
+  brandInput,
+  brandUpdateInput,
+  type PageQuery,
+  pageQuery,
+  vettingApplyInput,
+} from './compliance.schemas.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
 import { registryOf } from './registry.port.js';
 import type { FeedbackItem } from './sandbox.rules.js';
@@ -107,7 +114,7 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  */
 export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const data = brandData(parseInput(brandInput, input));
+  const data = brandData(parseInput(brandUpdateInput, input));
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
     const current = await findOwnBrand(tx, actor, id);

@@ -40,37 +40,51 @@ const brandFields = {
   website: z
     .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
     .max(2048)
-    .optional(),
-  email: z.email({ message: 'must be an email address' }).max(320).optional(),
-  phone: e164.optional().describe('Contact phone, E.164.'),
-  stockSymbol: z.string().trim().min(1).max(10).optional().describe('Required for PUBLIC_PROFIT.'),
-  stockExchange: z.enum(STOCK_EXCHANGES).optional().describe('Required for PUBLIC_PROFIT.'),
+    .nullish(),
+  email: z.email({ message: 'must be an email address' }).max(320).nullish(),
+  phone: e164.nullish().describe('Contact phone, E.164; null clears it.'),
+  stockSymbol: z.string().trim().min(1).max(10).nullish().describe('Required for PUBLIC_PROFIT.'),
+  stockExchange: z.enum(STOCK_EXCHANGES).nullish().describe('Required for PUBLIC_PROFIT.'),
 };
 
-/**
- * Body of POST /compliance/brands and PUT /compliance/brands/{id} (spec 2.1; PUT sends the same fields as
- * registration, so optional fields left out are cleared). TCR rule: PUBLIC_PROFIT needs stockSymbol and stockExchange.
- */
+/** TCR rule: PUBLIC_PROFIT needs stockSymbol and stockExchange (runs even when other fields fail, to report all). */
+function requireStockFields(value: unknown, ctx: z.RefinementCtx): void {
+  const v = (value ?? {}) as { entityType?: unknown; stockSymbol?: unknown; stockExchange?: unknown };
+  if (v.entityType !== 'PUBLIC_PROFIT') return;
+  for (const field of ['stockSymbol', 'stockExchange'] as const) {
+    if (v[field] === undefined || v[field] === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: 'is required for entityType PUBLIC_PROFIT',
+        params: { code: 'REQUIRED' },
+      });
+    }
+  }
+}
+
+/** Read-only fields of a response; accepted and ignored on PUT so a client may send back what it read. */
+function readOnly<K extends string>(keys: readonly K[]) {
+  return Object.fromEntries(keys.map((k) => [k, z.unknown().optional()])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
+}
+
+/** Body of POST /compliance/brands (spec 2.1). */
 export const brandInput = z
   .object(brandFields)
   .strict()
-  .superRefine(
-    (value, ctx) => {
-      const v = (value ?? {}) as { entityType?: unknown; stockSymbol?: unknown; stockExchange?: unknown };
-      if (v.entityType !== 'PUBLIC_PROFIT') return;
-      for (const field of ['stockSymbol', 'stockExchange'] as const) {
-        if (v[field] === undefined || v[field] === null) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [field],
-            message: 'is required for entityType PUBLIC_PROFIT',
-            params: { code: 'REQUIRED' },
-          });
-        }
-      }
-    },
-    { when: () => true },
-  );
+  .superRefine(requireStockFields, { when: () => true });
+
+const BRAND_READ_ONLY = ['id', 'status', 'identityStatus', 'createdAt', 'updatedAt'] as const;
+
+/**
+ * Body of PUT /compliance/brands/{id}: the same fields as registration (optional fields left out are cleared);
+ * the read-only fields of a brand are accepted and ignored.
+ */
+export const brandUpdateInput = z
+  .object({ ...brandFields, ...readOnly(BRAND_READ_ONLY) })
+  .strict()
+  .superRefine(requireStockFields, { when: () => true })
+  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest);
 export type BrandInput = z.output<typeof brandInput>;
 
 const usecaseSchema = z.preprocess(
@@ -96,12 +110,26 @@ const campaignFields = {
 export const campaignInput = z.object(campaignFields).strict();
 export type CampaignInput = z.output<typeof campaignInput>;
 
+const CAMPAIGN_READ_ONLY = [
+  'id',
+  'status',
+  'expedited',
+  'numberCount',
+  'carriers',
+  'sendable',
+  'blockingReasons',
+  'createdAt',
+  'updatedAt',
+] as const;
+
 /**
  * Body of PUT /compliance/campaigns/{id}: any of the campaign fields; fields left out keep their value. brandId
- * and usecase may be sent but not changed (TCR: a campaign's brand and use case are fixed).
+ * and usecase may be sent but not changed (TCR: a campaign's brand and use case are fixed); the read-only fields
+ * of a campaign are accepted and ignored.
  */
 export const campaignUpdateInput = z
   .object({
+    ...readOnly(CAMPAIGN_READ_ONLY),
     brandId: campaignFields.brandId.optional(),
     usecase: usecaseSchema.optional(),
     description: campaignFields.description.optional(),
@@ -110,7 +138,12 @@ export const campaignUpdateInput = z
     subscriberHelp: z.boolean().optional(),
     numberPool: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .transform((v) => {
+    const out: Record<string, unknown> = { ...v };
+    for (const k of CAMPAIGN_READ_ONLY) delete out[k];
+    return out as Omit<typeof v, (typeof CAMPAIGN_READ_ONLY)[number]>;
+  });
 export type CampaignUpdateInput = z.output<typeof campaignUpdateInput>;
 
 /** Body of POST /compliance/campaigns/{id}/nudge (TCR nudge). */

@@ -26,6 +26,7 @@ import {
 } from '../../domain/compliance/campaign.service.js';
 import {
   brandInput,
+  brandUpdateInput,
   campaignInput,
   campaignUpdateInput,
   didMappingQuery,
@@ -192,7 +193,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         tags: brands,
         summary: 'Replace a brand’s fields; identity changes send it back to PENDING (re-vetting).',
         params: idParams,
-        body: brandInput,
+        body: brandUpdateInput,
         response: { 200: brandOut },
       },
     },
