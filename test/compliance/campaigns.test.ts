@@ -227,6 +227,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     });
     expect(notLinked.status).toBe(422);
     expect(notLinked.body.error.code).toBe('NUMBERS_NOT_ASSIGNED');
+    expect(detailCodes(notLinked.body)).toEqual(['numbers.1:NUMBER_NOT_ASSIGNED']);
     expect((await a.request('GET', `/compliance/campaigns/${campaign.id}/numbers`)).body.numbers).toHaveLength(1);
     const events = await t.app.ctx.db.event.findMany({
       where: { accountId: a.accountId, eventType: { startsWith: '10dlc.numbers' } },
@@ -265,6 +266,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
       });
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe('NUMBERS_NOT_PROVISIONED');
+      expect(detailCodes(res.body)).toEqual(['numbers.1:NUMBER_NOT_PROVISIONED']);
     }
     expect((await a.request('GET', `/compliance/campaigns/${campaign.id}/numbers`)).body.numbers).toEqual([]);
     expect(await t.app.ctx.db.phoneNumber.count({ where: { campaignId: campaign.id } })).toBe(0);

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { ConflictError, type ErrorDetail, NotFoundError, UnprocessableError } from '../errors.js';
+import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto } from './compliance.dto.js';
@@ -187,7 +187,7 @@ export interface AssignResult {
  * POST /compliance/campaigns/{id}/numbers/assign `{numbers}` (spec 4.2, 7): links provisioned numbers to the
  * campaign, all or nothing. Numbers already on this campaign are reported in `alreadyAssigned`. Emits
  * 10dlc.numbers.assigned with the newly linked numbers.
- * @throws ValidationError; NotFoundError; UnprocessableError 422 NUMBERS_NOT_PROVISIONED when any number is not
+ * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
  *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
  *   (details name each number; nothing of the call is assigned).
  */
@@ -203,10 +203,16 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
     const byNumber = new Map(rows.map((r) => [r.number, r]));
     const missing = wanted.filter((w) => !byNumber.has(w.number));
     if (missing.length > 0) {
-      throw new UnprocessableError(
+      throw new DomainError(
         'NUMBERS_NOT_PROVISIONED',
         `Not provisioned in this account: ${missing.map((m) => m.number).join(', ')}; nothing was assigned.`,
-        'numbers',
+        422,
+        `numbers.${missing[0]!.index}`,
+        missing.map((w) => ({
+          code: 'NUMBER_NOT_PROVISIONED',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is not provisioned in this account (POST /api/numbers)`,
+        })),
       );
     }
     const elsewhere = wanted.filter((w) => {
@@ -250,8 +256,8 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
  * POST /compliance/campaigns/{id}/numbers/remove `{numbers}`: unlinks numbers from the campaign (they stay
  * provisioned), all or nothing. Emits 10dlc.numbers.removed.
  * @returns `{campaignId, removed, numbers}` (numbers = still linked).
- * @throws ValidationError; NotFoundError; UnprocessableError 422 NUMBERS_NOT_ASSIGNED when any number is not linked
- *   to this campaign.
+ * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
+ *   linked to this campaign.
  */
 export async function removeNumbers(
   ctx: AppContext,
@@ -269,10 +275,16 @@ export async function removeNumbers(
     const linked = new Set(rows.map((r) => r.number));
     const notLinked = wanted.filter((w) => !linked.has(w.number));
     if (notLinked.length > 0) {
-      throw new UnprocessableError(
+      throw new DomainError(
         'NUMBERS_NOT_ASSIGNED',
         `Not assigned to this campaign: ${notLinked.map((m) => m.number).join(', ')}; nothing was removed.`,
+        422,
         `numbers.${notLinked[0]!.index}`,
+        notLinked.map((w) => ({
+          code: 'NUMBER_NOT_ASSIGNED',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is not assigned to this campaign`,
+        })),
       );
     }
     const removed = wanted.map((w) => w.number);
