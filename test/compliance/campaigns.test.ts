@@ -61,6 +61,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     const second = await a.request('GET', `/compliance/campaigns?limit=2&cursor=${first.body.nextCursor}`);
     expect([...first.body.campaigns, ...second.body.campaigns].map((c: { id: string }) => c.id)).toEqual(ids);
     expect(second.body.nextCursor).toBeNull();
+    const otherBrand = await activeBrand(t, a);
+    const otherId = (await a.request('POST', '/compliance/campaigns', campaignBody(otherBrand.id))).body.id;
+    const filtered = await a.request('GET', `/compliance/campaigns?brandId=${otherBrand.id}`);
+    expect(filtered.body.campaigns.map((c: { id: string }) => c.id)).toEqual([otherId]);
   });
 
   it('validates campaigns: every rule at once (usecase, description 40–4096, 2–5 samples of 20–1024, booleans)', async () => {

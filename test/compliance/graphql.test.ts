@@ -51,8 +51,8 @@ const CampaignDetail = graphql(`
   }
 `);
 const Campaigns = graphql(`
-  query Campaigns($first: Int, $after: String) {
-    campaigns(first: $first, after: $after) { edges { node { id status } } pageInfo { hasNextPage endCursor } }
+  query Campaigns($first: Int, $after: String, $brandId: ID) {
+    campaigns(first: $first, after: $after, brandId: $brandId) { edges { node { id status } } pageInfo { hasNextPage endCursor } }
   }
 `);
 const UpdateCampaign = graphql(`
@@ -270,6 +270,8 @@ describe('compliance over GraphQL', () => {
 
     const campaigns = await a.gql(Campaigns, { first: 10 });
     expect(campaigns.data?.campaigns.edges.map((e) => e.node.id)).toEqual([campaign.id, second.id]);
+    const none = await a.gql(Campaigns, { first: 10, brandId: 'no-such-brand' });
+    expect(none.data?.campaigns.edges).toEqual([]);
 
     const refusedRelease = await a.gql(ReleaseNumber, { number: numbers[0]! });
     expect(refusedRelease.errors?.[0]?.extensions?.code).toBe('NUMBER_ASSIGNED');

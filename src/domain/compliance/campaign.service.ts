@@ -10,7 +10,7 @@ import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
-import { campaignInput, campaignUpdateInput, nudgeInput, type PageQuery, pageQuery } from './compliance.schemas.js';
+import { campaignInput, campaignListQuery, campaignUpdateInput, nudgeInput } from './compliance.schemas.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
 import { registryOf } from './registry.port.js';
@@ -118,25 +118,33 @@ export async function createCampaign(ctx: AppContext, actor: Actor, input: unkno
 }
 
 /** Campaigns of the account in a keyset window, ascending by id (creation order). */
-export async function pageCampaigns(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<CampaignDto[]> {
+export async function pageCampaigns(
+  ctx: AppContext,
+  actor: Actor,
+  window: KeysetWindow,
+  filter: { brandId?: string } = {},
+): Promise<CampaignDto[]> {
   requireScope(actor, 'compliance');
   const args = keysetArgs('id', window);
   const rows = await ctx.db.campaign.findMany({
     ...args,
-    where: { accountId: actor.accountId, ...args.where },
+    where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}), ...args.where },
     include: campaignStateInclude,
   });
   return rows.map(campaignDto);
 }
 
-/** GET /compliance/campaigns: `{campaigns, nextCursor}`, oldest first, `?limit` (1–200, default 50), `?cursor`. */
+/**
+ * GET /compliance/campaigns: `{campaigns, nextCursor}`, oldest first, `?limit` (1–200, default 50), `?cursor`,
+ * optionally only one brand's (`?brandId`; an unknown brand gives an empty list).
+ */
 export async function listCampaigns(
   ctx: AppContext,
   actor: Actor,
   query: unknown,
 ): Promise<{ campaigns: CampaignDto[]; nextCursor: string | null }> {
-  const q: PageQuery = parseInput(pageQuery, query);
-  const rows = await pageCampaigns(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 });
+  const q = parseInput(campaignListQuery, query);
+  const rows = await pageCampaigns(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 }, q);
   const page = rows.slice(0, q.limit);
   return { campaigns: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.id) : null };
 }

@@ -179,6 +179,11 @@ export const pageQuery = z
   .strict();
 export type PageQuery = z.output<typeof pageQuery>;
 
+/** `?limit&cursor&brandId` of GET /compliance/campaigns. */
+export const campaignListQuery = pageQuery
+  .extend({ brandId: z.string().min(1).optional().describe('Only campaigns of this brand.') })
+  .strict();
+
 /** `?limit&cursor` of GET /compliance/did-mapping (a bare array per spec 2.5; next cursor in `x-next-cursor`). */
 export const didMappingQuery = z
   .object({

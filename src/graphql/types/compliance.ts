@@ -349,12 +349,18 @@ builder.queryFields((t) => ({
   campaigns: t.connection(
     {
       type: CampaignRef,
-      description: 'Campaigns of the account, oldest first (Relay connection).',
+      description: 'Campaigns of the account (or of one brand), oldest first (Relay connection).',
+      args: { brandId: t.arg.id({ description: 'Only campaigns of this brand.' }) },
       resolve: (_root, args, ctx) =>
         resolveCursorConnection<Promise<CampaignDto[]>>(
           { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
           (w) =>
-            pageCampaigns(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+            pageCampaigns(
+              ctx.app,
+              ctx.actor,
+              { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
+              { brandId: args.brandId ? String(args.brandId) : undefined },
+            ),
         ),
     },
     { name: 'CampaignConnection' },

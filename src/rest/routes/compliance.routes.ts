@@ -28,6 +28,7 @@ import {
   brandInput,
   brandUpdateInput,
   campaignInput,
+  campaignListQuery,
   campaignUpdateInput,
   didMappingQuery,
   nudgeInput,
@@ -281,8 +282,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
-        summary: 'All campaigns of the account, oldest first, paged by ?limit&cursor.',
-        querystring: pageQuery,
+        summary: 'All campaigns of the account (or of ?brandId), oldest first, paged by ?limit&cursor.',
+        querystring: campaignListQuery,
         response: { 200: z.object({ campaigns: z.array(campaignOut), nextCursor: z.string().nullable() }) },
       },
     },
