@@ -22,6 +22,7 @@ export interface BrandDto {
   updatedAt: string;
 }
 
+/** The API shape of a brand row. */
 export function brandDto(b: Brand): BrandDto {
   return {
     id: b.id,
@@ -54,6 +55,7 @@ export interface VettingDto {
   completedAt: string | null;
 }
 
+/** The API shape of a vetting row (`id` becomes `vettingId`). */
 export function vettingDto(v: Vetting): VettingDto {
   return {
     vettingId: v.id,
@@ -77,6 +79,7 @@ export interface CarrierDto {
   estimatedDecisionAt: string | null;
 }
 
+/** The API shape of a carrier review row. */
 export function carrierDto(c: CampaignCarrier): CarrierDto {
   return {
     carrier: carrierName(c.networkId),
@@ -122,6 +125,7 @@ export interface CampaignDto {
   updatedAt: string;
 }
 
+/** The API shape of a campaign with its readiness computed by campaignReadiness (campaign.rules.ts). */
 export function campaignDto(c: CampaignWithState): CampaignDto {
   const readiness = campaignReadiness({
     brandStatus: c.brand.status,
@@ -156,6 +160,7 @@ export interface NumberDto {
   createdAt: string;
 }
 
+/** The API shape of a number row. */
 export function numberDto(n: PhoneNumber): NumberDto {
   return {
     number: n.number,

@@ -122,6 +122,7 @@ export const NUDGE_INTENTS = ['REVIEW', 'APPEAL_REJECTION'] as const;
 /** TCR brand feedback categories. */
 export const FEEDBACK_CATEGORIES = ['TAX_ID', 'STOCK_SYMBOL', 'GOVERNMENT_ENTITY', 'NONPROFIT', 'OTHERS'] as const;
 
+/** Value types of the sets above. */
 export type Vertical = (typeof VERTICALS)[number];
 export type EntityType = (typeof ENTITY_TYPES)[number];
 export type Usecase = (typeof USECASES)[number];

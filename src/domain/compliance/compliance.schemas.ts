@@ -85,6 +85,7 @@ export const brandUpdateInput = z
   .strict()
   .superRefine(requireStockFields, { when: () => true })
   .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest);
+/** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
 
 const usecaseSchema = z.preprocess(
@@ -108,6 +109,7 @@ const campaignFields = {
 
 /** Body of POST /compliance/campaigns (spec 2.3). */
 export const campaignInput = z.object(campaignFields).strict();
+/** Parsed campaignInput. */
 export type CampaignInput = z.output<typeof campaignInput>;
 
 const CAMPAIGN_READ_ONLY = [
@@ -144,6 +146,7 @@ export const campaignUpdateInput = z
     for (const k of CAMPAIGN_READ_ONLY) delete out[k];
     return out as Omit<typeof v, (typeof CAMPAIGN_READ_ONLY)[number]>;
   });
+/** Parsed campaignUpdateInput. */
 export type CampaignUpdateInput = z.output<typeof campaignUpdateInput>;
 
 /** Body of POST /compliance/campaigns/{id}/nudge (TCR nudge). */
@@ -153,6 +156,7 @@ export const nudgeInput = z
     description: z.string().max(1024).optional().describe('Note to the reviewers, at most 1024 characters.'),
   })
   .strict();
+/** Parsed nudgeInput. */
 export type NudgeInput = z.output<typeof nudgeInput>;
 
 /** Optional body of POST /compliance/brands/{id}/vetting/apply. */
@@ -162,12 +166,14 @@ export const vettingApplyInput = z
     vettingClass: z.enum(VETTING_CLASSES).default('STANDARD').describe('Vetting class; default STANDARD.'),
   })
   .strict();
+/** Parsed vettingApplyInput. */
 export type VettingApplyInput = z.output<typeof vettingApplyInput>;
 
 /** Body of number provisioning, assignment and removal: `{numbers: string[]}`, E.164, 1 to 100 per call. */
 export const numbersInput = z
   .object({ numbers: z.array(e164).min(1).max(100).describe('E.164 numbers, 1 to 100.') })
   .strict();
+/** Parsed numbersInput. */
 export type NumbersInput = z.output<typeof numbersInput>;
 
 /** `?limit&cursor` of the paged lists (README "Paging"). */
@@ -177,6 +183,7 @@ export const pageQuery = z
     cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
   })
   .strict();
+/** Parsed pageQuery. */
 export type PageQuery = z.output<typeof pageQuery>;
 
 /** `?limit&cursor&brandId` of GET /compliance/campaigns. */
