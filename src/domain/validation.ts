@@ -21,7 +21,7 @@ function codeOf(issue: z.core.$ZodIssue, input: unknown): string {
     case 'invalid_format':
       return 'INVALID_FORMAT';
     case 'invalid_value':
-      return 'INVALID_ENUM_VALUE';
+      return valueAt(input, issue.path) === undefined ? 'REQUIRED' : 'INVALID_ENUM_VALUE';
     case 'unrecognized_keys':
       return 'UNKNOWN_FIELD';
     case 'custom':

@@ -1,0 +1,356 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { Brand } from '../../generated/prisma/client.js';
+import type { Db, Tx } from '../../infra/db.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { type BrandDto, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
+import { CARRIERS, SPECIAL_USECASES, USECASES, VETTED_USECASES } from './compliance.enums.js';
+import {
+  type BrandInput,
+  brandInput,
+  brandUpdateInput,
+  type PageQuery,
+  pageQuery,
+  vettingApplyInput,
+} from './compliance.schemas.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
+import { registryOf } from './registry.port.js';
+import type { FeedbackItem } from './sandbox.rules.js';
+
+/**
+ * Brand fields whose change sends the brand back to the registry's identity check (TCR re-vets a brand when its
+ * legal identity changes): name, ein, entityType, country, stockSymbol, stockExchange. vertical, website, email and
+ * phone change without re-vetting.
+ */
+export const IDENTITY_FIELDS = ['name', 'ein', 'entityType', 'country', 'stockSymbol', 'stockExchange'] as const;
+
+/** Loads a brand of the actor's account. @throws NotFoundError (404) for a missing or another account's brand. */
+export async function findOwnBrand(db: Db | Tx, actor: Actor, id: string, field?: string): Promise<Brand> {
+  const brand = await db.brand.findFirst({ where: { id, accountId: actor.accountId } });
+  if (!brand) throw new NotFoundError('brand', id, field);
+  return brand;
+}
+
+function brandData(input: BrandInput) {
+  return {
+    name: input.name,
+    ein: input.ein,
+    vertical: input.vertical,
+    entityType: input.entityType,
+    country: input.country,
+    website: input.website ?? null,
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    stockSymbol: input.stockSymbol ?? null,
+    stockExchange: input.stockExchange ?? null,
+  };
+}
+
+/**
+ * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
+ * the registry for its identity check. Emits 10dlc.brand.registered.
+ * @throws ValidationError (400) listing every violated rule (spec 2.1, TCR PUBLIC_PROFIT stock fields).
+ */
+export async function registerBrand(ctx: AppContext, actor: Actor, input: unknown): Promise<BrandDto> {
+  requireScope(actor, 'compliance');
+  const data = parseInput(brandInput, input);
+  const now = ctx.clock.now();
+  const brand = await ctx.events.transaction(async (tx, emit) => {
+    const created = await tx.brand.create({
+      data: {
+        id: uuidv7(),
+        accountId: actor.accountId,
+        ...brandData(data),
+        status: 'PENDING',
+        identityStatus: 'SELF_DECLARED',
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    await registryOf(ctx).submitBrand(tx, created);
+    await emit(actor.accountId, '10dlc.brand.registered', { brandId: created.id, ...brandDto(created) });
+    return created;
+  });
+  return brandDto(brand);
+}
+
+/** Brands of the account in a keyset window, ascending by id (creation order). */
+export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<BrandDto[]> {
+  requireScope(actor, 'compliance');
+  const args = keysetArgs('id', window);
+  const rows = await ctx.db.brand.findMany({ ...args, where: { accountId: actor.accountId, ...args.where } });
+  return rows.map(brandDto);
+}
+
+/**
+ * GET /compliance/brands: `{brands, nextCursor}`, oldest first, `?limit` (1–200, default 50) and `?cursor`.
+ * @throws BadRequestError 400 INVALID_CURSOR.
+ */
+export async function listBrands(
+  ctx: AppContext,
+  actor: Actor,
+  query: unknown,
+): Promise<{ brands: BrandDto[]; nextCursor: string | null }> {
+  const q: PageQuery = parseInput(pageQuery, query);
+  const rows = await pageBrands(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 });
+  const page = rows.slice(0, q.limit);
+  return { brands: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.id) : null };
+}
+
+/** GET /compliance/brands/{id}. @throws NotFoundError. */
+export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandDto> {
+  requireScope(actor, 'compliance');
+  return brandDto(await findOwnBrand(ctx.db, actor, id));
+}
+
+/**
+ * PUT /compliance/brands/{id}: replaces the brand's fields (same body as registration). When an identity field
+ * ({@link IDENTITY_FIELDS}) changes, the brand goes back to PENDING / SELF_DECLARED and is resubmitted to the
+ * registry (re-vetting; an earlier VETTED_VERIFIED is reset). Emits 10dlc.brand.updated (with `changedFields` and
+ * `revetting`) and, when the status moved, 10dlc.brand.status_changed.
+ * @throws NotFoundError, ValidationError.
+ */
+export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
+  requireScope(actor, 'compliance');
+  const data = brandData(parseInput(brandUpdateInput, input));
+  const now = ctx.clock.now();
+  const brand = await ctx.events.transaction(async (tx, emit) => {
+    const current = await findOwnBrand(tx, actor, id);
+    const changedFields = (Object.keys(data) as (keyof typeof data)[]).filter((k) => data[k] !== current[k]);
+    const revetting = changedFields.some((f) => (IDENTITY_FIELDS as readonly string[]).includes(f));
+    const updated = await tx.brand.update({
+      where: { id },
+      data: {
+        ...data,
+        updatedAt: now,
+        ...(revetting ? { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [] } : {}),
+      },
+    });
+    if (revetting) await registryOf(ctx).submitBrand(tx, updated);
+    await emit(actor.accountId, '10dlc.brand.updated', { brandId: id, changedFields, revetting });
+    if (updated.status !== current.status) {
+      await emit(actor.accountId, '10dlc.brand.status_changed', {
+        brandId: id,
+        previousStatus: current.status,
+        status: updated.status,
+        identityStatus: updated.identityStatus,
+        feedback: [],
+      });
+    }
+    return updated;
+  });
+  return brandDto(brand);
+}
+
+/**
+ * DELETE /compliance/brands/{id}: removes the brand, its vettings and its pending registry work. Emits
+ * 10dlc.brand.deleted.
+ * @throws NotFoundError; ConflictError 409 BRAND_HAS_CAMPAIGNS while any campaign of the brand exists (spec 7;
+ *   every existing campaign counts as active, since a deleted campaign is gone).
+ */
+export async function deleteBrand(ctx: AppContext, actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
+  requireScope(actor, 'compliance');
+  await ctx.events.transaction(async (tx, emit) => {
+    await findOwnBrand(tx, actor, id);
+    const campaigns = await tx.campaign.count({ where: { brandId: id } });
+    if (campaigns > 0) {
+      throw new ConflictError(
+        'BRAND_HAS_CAMPAIGNS',
+        `The brand has ${campaigns} active campaign(s); delete them first.`,
+        'id',
+      );
+    }
+    await registryOf(ctx).withdrawBrand(tx, id);
+    await tx.brand.delete({ where: { id } });
+    await emit(actor.accountId, '10dlc.brand.deleted', { brandId: id });
+  });
+  return { id, deleted: true };
+}
+
+/** Per-carrier use-case metadata of {@link qualifyBrand} (TCR qualify `mnoMetadata`). */
+export interface CarrierQualification {
+  networkId: number;
+  carrier: string;
+  qualifies: boolean;
+  carrierReviewRequired: boolean;
+  minMsgSamples: number;
+  subscriberOptInRequired: boolean;
+  subscriberHelpRequired: boolean;
+  embeddedLinksAllowed: boolean;
+  embeddedPhoneAllowed: boolean;
+}
+
+/** Qualification of one use case. */
+export interface UsecaseQualification {
+  usecase: string;
+  qualifies: boolean;
+  /** Why it does not qualify (null when it does). */
+  reason: string | null;
+  carriers: CarrierQualification[];
+}
+
+/** Result of GET /compliance/brands/{id}/qualify. */
+export interface BrandQualification {
+  brandId: string;
+  qualified: boolean;
+  status: string;
+  identityStatus: string;
+  usecases: UsecaseQualification[];
+}
+
+/**
+ * GET /compliance/brands/{id}/qualify: whether the brand may run 10DLC campaigns (status ACTIVE) and which use cases
+ * it may use. Rules (TCR): every use case needs an ACTIVE brand; POLITICAL, SWEEPSTAKE, CHARITY and UCAAS_HIGH also
+ * need VETTED_VERIFIED. Special use cases need carrier review; SOLE_PROPRIETOR and LOW_VOLUME disallow embedded
+ * phone numbers; SOLE_PROPRIETOR disallows embedded links.
+ * @throws NotFoundError.
+ */
+export async function qualifyBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandQualification> {
+  requireScope(actor, 'compliance');
+  const brand = await findOwnBrand(ctx.db, actor, id);
+  return qualification(brand);
+}
+
+/** The qualification rules of {@link qualifyBrand}, for a loaded brand. */
+export function qualification(brand: Brand): BrandQualification {
+  const active = brand.status === 'ACTIVE';
+  const usecases = USECASES.map((usecase): UsecaseQualification => {
+    const needsVetting = VETTED_USECASES.includes(usecase);
+    let reason: string | null = null;
+    if (!active) reason = `The brand is ${brand.status}; it must be ACTIVE.`;
+    else if (needsVetting && brand.identityStatus !== 'VETTED_VERIFIED') {
+      reason = 'Needs an approved external vetting (identityStatus VETTED_VERIFIED).';
+    }
+    const special = (SPECIAL_USECASES as readonly string[]).includes(usecase);
+    return {
+      usecase,
+      qualifies: reason === null,
+      reason,
+      carriers: CARRIERS.map((c) => ({
+        networkId: c.networkId,
+        carrier: c.name,
+        qualifies: reason === null,
+        carrierReviewRequired: special,
+        minMsgSamples: 2,
+        subscriberOptInRequired: true,
+        subscriberHelpRequired: true,
+        embeddedLinksAllowed: usecase !== 'SOLE_PROPRIETOR',
+        embeddedPhoneAllowed: usecase !== 'SOLE_PROPRIETOR' && usecase !== 'LOW_VOLUME',
+      })),
+    };
+  });
+  return { brandId: brand.id, qualified: active, status: brand.status, identityStatus: brand.identityStatus, usecases };
+}
+
+/**
+ * POST /compliance/brands/{id}/revet: resubmits the brand to the registry's identity check after corrections
+ * (TCR revet): status PENDING, identityStatus SELF_DECLARED, a new decision scheduled. Emits
+ * 10dlc.brand.status_changed.
+ * @throws NotFoundError; ConflictError 409 BRAND_PENDING while a check is already running.
+ */
+export async function revetBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandDto> {
+  requireScope(actor, 'compliance');
+  const now = ctx.clock.now();
+  const brand = await ctx.events.transaction(async (tx, emit) => {
+    const current = await findOwnBrand(tx, actor, id);
+    if (current.status === 'PENDING') {
+      throw new ConflictError('BRAND_PENDING', 'The brand is already being verified; wait for the decision.', 'id');
+    }
+    const updated = await tx.brand.update({
+      where: { id },
+      data: { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [], updatedAt: now },
+    });
+    await registryOf(ctx).submitBrand(tx, updated);
+    await emit(actor.accountId, '10dlc.brand.status_changed', {
+      brandId: id,
+      previousStatus: current.status,
+      status: 'PENDING',
+      identityStatus: 'SELF_DECLARED',
+      feedback: [],
+      revet: true,
+    });
+    return updated;
+  });
+  return brandDto(brand);
+}
+
+/** Result of GET /compliance/brands/{id}/feedback (TCR brand feedback: `category` items). */
+export interface BrandFeedback {
+  brandId: string;
+  status: string;
+  identityStatus: string;
+  category: FeedbackItem[];
+}
+
+/** GET /compliance/brands/{id}/feedback: the registry's reasons and required corrections (empty unless FAILED). */
+export async function getBrandFeedback(ctx: AppContext, actor: Actor, id: string): Promise<BrandFeedback> {
+  requireScope(actor, 'compliance');
+  const brand = await findOwnBrand(ctx.db, actor, id);
+  return {
+    brandId: brand.id,
+    status: brand.status,
+    identityStatus: brand.identityStatus,
+    category: (brand.feedback ?? []) as unknown as FeedbackItem[],
+  };
+}
+
+/**
+ * POST /compliance/brands/{id}/vetting/apply: orders an external vetting (optional body `{evpId, vettingClass}`,
+ * defaults AEGIS / STANDARD). While one is PENDING it is returned instead of ordering a second (`created: false`).
+ * Emits 10dlc.vetting.requested for a new order.
+ * @throws NotFoundError; UnprocessableError 422 BRAND_NOT_ACTIVE unless the brand is ACTIVE.
+ */
+export async function applyForVetting(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: unknown,
+): Promise<{ vetting: VettingDto; created: boolean }> {
+  requireScope(actor, 'compliance');
+  const data = parseInput(vettingApplyInput, input ?? {});
+  const now = ctx.clock.now();
+  return ctx.events.transaction(async (tx, emit) => {
+    const brand = await findOwnBrand(tx, actor, id);
+    if (brand.status !== 'ACTIVE') {
+      throw new UnprocessableError(
+        'BRAND_NOT_ACTIVE',
+        `The brand is ${brand.status}; vetting needs an ACTIVE brand.`,
+        'id',
+      );
+    }
+    const pending = await tx.vetting.findFirst({ where: { brandId: id, status: 'PENDING' } });
+    if (pending) return { vetting: vettingDto(pending), created: false };
+    const vetting = await tx.vetting.create({
+      data: {
+        id: uuidv7(),
+        accountId: actor.accountId,
+        brandId: id,
+        evpId: data.evpId,
+        vettingClass: data.vettingClass,
+        status: 'PENDING',
+        createdAt: now,
+      },
+    });
+    await registryOf(ctx).submitVetting(tx, vetting, brand);
+    await emit(actor.accountId, '10dlc.vetting.requested', {
+      brandId: id,
+      vettingId: vetting.id,
+      evpId: vetting.evpId,
+      vettingClass: vetting.vettingClass,
+    });
+    return { vetting: vettingDto(vetting), created: true };
+  });
+}
+
+/** GET /compliance/brands/{id}/vettings: every vetting record of the brand, newest first (spec 2.2). */
+export async function listVettings(ctx: AppContext, actor: Actor, id: string): Promise<VettingDto[]> {
+  requireScope(actor, 'compliance');
+  await findOwnBrand(ctx.db, actor, id);
+  const rows = await ctx.db.vetting.findMany({
+    where: { brandId: id },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+  return rows.map(vettingDto);
+}

@@ -1,0 +1,307 @@
+import type { AppContext } from '../../app-context.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { findOwnCampaign } from './campaign.service.js';
+import { type DidMappingDto, type NumberDto, numberDto } from './compliance.dto.js';
+import { ENUMS } from './compliance.enums.js';
+import { didMappingQuery, numbersInput, type PageQuery, pageQuery } from './compliance.schemas.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
+
+/** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
+function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
+  const seen = new Map<string, number>();
+  numbers.forEach((n, i) => {
+    if (!seen.has(n)) seen.set(n, i);
+  });
+  return [...seen].map(([number, index]) => ({ number, index }));
+}
+
+/**
+ * POST /api/numbers `{numbers}`: provisions E.164 numbers in the account (the spec requires numbers to be
+ * provisioned before assignment but shows no way to do it; issue 2). All or nothing. Emits did.purchased per number.
+ * @returns `{numbers: NumberDto[]}`.
+ * @throws ValidationError; ConflictError 409 NUMBER_UNAVAILABLE when any number is already provisioned (in this
+ *   or another account: a number exists once), with one detail per number.
+ */
+export async function provisionNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  input: unknown,
+): Promise<{ numbers: NumberDto[] }> {
+  requireScope(actor, 'compliance');
+  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const now = ctx.clock.now();
+  return ctx.events.transaction(async (tx, emit) => {
+    const existing = await tx.phoneNumber.findMany({ where: { number: { in: wanted.map((w) => w.number) } } });
+    const unavailable = (taken: { number: string; accountId: string }[]): ErrorDetail[] =>
+      wanted
+        .filter((w) => taken.some((e) => e.number === w.number))
+        .map((w) => ({
+          code:
+            taken.find((e) => e.number === w.number)?.accountId === actor.accountId
+              ? 'ALREADY_PROVISIONED'
+              : 'NUMBER_UNAVAILABLE',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is already provisioned`,
+        }));
+    if (existing.length > 0) {
+      throw new ConflictError(
+        'NUMBER_UNAVAILABLE',
+        'Some numbers are already provisioned; nothing was provisioned.',
+        'numbers',
+        unavailable(existing),
+      );
+    }
+    const created = await tx.phoneNumber.createMany({
+      data: wanted.map((w) => ({ number: w.number, accountId: actor.accountId, createdAt: now })),
+      skipDuplicates: true,
+    });
+    if (created.count !== wanted.length) {
+      throw new ConflictError(
+        'NUMBER_UNAVAILABLE',
+        'Some numbers were provisioned concurrently; nothing was provisioned.',
+        'numbers',
+      );
+    }
+    for (const w of wanted) await emit(actor.accountId, 'did.purchased', { number: w.number });
+    const rows = await tx.phoneNumber.findMany({
+      where: { number: { in: wanted.map((w) => w.number) } },
+      orderBy: { number: 'asc' },
+    });
+    return { numbers: rows.map(numberDto) };
+  });
+}
+
+/** Numbers of the account in a keyset window, ascending by number. */
+export async function pageNumbers(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<NumberDto[]> {
+  requireScope(actor, 'compliance');
+  const args = keysetArgs('number', window);
+  const rows = await ctx.db.phoneNumber.findMany({ ...args, where: { accountId: actor.accountId, ...args.where } });
+  return rows.map(numberDto);
+}
+
+/** GET /api/numbers: `{numbers, nextCursor}` ascending by number, `?limit` (1–200, default 50), `?cursor`. */
+export async function listNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  query: unknown,
+): Promise<{ numbers: NumberDto[]; nextCursor: string | null }> {
+  const q: PageQuery = parseInput(pageQuery, query);
+  const rows = await pageNumbers(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 });
+  const page = rows.slice(0, q.limit);
+  return { numbers: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.number) : null };
+}
+
+/**
+ * DELETE /api/numbers/{number}: releases a provisioned number. Emits did.released.
+ * @throws NotFoundError; ConflictError 409 NUMBER_ASSIGNED while it is linked to a campaign (remove it first).
+ */
+export async function releaseNumber(
+  ctx: AppContext,
+  actor: Actor,
+  number: string,
+): Promise<{ number: string; released: true }> {
+  requireScope(actor, 'compliance');
+  return ctx.events.transaction(async (tx, emit) => {
+    const row = await tx.phoneNumber.findFirst({ where: { number, accountId: actor.accountId } });
+    if (!row) throw new NotFoundError('number', number, 'number');
+    if (row.campaignId) {
+      throw new ConflictError(
+        'NUMBER_ASSIGNED',
+        `${number} is assigned to campaign ${row.campaignId}; remove it from the campaign first.`,
+        'number',
+      );
+    }
+    const { count } = await tx.phoneNumber.deleteMany({
+      where: { number, accountId: actor.accountId, campaignId: null },
+    });
+    if (count !== 1) throw new ConflictError('NUMBER_ASSIGNED', `${number} was just assigned to a campaign.`, 'number');
+    await emit(actor.accountId, 'did.released', { number });
+    return { number, released: true as const };
+  });
+}
+
+/**
+ * GET /compliance/did-mapping (spec 2.5): every number of the account, assigned or not, ascending by number, with
+ * its campaign and the campaign's status (both null when unassigned). `?limit` (1–1000, default 1000), `?cursor`.
+ * @returns the entries and the cursor of the next page (REST: `x-next-cursor` header), null on the last page.
+ */
+export async function didMapping(
+  ctx: AppContext,
+  actor: Actor,
+  query: unknown,
+): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
+  requireScope(actor, 'compliance');
+  const q = parseInput(didMappingQuery, query);
+  const args = keysetArgs('number', { after: decodeCursor(q.cursor), limit: q.limit + 1 });
+  const rows = await ctx.db.phoneNumber.findMany({
+    ...args,
+    where: { accountId: actor.accountId, ...args.where },
+    include: { campaign: { select: { status: true } } },
+  });
+  const page = rows.slice(0, q.limit);
+  return {
+    entries: page.map((n) => ({
+      number: n.number,
+      campaignId: n.campaignId,
+      campaignStatus: n.campaign?.status ?? null,
+    })),
+    nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.number) : null,
+  };
+}
+
+/** A number assigned to a campaign. */
+export interface AssignedNumberDto {
+  number: string;
+  assignedAt: string;
+}
+
+/** GET /compliance/campaigns/{id}/numbers: `{campaignId, numbers: [{number, assignedAt}]}`. @throws NotFoundError. */
+export async function listCampaignNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+): Promise<{ campaignId: string; numbers: AssignedNumberDto[] }> {
+  requireScope(actor, 'compliance');
+  await findOwnCampaign(ctx.db, actor, id);
+  const rows = await ctx.db.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+  return {
+    campaignId: id,
+    numbers: rows.map((n) => ({ number: n.number, assignedAt: (n.assignedAt ?? n.createdAt).toISOString() })),
+  };
+}
+
+/** Result of an assignment. */
+export interface AssignResult {
+  campaignId: string;
+  /** Numbers this call linked. */
+  assigned: string[];
+  /** Numbers of the request that were already linked to this campaign. */
+  alreadyAssigned: string[];
+  /** Every number linked to the campaign now. */
+  numbers: string[];
+}
+
+/**
+ * POST /compliance/campaigns/{id}/numbers/assign `{numbers}` (spec 4.2, 7): links provisioned numbers to the
+ * campaign, all or nothing. Numbers already on this campaign are reported in `alreadyAssigned`. Emits
+ * 10dlc.numbers.assigned with the newly linked numbers.
+ * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
+ *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
+ *   (details name each number; nothing of the call is assigned).
+ */
+export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<AssignResult> {
+  requireScope(actor, 'compliance');
+  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const now = ctx.clock.now();
+  return ctx.events.transaction(async (tx, emit) => {
+    await findOwnCampaign(tx, actor, id);
+    const rows = await tx.phoneNumber.findMany({
+      where: { accountId: actor.accountId, number: { in: wanted.map((w) => w.number) } },
+    });
+    const byNumber = new Map(rows.map((r) => [r.number, r]));
+    const missing = wanted.filter((w) => !byNumber.has(w.number));
+    if (missing.length > 0) {
+      throw new DomainError(
+        'NUMBERS_NOT_PROVISIONED',
+        `Not provisioned in this account: ${missing.map((m) => m.number).join(', ')}; nothing was assigned.`,
+        422,
+        `numbers.${missing[0]!.index}`,
+        missing.map((w) => ({
+          code: 'NUMBER_NOT_PROVISIONED',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is not provisioned in this account (POST /api/numbers)`,
+        })),
+      );
+    }
+    const elsewhere = wanted.filter((w) => {
+      const c = byNumber.get(w.number)?.campaignId;
+      return c && c !== id;
+    });
+    if (elsewhere.length > 0) {
+      throw new ConflictError(
+        'NUMBER_ASSIGNED_ELSEWHERE',
+        `Already linked to another campaign: ${elsewhere.map((m) => m.number).join(', ')}; nothing was assigned.`,
+        `numbers.${elsewhere[0]!.index}`,
+        elsewhere.map((w) => ({
+          code: 'NUMBER_ASSIGNED_ELSEWHERE',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is linked to campaign ${byNumber.get(w.number)?.campaignId}`,
+        })),
+      );
+    }
+    const toAssign = wanted.filter((w) => byNumber.get(w.number)?.campaignId === null).map((w) => w.number);
+    const alreadyAssigned = wanted.filter((w) => byNumber.get(w.number)?.campaignId === id).map((w) => w.number);
+    if (toAssign.length > 0) {
+      const { count } = await tx.phoneNumber.updateMany({
+        where: { accountId: actor.accountId, number: { in: toAssign }, campaignId: null },
+        data: { campaignId: id, assignedAt: now },
+      });
+      if (count !== toAssign.length) {
+        throw new ConflictError(
+          'NUMBER_ASSIGNED_ELSEWHERE',
+          'A number was linked concurrently; nothing was assigned.',
+          'numbers',
+        );
+      }
+      await emit(actor.accountId, '10dlc.numbers.assigned', { campaignId: id, numbers: toAssign });
+    }
+    const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+    return { campaignId: id, assigned: toAssign, alreadyAssigned, numbers: linked.map((n) => n.number) };
+  });
+}
+
+/**
+ * POST /compliance/campaigns/{id}/numbers/remove `{numbers}`: unlinks numbers from the campaign (they stay
+ * provisioned), all or nothing. Emits 10dlc.numbers.removed.
+ * @returns `{campaignId, removed, numbers}` (numbers = still linked).
+ * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
+ *   linked to this campaign.
+ */
+export async function removeNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: unknown,
+): Promise<{ campaignId: string; removed: string[]; numbers: string[] }> {
+  requireScope(actor, 'compliance');
+  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  return ctx.events.transaction(async (tx, emit) => {
+    await findOwnCampaign(tx, actor, id);
+    const rows = await tx.phoneNumber.findMany({
+      where: { accountId: actor.accountId, campaignId: id, number: { in: wanted.map((w) => w.number) } },
+    });
+    const linked = new Set(rows.map((r) => r.number));
+    const notLinked = wanted.filter((w) => !linked.has(w.number));
+    if (notLinked.length > 0) {
+      throw new DomainError(
+        'NUMBERS_NOT_ASSIGNED',
+        `Not assigned to this campaign: ${notLinked.map((m) => m.number).join(', ')}; nothing was removed.`,
+        422,
+        `numbers.${notLinked[0]!.index}`,
+        notLinked.map((w) => ({
+          code: 'NUMBER_NOT_ASSIGNED',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is not assigned to this campaign`,
+        })),
+      );
+    }
+    const removed = wanted.map((w) => w.number);
+    await tx.phoneNumber.updateMany({
+      where: { accountId: actor.accountId, campaignId: id, number: { in: removed } },
+      data: { campaignId: null, assignedAt: null },
+    });
+    await emit(actor.accountId, '10dlc.numbers.removed', { campaignId: id, numbers: removed });
+    const remaining = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+    return { campaignId: id, removed, numbers: remaining.map((n) => n.number) };
+  });
+}
+
+/** GET /compliance/enums/{name} (spec 2.10): `{name, values}`. @throws NotFoundError for another name. */
+export function getEnum(actor: Actor, name: string): { name: string; values: string[] } {
+  requireScope(actor, 'compliance');
+  const values = Object.hasOwn(ENUMS, name) ? ENUMS[name] : undefined;
+  if (!values) throw new NotFoundError('enum', `${name} (valid: ${Object.keys(ENUMS).join(', ')})`, 'name');
+  return { name, values: [...values] };
+}

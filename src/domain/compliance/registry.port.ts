@@ -1,0 +1,46 @@
+import type { AppContext } from '../../app-context.js';
+import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+
+/**
+ * The campaign registry port (ARCHITECTURE.md "Outside systems sit behind ports"): what the domain asks of TCR (or a
+ * CPaaS in front of it). Every call runs inside the domain's transaction, so a submission and the change that
+ * caused it commit together. Decisions come back later through the functions of registry.decisions.ts, which the
+ * adapter calls (the sandbox from its worker; a real adapter would from the registry's webhooks).
+ */
+export interface CampaignRegistry {
+  readonly name: string;
+  /** Submits a brand's identity for verification (registration, identity update, revet); replaces a pending one. */
+  submitBrand(tx: Tx, brand: Brand): Promise<void>;
+  /** Orders an external vetting of a brand. */
+  submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void>;
+  /**
+   * Submits a campaign to carrier review for `networkIds` (new campaign or re-review after an update).
+   * @returns when each carrier is expected to decide.
+   */
+  submitCampaign(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>>;
+  /** Asks pending carriers to review sooner (nudge REVIEW). @returns the new expected decision times. */
+  nudgeReview(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>>;
+  /** Appeals rejections: the carriers review again. @returns the expected decision times. */
+  appealRejection(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>>;
+  /** Expedited review (may incur fees at a real registry). @returns the new expected decision times. */
+  expedite(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>>;
+  /** Withdraws everything pending for a brand (deletion) and for its vettings. */
+  withdrawBrand(tx: Tx, brandId: string): Promise<void>;
+  /** Withdraws everything pending for a campaign (deletion). */
+  withdrawCampaign(tx: Tx, campaignId: string): Promise<void>;
+}
+
+const registries = new WeakMap<AppContext, CampaignRegistry>();
+
+/** Installs the registry adapter of one app (done by setupCompliance). */
+export function setRegistry(ctx: AppContext, registry: CampaignRegistry): void {
+  registries.set(ctx, registry);
+}
+
+/** The registry adapter of `ctx`'s app. @throws when the compliance module was not set up. */
+export function registryOf(ctx: AppContext): CampaignRegistry {
+  const registry = registries.get(ctx);
+  if (!registry) throw new Error('compliance module not set up: no campaign registry');
+  return registry;
+}

@@ -1,0 +1,188 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../app-context.js';
+import type { Brand, Campaign, RegistryTask, Vetting } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+import type { Worker } from '../../infra/workers.js';
+import { applyBrandDecision, applyCarrierDecision, applyVettingDecision } from './registry.decisions.js';
+import type { CampaignRegistry } from './registry.port.js';
+import { brandDecision, carrierDecision, carrierDelayMs, SANDBOX_DELAYS, vettingDecision } from './sandbox.rules.js';
+
+/** Due tasks handled per worker tick. */
+const BATCH = 100;
+/** How long a task whose decision threw waits before it is tried again, in ms. */
+const RETRY_MS = 60_000;
+
+/**
+ * The default registry adapter: a simulator whose schedule is rows of `compliance_registry_tasks` (one per future
+ * decision, with `dueAt`), so it survives restarts and is shared by several instances. Time comes from ctx.clock;
+ * every delay is divided by REGISTRY_TIME_SCALE. Outcomes follow sandbox.rules.ts, evaluated when a task runs.
+ */
+export class SandboxRegistry implements CampaignRegistry {
+  readonly name = 'sandbox';
+
+  constructor(private readonly ctx: AppContext) {}
+
+  #at(delayMs: number): Date {
+    return new Date(this.ctx.clock.now().getTime() + delayMs / this.ctx.config.REGISTRY_TIME_SCALE);
+  }
+
+  async #schedule(
+    tx: Tx,
+    task: Pick<RegistryTask, 'accountId' | 'kind'> & Partial<RegistryTask>,
+    dueAt: Date,
+  ): Promise<Date> {
+    await tx.registryTask.create({
+      data: {
+        id: uuidv7(),
+        accountId: task.accountId,
+        kind: task.kind,
+        brandId: task.brandId ?? null,
+        vettingId: task.vettingId ?? null,
+        campaignId: task.campaignId ?? null,
+        networkId: task.networkId ?? null,
+        dueAt,
+        createdAt: this.ctx.clock.now(),
+      },
+    });
+    return dueAt;
+  }
+
+  async submitBrand(tx: Tx, brand: Brand): Promise<void> {
+    await tx.registryTask.deleteMany({ where: { brandId: brand.id, kind: 'BRAND_DECISION' } });
+    await this.#schedule(
+      tx,
+      { accountId: brand.accountId, kind: 'BRAND_DECISION', brandId: brand.id },
+      this.#at(SANDBOX_DELAYS.brandDecisionMs),
+    );
+  }
+
+  async submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void> {
+    await this.#schedule(
+      tx,
+      { accountId: brand.accountId, kind: 'VETTING_DECISION', brandId: brand.id, vettingId: vetting.id },
+      this.#at(SANDBOX_DELAYS.vettingMs),
+    );
+  }
+
+  async #reschedule(
+    tx: Tx,
+    campaign: Campaign,
+    networkIds: number[],
+    dueAtOf: (networkId: number, index: number, current?: Date) => Date,
+  ) {
+    const current = await tx.registryTask.findMany({
+      where: { campaignId: campaign.id, kind: 'CARRIER_DECISION', networkId: { in: networkIds } },
+    });
+    await tx.registryTask.deleteMany({
+      where: { campaignId: campaign.id, kind: 'CARRIER_DECISION', networkId: { in: networkIds } },
+    });
+    const out = new Map<number, Date>();
+    let index = 0;
+    for (const networkId of networkIds) {
+      const existing = current.find((t) => t.networkId === networkId)?.dueAt;
+      const dueAt = dueAtOf(networkId, index++, existing);
+      out.set(
+        networkId,
+        await this.#schedule(
+          tx,
+          { accountId: campaign.accountId, kind: 'CARRIER_DECISION', campaignId: campaign.id, networkId },
+          dueAt,
+        ),
+      );
+    }
+    return out;
+  }
+
+  submitCampaign(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>> {
+    return this.#reschedule(tx, campaign, networkIds, (networkId) => this.#at(carrierDelayMs(networkId)));
+  }
+
+  nudgeReview(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>> {
+    const now = this.ctx.clock.now().getTime();
+    const floor = SANDBOX_DELAYS.nudgeFloorMs / this.ctx.config.REGISTRY_TIME_SCALE;
+    return this.#reschedule(tx, campaign, networkIds, (networkId, _i, current) => {
+      const remaining = (current?.getTime() ?? this.#at(carrierDelayMs(networkId)).getTime()) - now;
+      return new Date(now + Math.max(floor, Math.min(remaining, Math.round(remaining / 2))));
+    });
+  }
+
+  appealRejection(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>> {
+    return this.#reschedule(tx, campaign, networkIds, () => this.#at(SANDBOX_DELAYS.appealMs));
+  }
+
+  expedite(tx: Tx, campaign: Campaign, networkIds: number[]): Promise<Map<number, Date>> {
+    return this.#reschedule(tx, campaign, networkIds, (_n, index, current) => {
+      const expedited = this.#at(SANDBOX_DELAYS.expediteStepMs * (index + 1));
+      return current && current < expedited ? current : expedited;
+    });
+  }
+
+  async withdrawBrand(tx: Tx, brandId: string): Promise<void> {
+    await tx.registryTask.deleteMany({ where: { brandId } });
+  }
+
+  async withdrawCampaign(tx: Tx, campaignId: string): Promise<void> {
+    await tx.registryTask.deleteMany({ where: { campaignId } });
+  }
+
+  /**
+   * Runs one due task in its own transaction. The task row is deleted first: if another instance already took it
+   * the delete counts 0 and nothing happens, so each decision is applied exactly once.
+   * @returns whether this call applied the task.
+   */
+  async #run(task: RegistryTask): Promise<boolean> {
+    return this.ctx.events.transaction(async (tx, emit) => {
+      const { count } = await tx.registryTask.deleteMany({ where: { id: task.id } });
+      if (count === 0) return false;
+      const now = this.ctx.clock.now();
+      if (task.kind === 'BRAND_DECISION' && task.brandId) {
+        const brand = await tx.brand.findUnique({ where: { id: task.brandId } });
+        if (brand) await applyBrandDecision(tx, emit, brand, brandDecision(brand), now);
+      } else if (task.kind === 'VETTING_DECISION' && task.vettingId) {
+        const vetting = await tx.vetting.findUnique({ where: { id: task.vettingId }, include: { brand: true } });
+        if (vetting) await applyVettingDecision(tx, emit, vetting, vettingDecision(vetting.brand), now);
+      } else if (task.kind === 'CARRIER_DECISION' && task.campaignId && task.networkId !== null) {
+        const campaign = await tx.campaign.findUnique({ where: { id: task.campaignId } });
+        if (campaign) {
+          await applyCarrierDecision(
+            tx,
+            emit,
+            campaign,
+            task.networkId,
+            carrierDecision(campaign, task.networkId),
+            now,
+          );
+        }
+      }
+      return true;
+    });
+  }
+
+  /** The worker that executes due tasks (registered by setupCompliance). */
+  worker(): Worker {
+    return {
+      name: 'compliance-sandbox-registry',
+      tick: async () => {
+        const due = await this.ctx.db.registryTask.findMany({
+          where: { dueAt: { lte: this.ctx.clock.now() } },
+          orderBy: [{ dueAt: 'asc' }, { id: 'asc' }],
+          take: BATCH,
+        });
+        let handled = 0;
+        for (const task of due) {
+          try {
+            if (await this.#run(task)) handled++;
+          } catch (err) {
+            // One failing decision must not hold back the rest of the schedule: log it and retry it later.
+            this.ctx.log.error({ err, taskId: task.id, kind: task.kind }, 'sandbox registry task failed');
+            await this.ctx.db.registryTask.updateMany({
+              where: { id: task.id },
+              data: { dueAt: new Date(this.ctx.clock.now().getTime() + RETRY_MS) },
+            });
+          }
+        }
+        return handled;
+      },
+    };
+  }
+}

@@ -1,0 +1,296 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/infra/clock.js';
+import { graphql } from '../generated/gql.js';
+import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { brandBody, campaignBody, freshNumbers } from './fixtures.js';
+
+const RegisterBrand = graphql(`
+  mutation RegisterBrand($input: RegisterBrandInput!) {
+    registerBrand(input: $input) { id name ein vertical entityType country status identityStatus createdAt }
+  }
+`);
+const BrandDetail = graphql(`
+  query BrandDetail($id: ID!) {
+    brand(id: $id) {
+      id status identityStatus
+      feedback { category { id displayName description fields } }
+      vettings { vettingId evpId vettingClass status vettingScore completedAt }
+      qualification { qualified usecases { usecase qualifies carriers { networkId carrier carrierReviewRequired minMsgSamples } } }
+    }
+  }
+`);
+const Brands = graphql(`
+  query Brands($first: Int, $after: String) {
+    brands(first: $first, after: $after) { edges { cursor node { id name } } pageInfo { hasNextPage endCursor } }
+  }
+`);
+const UpdateBrand = graphql(`
+  mutation UpdateBrand($id: ID!, $input: UpdateBrandInput!) { updateBrand(id: $id, input: $input) { id ein status identityStatus } }
+`);
+const RevetBrand = graphql(`mutation RevetBrand($id: ID!) { revetBrand(id: $id) { id status } }`);
+const DeleteBrand = graphql(`mutation DeleteBrand($id: ID!) { deleteBrand(id: $id) }`);
+const ApplyForVetting = graphql(`
+  mutation ApplyForVetting($brandId: ID!, $input: ApplyForVettingInput) {
+    applyForVetting(brandId: $brandId, input: $input) { created vetting { vettingId evpId status } }
+  }
+`);
+const CreateCampaign = graphql(`
+  mutation CreateCampaign($input: CreateCampaignInput!) {
+    createCampaign(input: $input) { id brandId usecase status carriers { networkId carrier status approvedAt estimatedDecisionAt } }
+  }
+`);
+const CampaignDetail = graphql(`
+  query CampaignDetail($id: ID!) {
+    campaign(id: $id) {
+      id status sendable expedited numberCount
+      blockingReasons { code networkId message }
+      carriers { networkId carrier status approvedAt }
+      numbers { number assignedAt }
+      brand { id status }
+    }
+  }
+`);
+const Campaigns = graphql(`
+  query Campaigns($first: Int, $after: String, $brandId: ID) {
+    campaigns(first: $first, after: $after, brandId: $brandId) { edges { node { id status } } pageInfo { hasNextPage endCursor } }
+  }
+`);
+const UpdateCampaign = graphql(`
+  mutation UpdateCampaign($id: ID!, $input: UpdateCampaignInput!) { updateCampaign(id: $id, input: $input) { id numberPool status } }
+`);
+const NudgeCampaign = graphql(`
+  mutation NudgeCampaign($id: ID!, $input: NudgeCampaignInput!) {
+    nudgeCampaign(id: $id, input: $input) { id carriers { networkId estimatedDecisionAt } }
+  }
+`);
+const ExpediteCampaign = graphql(`mutation ExpediteCampaign($id: ID!) { expediteCampaign(id: $id) { id expedited } }`);
+const DeleteCampaign = graphql(`mutation DeleteCampaign($id: ID!) { deleteCampaign(id: $id) { id unlinkedNumbers } }`);
+const ProvisionNumbers = graphql(`
+  mutation ProvisionNumbers($numbers: [String!]!) { provisionNumbers(numbers: $numbers) { number campaignId createdAt } }
+`);
+const PhoneNumbers = graphql(`
+  query PhoneNumbers($first: Int) { phoneNumbers(first: $first) { edges { node { number campaignId } } pageInfo { hasNextPage } } }
+`);
+const AssignNumbers = graphql(`
+  mutation AssignNumbers($campaignId: ID!, $numbers: [String!]!) {
+    assignNumbers(campaignId: $campaignId, numbers: $numbers) { campaignId assigned alreadyAssigned numbers }
+  }
+`);
+const RemoveNumbers = graphql(`
+  mutation RemoveNumbers($campaignId: ID!, $numbers: [String!]!) {
+    removeNumbers(campaignId: $campaignId, numbers: $numbers) { campaignId removed numbers }
+  }
+`);
+const ReleaseNumber = graphql(`mutation ReleaseNumber($number: String!) { releaseNumber(number: $number) }`);
+const DidMapping = graphql(`
+  query DidMapping($limit: Int, $cursor: String) {
+    didMapping(limit: $limit, cursor: $cursor) { entries { number campaignId campaignStatus } nextCursor }
+  }
+`);
+const ComplianceEnum = graphql(`query ComplianceEnum($name: String!) { complianceEnum(name: $name) { name values } }`);
+
+describe('compliance over GraphQL', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startApp({ clock });
+  });
+  afterAll(() => t.close());
+
+  const advance = async (ms: number) => {
+    clock.advance(ms);
+    await t.drain();
+  };
+  const register = async (a: TestAccount, overrides: Record<string, unknown> = {}) => {
+    const { phone: _p, ...body } = brandBody(overrides);
+    const res = await a.gql(RegisterBrand, { input: body as never });
+    expect(res.errors).toBeUndefined();
+    return res.data!.registerBrand;
+  };
+
+  it('registers, reads, pages, updates, revets and deletes brands, with feedback, vettings and qualification', async () => {
+    const a = await t.newAccount();
+    const brand = await register(a, { ein: '00-1234567' });
+    expect(brand).toMatchObject({
+      status: 'PENDING',
+      identityStatus: 'SELF_DECLARED',
+      country: 'US',
+      vertical: 'RETAIL',
+    });
+    await register(a, { name: 'Second LLC' });
+    await advance(5_000);
+    const failed = await a.gql(BrandDetail, { id: brand.id });
+    expect(failed.data?.brand).toMatchObject({ status: 'FAILED', identityStatus: 'UNVERIFIED' });
+    expect(failed.data?.brand.feedback.category.map((c) => c.id)).toEqual(['TAX_ID']);
+    expect(failed.data?.brand.qualification.qualified).toBe(false);
+
+    const page1 = await a.gql(Brands, { first: 1 });
+    expect(page1.data?.brands.edges.map((e) => e.node.id)).toEqual([brand.id]);
+    expect(page1.data?.brands.pageInfo.hasNextPage).toBe(true);
+    const page2 = await a.gql(Brands, { first: 1, after: page1.data!.brands.pageInfo.endCursor });
+    expect(page2.data?.brands.edges.map((e) => e.node.name)).toEqual(['Second LLC']);
+    expect(page2.data?.brands.pageInfo.hasNextPage).toBe(false);
+
+    const { phone: _p, ...fixed } = brandBody({ ein: '12-1234567' });
+    const updated = await a.gql(UpdateBrand, { id: brand.id, input: fixed as never });
+    expect(updated.data?.updateBrand).toMatchObject({ ein: '12-1234567', status: 'PENDING' });
+    await advance(5_000);
+    const revet = await a.gql(RevetBrand, { id: brand.id });
+    expect(revet.data?.revetBrand.status).toBe('PENDING');
+    await advance(5_000);
+
+    const vetting = await a.gql(ApplyForVetting, { brandId: brand.id, input: { evpId: 'WMC' } });
+    expect(vetting.data?.applyForVetting).toMatchObject({
+      created: true,
+      vetting: { evpId: 'WMC', status: 'PENDING' },
+    });
+    await advance(30_000);
+    const detail = await a.gql(BrandDetail, { id: brand.id });
+    expect(detail.data?.brand).toMatchObject({ status: 'ACTIVE', identityStatus: 'VETTED_VERIFIED' });
+    expect(detail.data?.brand.vettings[0]).toMatchObject({ status: 'APPROVED', vettingScore: 50 + (67 % 51) });
+    const political = detail.data?.brand.qualification.usecases.find((u) => u.usecase === 'POLITICAL');
+    expect(political?.qualifies).toBe(true);
+    expect(political?.carriers[0]).toEqual({
+      networkId: 10017,
+      carrier: 'AT&T',
+      carrierReviewRequired: true,
+      minMsgSamples: 2,
+    });
+
+    const deleted = await a.gql(DeleteBrand, { id: brand.id });
+    expect(deleted.data?.deleteBrand).toBe(brand.id);
+    const gone = await a.gql(BrandDetail, { id: brand.id });
+    expect(gone.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  });
+
+  it('reports every validation violation with the REST codes in extensions', async () => {
+    const a = await t.newAccount();
+    const res = await a.gql(RegisterBrand, {
+      input: { name: '', ein: '12345', vertical: 'RETAIL', entityType: 'PUBLIC_PROFIT', phone: '12' },
+    });
+    expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    expect(
+      res.errors?.[0]?.extensions?.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort(),
+    ).toEqual([
+      'ein:INVALID_FORMAT',
+      'name:TOO_SHORT',
+      'phone:INVALID_FORMAT',
+      'stockExchange:REQUIRED',
+      'stockSymbol:REQUIRED',
+    ]);
+    const campaign = await a.gql(CreateCampaign, {
+      input: {
+        brandId: 'x',
+        usecase: 'NOPE',
+        description: 'short',
+        sampleMessages: ['one'],
+        subscriberOptIn: true,
+        subscriberHelp: true,
+      },
+    });
+    expect(campaign.errors?.[0]?.extensions?.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'description',
+      'sampleMessages',
+      'sampleMessages.0',
+      'usecase',
+    ]);
+  });
+
+  it('runs the campaign and number lifecycle: create, carriers, nudge, expedite, numbers, did mapping, delete', async () => {
+    const a = await t.newAccount();
+    const brand = await register(a);
+    await advance(5_000);
+    const input = campaignBody(brand.id);
+    const created = await a.gql(CreateCampaign, { input });
+    expect(created.errors).toBeUndefined();
+    const campaign = created.data!.createCampaign;
+    expect(campaign).toMatchObject({ brandId: brand.id, usecase: 'CUSTOMER_CARE', status: 'PENDING' });
+    expect(campaign.carriers.map((c) => c.networkId)).toEqual([10017, 10035, 10037, 10038]);
+    const second = (await a.gql(CreateCampaign, { input })).data!.createCampaign;
+
+    const nudged = await a.gql(NudgeCampaign, {
+      id: campaign.id,
+      input: { nudgeIntent: 'REVIEW', description: 'Please' },
+    });
+    const start = clock.now().getTime();
+    expect(nudged.data?.nudgeCampaign.carriers.map((c) => Date.parse(c.estimatedDecisionAt!) - start)).toEqual([
+      5_000, 10_000, 20_000, 15_000,
+    ]);
+    const expedited = await a.gql(ExpediteCampaign, { id: campaign.id });
+    expect(expedited.data?.expediteCampaign.expedited).toBe(true);
+    const updated = await a.gql(UpdateCampaign, { id: campaign.id, input: { numberPool: true } });
+    expect(updated.data?.updateCampaign.numberPool).toBe(true);
+
+    const numbers = freshNumbers(3).sort();
+    const provisioned = await a.gql(ProvisionNumbers, { numbers });
+    expect(provisioned.data?.provisionNumbers.map((n) => n.number)).toEqual(numbers);
+    const listed = await a.gql(PhoneNumbers, { first: 2 });
+    expect(listed.data?.phoneNumbers.edges.map((e) => e.node.number)).toEqual(numbers.slice(0, 2));
+    expect(listed.data?.phoneNumbers.pageInfo.hasNextPage).toBe(true);
+    const assigned = await a.gql(AssignNumbers, { campaignId: campaign.id, numbers: numbers.slice(0, 2) });
+    expect(assigned.data?.assignNumbers).toEqual({
+      campaignId: campaign.id,
+      assigned: numbers.slice(0, 2),
+      alreadyAssigned: [],
+      numbers: numbers.slice(0, 2),
+    });
+    const conflict = await a.gql(AssignNumbers, { campaignId: second.id, numbers: [numbers[0]!] });
+    expect(conflict.errors?.[0]?.extensions).toMatchObject({ code: 'NUMBER_ASSIGNED_ELSEWHERE', status: 409 });
+    const removed = await a.gql(RemoveNumbers, { campaignId: campaign.id, numbers: [numbers[1]!] });
+    expect(removed.data?.removeNumbers).toEqual({
+      campaignId: campaign.id,
+      removed: [numbers[1]],
+      numbers: [numbers[0]],
+    });
+
+    await advance(4_000);
+    const detail = await a.gql(CampaignDetail, { id: campaign.id });
+    expect(detail.data?.campaign).toMatchObject({
+      status: 'APPROVED',
+      sendable: true,
+      expedited: true,
+      numberCount: 1,
+      blockingReasons: [],
+      numbers: [{ number: numbers[0] }],
+      brand: { id: brand.id, status: 'ACTIVE' },
+    });
+    const mapping = await a.gql(DidMapping, {});
+    expect(mapping.data?.didMapping).toEqual({
+      entries: [
+        { number: numbers[0], campaignId: campaign.id, campaignStatus: 'APPROVED' },
+        { number: numbers[1], campaignId: null, campaignStatus: null },
+        { number: numbers[2], campaignId: null, campaignStatus: null },
+      ],
+      nextCursor: null,
+    });
+    const firstPage = await a.gql(DidMapping, { limit: 2 });
+    const rest = await a.gql(DidMapping, { cursor: firstPage.data!.didMapping.nextCursor });
+    expect(rest.data?.didMapping.entries.map((e) => e.number)).toEqual([numbers[2]]);
+
+    const campaigns = await a.gql(Campaigns, { first: 10 });
+    expect(campaigns.data?.campaigns.edges.map((e) => e.node.id)).toEqual([campaign.id, second.id]);
+    const none = await a.gql(Campaigns, { first: 10, brandId: 'no-such-brand' });
+    expect(none.data?.campaigns.edges).toEqual([]);
+
+    const refusedRelease = await a.gql(ReleaseNumber, { number: numbers[0]! });
+    expect(refusedRelease.errors?.[0]?.extensions?.code).toBe('NUMBER_ASSIGNED');
+    const deleted = await a.gql(DeleteCampaign, { id: campaign.id });
+    expect(deleted.data?.deleteCampaign).toEqual({ id: campaign.id, unlinkedNumbers: [numbers[0]] });
+    const released = await a.gql(ReleaseNumber, { number: numbers[0]! });
+    expect(released.data?.releaseNumber).toBe(numbers[0]);
+    const brandDelete = await a.gql(DeleteBrand, { id: brand.id });
+    expect(brandDelete.errors?.[0]?.extensions).toMatchObject({ code: 'BRAND_HAS_CAMPAIGNS', status: 409 });
+  });
+
+  it('serves the enums and isolates accounts (NOT_FOUND)', async () => {
+    const a = await t.newAccount();
+    const vertical = await a.gql(ComplianceEnum, { name: 'vertical' });
+    expect(vertical.data?.complianceEnum.values).toHaveLength(19);
+    const other = await t.newAccount();
+    const brand = await register(a);
+    const res = await other.gql(BrandDetail, { id: brand.id });
+    expect(res.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await other.gql(Brands, {})).data?.brands.edges).toEqual([]);
+  });
+});
