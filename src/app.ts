@@ -113,6 +113,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   http.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
+  // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.
+  const defaultJsonParser = http.getDefaultJsonParser('error', 'error');
+  http.removeContentTypeParser('application/json');
+  http.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return defaultJsonParser(request, body as string, done);
+  });
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);

@@ -44,3 +44,24 @@ describe('operations surface', () => {
     expect(await res.json()).toEqual({ error: { code: 'ROUTE_NOT_FOUND', message: 'No route GET /nope' } });
   });
 });
+
+describe('JSON bodies', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('treats an empty body sent with Content-Type: application/json as no body, not malformed JSON', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', '', { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('refuses prototype-poisoning keys in JSON bodies', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', '{"eventType":"sms.sent","payload":{"__proto__":{"x":1}}}');
+    expect(res.status).toBe(400);
+  });
+});
