@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, startApp } from '../helpers/app.js';
+import { startApp, type TestApp } from '../helpers/app.js';
 
 describe('POST /api/events (ingest)', () => {
   let t: TestApp;
