@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { print } from 'graphql';
 import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,5 +81,69 @@ describe('events across two instances (PostgreSQL + Redis)', () => {
     sse.close();
     await iterator.return?.();
     client.dispose();
+  });
+});
+
+/** A TCP proxy to Redis that a test can take down (drop every connection, refuse new ones) and bring back. */
+async function redisProxy(target: URL) {
+  const sockets = new Set<net.Socket>();
+  let down = false;
+  const server = net.createServer((client) => {
+    if (down) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    down() {
+      down = true;
+      for (const s of sockets) s.destroy();
+    },
+    up() {
+      down = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a Redis outage', () => {
+  it('degrades live delivery to replay on reconnect, without losing, doubling or crashing', async () => {
+    const proxy = await redisProxy(new URL(process.env.TEST_REDIS_URL!));
+    const t = await startApp({ env: { REDIS_URL: proxy.url, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` } });
+    try {
+      const a = await t.newAccount();
+      const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent']);
+      await es.opened();
+      const publish = async () => {
+        const res = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload: {} });
+        expect(res.status).toBe(202); // the event is durable even when Redis is unreachable
+        return res.body.id as string;
+      };
+      const before = await publish();
+      await es.waitFor((m) => m.length === 1);
+      proxy.down();
+      const during = [await publish(), await publish()];
+      await es.waitFor((m) => m.length === 3); // delivered by replay on the client's reconnects
+      proxy.up();
+      const after = await publish();
+      await es.waitFor((m) => m.length === 4);
+      expect(es.messages.map((m) => m.id)).toEqual([before, ...during, after]);
+      expect((await a.request('GET', '/healthz')).status).toBe(200);
+      es.close();
+    } finally {
+      await t.close();
+      await proxy.close();
+    }
   });
 });

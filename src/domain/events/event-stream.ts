@@ -148,12 +148,12 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   }
 
   #wake(): void {
-    if (!this.#waiter) return;
-    const result = this.#take();
-    if (!result) return;
     const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter(result);
+    if (!waiter) return;
+    this.#waiter = undefined; // taken first: #take may end the subscription, which settles waiters itself
+    const result = this.#take();
+    if (result) waiter(result);
+    else this.#waiter = waiter;
   }
 
   next(): Promise<IteratorResult<StreamItem>> {
