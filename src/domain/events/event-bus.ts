@@ -38,6 +38,9 @@ export class InProcessEventBus implements EventBus {
   }
 }
 
+/** Control message on the Redis channel: "a publish was lost; resume by replay". Never a valid event. */
+const GAP_MESSAGE = '{"gap":true}';
+
 /**
  * The bus of several instances: Redis pub/sub through ioredis directly (one publishing and one subscribed
  * connection per instance, one Redis channel `<REDIS_KEY_PREFIX>events`, the stored event as JSON). Every
@@ -45,7 +48,8 @@ export class InProcessEventBus implements EventBus {
  *
  * ioredis reconnects on its own. While Redis is unreachable, publishes fail fast (no offline queue, so memory does
  * not grow) and are logged; subscribers are told about the gap when the connection drops, when it comes back, and
- * when they subscribe during an outage, so streams end and clients resume by replay from the database log. Redis
+ * when they subscribe during an outage, so streams end and clients resume by replay from the database log; an
+ * instance whose publish failed broadcasts the same "gap" to all instances once it reconnects. Redis
  * being down therefore degrades live delivery to replay-on-reconnect and never crashes the service.
  */
 export class RedisEventBus implements EventBus {
@@ -55,6 +59,7 @@ export class RedisEventBus implements EventBus {
   readonly #sub: Redis;
   #up = false;
   #closed = false;
+  #lostPublish = false;
 
   constructor(
     url: string,
@@ -97,8 +102,20 @@ export class RedisEventBus implements EventBus {
       }
       this.#up = false;
     });
+    this.#pub.on('ready', () => {
+      if (!this.#lostPublish) return;
+      // Tell every instance that a publish was lost, so their streams resume by replay too.
+      this.#lostPublish = false;
+      this.#pub.publish(this.#channel, GAP_MESSAGE).catch(() => {
+        this.#lostPublish = true;
+      });
+    });
     this.#sub.on('message', (channel: string, message: string) => {
       if (channel !== this.#channel) return;
+      if (message === GAP_MESSAGE) {
+        this.#emitter.emit('gap');
+        return;
+      }
       try {
         this.#emitter.emit('event', JSON.parse(message) as StoredEvent);
       } catch (err) {
@@ -128,6 +145,7 @@ export class RedisEventBus implements EventBus {
         await this.#pub.publish(this.#channel, JSON.stringify(event));
       } catch (err) {
         this.log.warn({ err: (err as Error).message, eventId: event.id }, 'redis publish failed; replay covers it');
+        this.#lostPublish = true;
         this.#emitter.emit('gap');
       }
     }
