@@ -223,4 +223,22 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
       expect.objectContaining({ code: 'UNKNOWN_EVENT_TYPE', field: 'eventType' }),
     ]);
   });
+
+  it('completes open subscriptions on shutdown', async () => {
+    const a = await t.newAccount();
+    const seed = await publish(a, 'sms.sent');
+    const client = createClient({
+      url: `${t.url}/graphql/stream`,
+      headers: { authorization: `Bearer ${a.apiKey}` },
+      retryAttempts: 0,
+    });
+    const iterator = client.iterate({ query: print(EventsSubscription), variables: { lastEventId: '0' } });
+    expect(((await iterator.next()).value as any).data.events.id).toBe(seed);
+    const stream = yogaSse(t.url, a.apiKey, print(EventsSubscription), { lastEventId: '0' });
+    expect((await stream.next()).value.data.events.id).toBe(seed);
+    await t.close();
+    expect((await iterator.next()).done).toBe(true);
+    expect((await stream.next()).done).toBe(true);
+    client.dispose();
+  });
 });
