@@ -155,6 +155,36 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     });
   }
 
+  it('resubscribing with lastEventId while events keep being published yields every id once, in order', async () => {
+    const a = await t.newAccount();
+    const client = createClient({
+      url: `${t.url}/graphql/stream`,
+      headers: { authorization: `Bearer ${a.apiKey}` },
+      retryAttempts: 0,
+    });
+    const published: string[] = [await publish(a, 'sms.sent', { i: 0 })];
+    let stop = false;
+    const publisher = (async () => {
+      while (!stop) published.push(await publish(a, 'sms.sent', { i: published.length }));
+    })();
+    const received: string[] = [];
+    let cursor = '0';
+    for (let round = 0; round < 4; round++) {
+      const iterator = client.iterate({ query: print(EventsSubscription), variables: { lastEventId: cursor } });
+      received.push(...(await take(iterator as AsyncIterableIterator<any>, 25)).map((m) => m.id!));
+      cursor = received.at(-1)!;
+    }
+    stop = true;
+    await publisher;
+    const rest = published.length - received.length;
+    if (rest > 0) {
+      const iterator = client.iterate({ query: print(EventsSubscription), variables: { lastEventId: cursor } });
+      received.push(...(await take(iterator as AsyncIterableIterator<any>, rest)).map((m) => m.id!));
+    }
+    expect(received).toEqual(published);
+    client.dispose();
+  });
+
   it('streams over Yoga’s own SSE transport, with a StreamTruncated notice for an unknown id', async () => {
     const a = await t.newAccount();
     const first = await publish(a, 'did.purchased', { number: '+14155550100' });

@@ -20,6 +20,9 @@ import {
 } from '../../domain/events/event-stream.js';
 import { actorOf } from '../auth.js';
 
+/** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
+const SHUTDOWN_GRACE_MS = 2_000;
+
 /** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`. */
 export function formatSse(item: StreamItem): string {
   if (isTruncation(item)) {
@@ -100,6 +103,12 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
   // End streams before Fastify waits for open connections, so shutdown is not held up by SSE clients.
   app.addHook('preClose', async () => {
     endAllStreams(ctx);
+    // Streams are ended now. A client that dropped a stream connection mid-request can leave a socket Node never
+    // counts as idle, which would hold close() for the keep-alive timeout (72 s): after a grace period for
+    // in-flight requests, close what is left.
+    const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    force.unref();
+    app.server.once('close', () => clearTimeout(force));
   });
 
   r.post(
