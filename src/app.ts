@@ -157,6 +157,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     reply.status(response.status);
     const type = response.headers.get('content-type') ?? '';
     const streaming = type.includes('text/event-stream') || type.includes('multipart/');
+    // A stream's connection is not reused: closing it when the stream ends lets shutdown finish at once.
+    if (streaming) reply.header('connection', 'close');
     // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
     reply.send(streaming ? response.body : await response.text());
     return reply;

@@ -34,6 +34,15 @@ export const configSchema = z.object({
   /** How often background workers (registry simulator, webhook dispatcher) look for due work, in ms. */
   WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
 
+  /** Prefix of every Redis channel/key this instance uses, so several deployments (or test runs) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).default('switchboard:'),
+  /** Events older than this many days are pruned, except each account's newest 1000 (spec 8 replay window). */
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  /** Interval of the SSE comment heartbeat (`: heartbeat`) that keeps idle streams open through proxies, in ms. */
+  EVENT_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
+  /** Live events one stream subscriber may have waiting; past it the subscriber is disconnected (slow consumer). */
+  EVENT_STREAM_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(1000),
+
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),
 

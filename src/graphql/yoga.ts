@@ -1,6 +1,6 @@
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { UnauthenticatedError } from '../domain/errors.js';
 import type { GraphQLContext } from './builder.js';
@@ -14,6 +14,21 @@ export interface YogaServerContext {
 }
 
 /**
+ * graphql-sse (2.6) only recognises an execution result that has a `data` key; graphql-js answers an error thrown
+ * while subscribing (a bad argument, a missing scope) with `{errors}` alone, which graphql-sse then misreads as
+ * "Unable to detect operation AST" (400). Adding `data: null` lets the client receive our coded errors.
+ */
+const subscribeErrorsWithData: Plugin = {
+  onSubscribe() {
+    return {
+      onSubscribeResult({ result, setResult }) {
+        if (!(Symbol.asyncIterator in result) && !('data' in result)) setResult({ ...result, data: null });
+      },
+    };
+  },
+};
+
+/**
  * Yoga at /graphql: masked errors with our codes in `extensions`, GraphiQL, Yoga's SSE transport for
  * subscriptions, and the graphql-sse protocol at /graphql/stream (distinct and single-connection modes).
  */
@@ -24,7 +39,7 @@ export function createGraphQLServer(ctx: AppContext) {
     logging: false,
     maskedErrors: { maskError: createMaskError(ctx.log) },
     graphiql: { title: 'Switchboard GraphQL' },
-    plugins: [useGraphQLSSE({ endpoint: '/graphql/stream' })],
+    plugins: [subscribeErrorsWithData, useGraphQLSSE({ endpoint: '/graphql/stream' })],
     context: ({ req }): GraphQLContext => {
       if (!req.actor) throw new UnauthenticatedError();
       return { app: ctx, actor: req.actor, requestId: req.id };

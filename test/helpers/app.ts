@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
+import type { Logger } from 'pino';
 import { type App, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAccount, type Scope } from '../../src/domain/accounts/account.service.js';
@@ -61,7 +62,14 @@ export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
  * `dataDir` to test restarts). With a {@link ManualClock}, background polling is off and tests call `drain()`.
  */
 export async function startApp(
-  opts: { clock?: Clock; env?: Record<string, string>; dataDir?: string; startWorkers?: boolean } = {},
+  opts: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    dataDir?: string;
+    startWorkers?: boolean;
+    /** A logger to capture log lines (default: the app's own, at TEST_LOG_LEVEL or silent). */
+    logger?: Logger;
+  } = {},
 ): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -77,7 +85,11 @@ export async function startApp(
     ...opts.env,
   });
   const manual = opts.clock instanceof ManualClock;
-  const app = await buildApp(config, { clock: opts.clock, startWorkers: opts.startWorkers ?? !manual });
+  const app = await buildApp(config, {
+    clock: opts.clock,
+    logger: opts.logger,
+    startWorkers: opts.startWorkers ?? !manual,
+  });
   const url = await app.listen();
   return {
     app,

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { StoredEvent } from './event-log.js';
@@ -10,12 +11,16 @@ import type { StoredEvent } from './event-log.js';
 export interface EventBus {
   /** Publishes committed events, in id order. Never throws: failures are logged. */
   publish(events: StoredEvent[]): Promise<void>;
-  /** Calls `listener` for every event published on any instance; returns the unsubscribe function. */
-  subscribe(listener: (event: StoredEvent) => void): () => void;
+  /**
+   * Calls `listener` for every event published on any instance; returns the unsubscribe function. `onGap` is
+   * called when live delivery may have missed events (Redis connection lost or regained, a publish failed): the
+   * subscriber should end its stream so the client resumes by replay (`Last-Event-ID`).
+   */
+  subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void;
   close(): Promise<void>;
 }
 
-/** The embedded default: an in-process bus (one instance). */
+/** The embedded default: an in-process bus (one instance). It never loses an event, so it never reports a gap. */
 export class InProcessEventBus implements EventBus {
   readonly #emitter = new EventEmitter().setMaxListeners(0);
 
@@ -33,7 +38,143 @@ export class InProcessEventBus implements EventBus {
   }
 }
 
-/** The bus for this configuration: in-process by default (Redis when REDIS_URL is set, issue 3). */
-export async function createEventBus(_config: Config, _log: Logger): Promise<EventBus> {
-  return new InProcessEventBus();
+/** Control message on the Redis channel: "a publish was lost; resume by replay". Never a valid event. */
+const GAP_MESSAGE = '{"gap":true}';
+
+/**
+ * The bus of several instances: Redis pub/sub through ioredis directly (one publishing and one subscribed
+ * connection per instance, one Redis channel `<REDIS_KEY_PREFIX>events`, the stored event as JSON). Every
+ * instance, including the publisher, receives events from Redis, so all subscribers see one order.
+ *
+ * ioredis reconnects on its own. While Redis is unreachable, publishes fail fast (no offline queue, so memory does
+ * not grow) and are logged; subscribers are told about the gap when the connection drops, when it comes back, and
+ * when they subscribe during an outage, so streams end and clients resume by replay from the database log; an
+ * instance whose publish failed broadcasts the same "gap" to all instances once it reconnects. Redis
+ * being down therefore degrades live delivery to replay-on-reconnect and never crashes the service.
+ */
+export class RedisEventBus implements EventBus {
+  readonly #emitter = new EventEmitter().setMaxListeners(0);
+  readonly #channel: string;
+  readonly #pub: Redis;
+  readonly #sub: Redis;
+  #up = false;
+  #closed = false;
+  #lostPublish = false;
+
+  constructor(
+    url: string,
+    prefix: string,
+    private readonly log: Logger,
+  ) {
+    this.#channel = `${prefix}events`;
+    const retryStrategy = (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 5_000);
+    this.#pub = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy,
+      lazyConnect: false,
+    });
+    this.#sub = new Redis(url, { retryStrategy, maxRetriesPerRequest: null, lazyConnect: false });
+    let lastError = '';
+    for (const [role, client] of [
+      ['publisher', this.#pub],
+      ['subscriber', this.#sub],
+    ] as const) {
+      client.on('error', (err: Error) => {
+        // ioredis repeats the same error on every retry; log each distinct one once.
+        if (err.message !== lastError) this.log.warn({ err: err.message, role }, 'redis event bus error');
+        lastError = err.message;
+      });
+    }
+    this.#sub.on('ready', () => {
+      lastError = '';
+      if (!this.#up) {
+        this.#up = true;
+        this.log.info({ channel: this.#channel }, 'redis event bus connected');
+        this.#emitter.emit('gap');
+      }
+    });
+    this.#sub.on('close', () => {
+      if (this.#up && !this.#closed) {
+        this.log.warn('redis event bus connection lost; streams resume by replay');
+        this.#up = false;
+        this.#emitter.emit('gap');
+      }
+      this.#up = false;
+    });
+    this.#pub.on('ready', () => {
+      if (!this.#lostPublish) return;
+      // Tell every instance that a publish was lost, so their streams resume by replay too.
+      this.#lostPublish = false;
+      this.#pub.publish(this.#channel, GAP_MESSAGE).catch(() => {
+        this.#lostPublish = true;
+      });
+    });
+    this.#sub.on('message', (channel: string, message: string) => {
+      if (channel !== this.#channel) return;
+      if (message === GAP_MESSAGE) {
+        this.#emitter.emit('gap');
+        return;
+      }
+      try {
+        this.#emitter.emit('event', JSON.parse(message) as StoredEvent);
+      } catch (err) {
+        this.log.error({ err }, 'unreadable message on the redis event bus');
+      }
+    });
+  }
+
+  /** Subscribes the Redis channel; waits at most `timeoutMs` (Redis down at boot is logged, not fatal). */
+  async start(timeoutMs = 5_000): Promise<void> {
+    const subscribed = this.#sub.subscribe(this.#channel);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const outcome = await Promise.race([subscribed.then(() => 'ok' as const), timeout]).catch((err: Error) => {
+      this.log.warn({ err: err.message }, 'redis event bus could not subscribe yet; retrying in the background');
+      return 'failed' as const;
+    });
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.log.warn('redis event bus not reachable yet; retrying in the background');
+  }
+
+  async publish(events: StoredEvent[]): Promise<void> {
+    for (const event of events) {
+      try {
+        await this.#pub.publish(this.#channel, JSON.stringify(event));
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message, eventId: event.id }, 'redis publish failed; replay covers it');
+        this.#lostPublish = true;
+        this.#emitter.emit('gap');
+      }
+    }
+  }
+
+  subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void {
+    this.#emitter.on('event', listener);
+    if (onGap) {
+      this.#emitter.on('gap', onGap);
+      if (!this.#up) queueMicrotask(onGap);
+    }
+    return () => {
+      this.#emitter.off('event', listener);
+      if (onGap) this.#emitter.off('gap', onGap);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#emitter.removeAllListeners();
+    this.#pub.disconnect();
+    this.#sub.disconnect();
+  }
+}
+
+/** The bus for this configuration: Redis pub/sub when `REDIS_URL` is set, otherwise in-process. */
+export async function createEventBus(config: Config, log: Logger): Promise<EventBus> {
+  if (!config.REDIS_URL) return new InProcessEventBus();
+  const bus = new RedisEventBus(config.REDIS_URL, config.REDIS_KEY_PREFIX, log);
+  await bus.start();
+  return bus;
 }

@@ -62,6 +62,9 @@ export function storedEventFromRow(row: {
   };
 }
 
+/** Key of the advisory lock that orders event-writing transactions (an arbitrary constant, "sb-evts"). */
+const EVENT_ORDER_LOCK = 0x73622d65767473n;
+
 /**
  * "Events are facts in the database first" (ARCHITECTURE.md): a domain change and the events it causes commit in
  * one transaction; after the commit the events are published on the bus for live subscribers.
@@ -81,14 +84,19 @@ export class EventLog {
   }
 
   /**
-   * Runs `fn` in one database transaction, handing it `emit` to record events in that same transaction. After the
-   * commit, every recorded event is published on the bus (a publish failure is logged by the bus, never thrown:
-   * the events are already durable and subscribers recover them by replay).
+   * Runs `fn` in one database transaction, handing it `emit` to record events in that same transaction. Such
+   * transactions are serialised (advisory lock) so event ids commit in order. After the commit, every recorded
+   * event is published on the bus (a publish failure is logged by the bus, never thrown: the events are already
+   * durable and subscribers recover them by replay).
    * @returns what `fn` returns. Throws whatever `fn` throws, after rolling back the change and its events.
    */
   async transaction<T>(fn: (tx: Tx, emit: Emit) => Promise<T>): Promise<T> {
     const recorded: StoredEvent[] = [];
     const result = await this.db.$transaction(async (tx) => {
+      // Event-writing transactions take one transaction-scoped advisory lock first, so ids are allocated and
+      // committed in the same order: a reader that has seen id N can never later find a committed id below N.
+      // That makes `id > cursor` (replay, history, webhooks) gap-free. Taken first, so it cannot deadlock.
+      await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${EVENT_ORDER_LOCK}::bigint)`;
       const emit: Emit = async (accountId, eventType, payload) => {
         const event = await this.record(tx, accountId, eventType, payload);
         recorded.push(event);

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
-import { isEventType } from './event-catalog.js';
-import type { StoredEvent } from './event-log.js';
+import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType } from './event-catalog.js';
+import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
+import { EventSubscription, parseEventId, readReplay, type StreamFilter, trackStream } from './event-stream.js';
 
 /** Body of POST /api/events and input of the `publishEvent` mutation. */
 export const publishEventInput = z
@@ -30,4 +32,157 @@ export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown
   const { eventType, payload } = parseInput(publishEventInput, input);
   const [event] = await ctx.events.append([{ accountId: actor.accountId, eventType, payload }]);
   return event!;
+}
+
+/** `channels` as REST sends it (comma-separated) or GraphQL does (a list). */
+const channelsField = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .describe('Channel names, comma-separated (REST) or a list (GraphQL); every channel when omitted.');
+
+/**
+ * Splits and checks a channel filter. Empty or omitted means every channel.
+ * @throws ValidationError (field `channels`, code UNKNOWN_CHANNEL) naming every unknown channel.
+ */
+export function parseChannels(value: string | readonly string[] | undefined | null): Channel[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const names = (typeof value === 'string' ? value.split(',') : [...value]).map((c) => c.trim()).filter(Boolean);
+  if (names.length === 0) return undefined;
+  const unknown = names.filter((n) => !isChannel(n));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      unknown.map((name) => ({
+        code: 'UNKNOWN_CHANNEL',
+        field: 'channels',
+        message: `unknown channel "${name}" (one of: ${CHANNELS.join(', ')})`,
+      })),
+    );
+  }
+  return [...new Set(names)] as Channel[];
+}
+
+/** Input of the event stream (REST query `channels`, header or query `Last-Event-ID`; GraphQL arguments). */
+export const eventStreamInput = z.object({
+  channels: channelsField,
+  lastEventId: z
+    .string()
+    .max(100)
+    .optional()
+    .describe('Resume after this event id (the `Last-Event-ID` header; also accepted as a query parameter).'),
+});
+
+/**
+ * Opens a live stream of the caller's events (spec 4.7, 6.2, 8): subscribes to the bus first, then, when
+ * `lastEventId` is given, reads the replay (up to 1000 matching events after it, preceded by a truncation notice
+ * when it cannot be complete), so that the returned iterator yields replay, then live events, each id once.
+ * Requires `events:read`. The caller iterates and ends it with `return()`; shutdown ends it too.
+ * @throws ForbiddenError without `events:read`; ValidationError for unknown channels (before anything streams).
+ */
+export async function openEventStream(ctx: AppContext, actor: Actor, input: unknown): Promise<EventSubscription> {
+  requireScope(actor, 'events:read');
+  const parsed = parseInput(eventStreamInput, input);
+  const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
+  const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
+  try {
+    sub.setReplay(parsed.lastEventId === undefined ? [] : await readReplay(ctx, filter, parsed.lastEventId));
+  } catch (err) {
+    sub.end('closed');
+    throw err;
+  }
+  trackStream(ctx, sub);
+  return sub;
+}
+
+/** Default and maximum page size of the history list. */
+export const HISTORY_DEFAULT_LIMIT = 100;
+export const HISTORY_MAX_LIMIT = 1000;
+
+/** Query of GET /api/events/history and arguments of `Query.events`. */
+export const eventHistoryInput = z.object({
+  after: z
+    .string()
+    .regex(/^\d{1,19}$/, 'must be an event id (decimal digits)')
+    .optional()
+    .describe(
+      'Cursor: return events with an id greater than this (a Last-Event-ID, a webhook event id or nextCursor).',
+    ),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(HISTORY_MAX_LIMIT)
+    .default(HISTORY_DEFAULT_LIMIT)
+    .describe(`Page size, 1 to ${HISTORY_MAX_LIMIT} (default ${HISTORY_DEFAULT_LIMIT}).`),
+  channels: channelsField,
+});
+
+/** One history entry: the spec 2.11 envelope plus the event id (the SSE `id:`). */
+export type HistoryEvent = EventEnvelope & { id: string };
+
+/** A history page. */
+export interface EventHistoryPage {
+  events: HistoryEvent[];
+  /** Pass as `after` for the next page: the last returned id, or the given `after` when the page is empty. */
+  nextCursor: string | null;
+  /** Whether more matching events exist after this page right now. */
+  hasMore: boolean;
+  /** True when retention pruned events after `after`: the list cannot be complete from that cursor. */
+  truncated: boolean;
+}
+
+/** An event with its id and envelope fields, as history and GraphQL show it. */
+export function toHistoryEvent(e: StoredEvent): HistoryEvent {
+  return { id: e.id, ...toEnvelope(e) };
+}
+
+/**
+ * Pages through the caller's retained events in id order after the cursor `after` (the same ids as the SSE `id:`
+ * and webhook bodies, so a consumer can switch transports without gaps). Requires `events:read`.
+ * @throws ForbiddenError without `events:read`; ValidationError for a bad cursor, limit or channel.
+ */
+export async function listEventHistory(ctx: AppContext, actor: Actor, input: unknown): Promise<EventHistoryPage> {
+  requireScope(actor, 'events:read');
+  const { after, limit, channels: rawChannels } = parseInput(eventHistoryInput, input);
+  const channels = parseChannels(rawChannels);
+  const cursor = parseEventId(after);
+  const rows = await ctx.db.event.findMany({
+    where: {
+      accountId: actor.accountId,
+      ...(channels ? { channel: { in: channels } } : {}),
+      ...(cursor !== undefined ? { id: { gt: cursor } } : {}),
+    },
+    orderBy: { id: 'asc' },
+    take: limit + 1,
+  });
+  const page = rows.slice(0, limit).map((r) => toHistoryEvent(storedEventFromRow(r)));
+  let truncated = false;
+  if (cursor !== undefined) {
+    const mark = await ctx.db.eventRetentionMark.findUnique({ where: { accountId: actor.accountId } });
+    truncated = mark !== null && cursor < mark.prunedThroughId;
+  }
+  return {
+    events: page,
+    nextCursor: page.at(-1)?.id ?? after ?? null,
+    hasMore: rows.length > limit,
+    truncated,
+  };
+}
+
+/** One channel of the catalog. */
+export interface CatalogChannel {
+  name: Channel;
+  description: string;
+  eventTypes: string[];
+}
+
+/**
+ * The event catalog (spec 6.1, 6.2 and this service's own channels): every channel with its event types. Any
+ * authenticated key may read it (publishers with only `events:write` need it too).
+ */
+export function getEventCatalog(_actor: Actor): CatalogChannel[] {
+  return CHANNELS.map((name) => ({
+    name,
+    description: EVENT_CATALOG[name].description,
+    eventTypes: [...EVENT_CATALOG[name].types],
+  }));
 }

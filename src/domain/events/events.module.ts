@@ -1,7 +1,19 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
+import { eventPruner } from './event-retention.js';
+import { endAllStreams } from './event-stream.js';
 
-/** Sets up the events area's background work (workers, event hooks, listeners) for one app. */
-export async function setupEvents(_ctx: AppContext): Promise<AreaModule> {
-  return { name: 'events' };
+/**
+ * Sets up the events area for one app: the retention Worker, and on stop the end of every open stream (SSE and
+ * GraphQL subscriptions end cleanly; the REST routes also end them in Fastify's `preClose`, before the server
+ * waits for connections to close).
+ */
+export async function setupEvents(ctx: AppContext): Promise<AreaModule> {
+  ctx.workers.add(eventPruner(ctx));
+  return {
+    name: 'events',
+    async stop() {
+      endAllStreams(ctx);
+    },
+  };
 }

@@ -1,2 +1,161 @@
-// GraphQL types, queries and mutations of the events area (filled by its issue).
-export {};
+// GraphQL surface of the events area: the Event type, history, catalog, publish, and the `events` subscription.
+import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
+import {
+  getEventCatalog,
+  listEventHistory,
+  openEventStream,
+  publishEvent,
+  toHistoryEvent,
+} from '../../domain/events/event.service.js';
+import { isTruncation, type StreamItem, type TruncationNotice } from '../../domain/events/event-stream.js';
+import { builder } from '../builder.js';
+
+const Event = builder.objectRef<HistoryEvent>('Event').implement({
+  description:
+    'An account event: the spec 2.11 envelope plus its log id (the SSE `id:`, the replay and history cursor).',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Global monotonic event id (decimal string).' }),
+    channel: t.exposeString('channel', { description: 'Channel (spec 6.2; see `eventCatalog`).' }),
+    eventType: t.exposeString('eventType', { description: 'Event type of the catalog.' }),
+    payload: t.field({ type: 'JSON', description: 'Event-specific JSON object.', resolve: (e) => e.payload }),
+    customerId: t.exposeString('customerId', { description: 'The account id.' }),
+    timestamp: t.exposeString('timestamp', { description: 'ISO 8601 UTC with milliseconds.' }),
+  }),
+});
+
+const StreamTruncated = builder.objectRef<TruncationNotice>('StreamTruncated').implement({
+  description:
+    'Sent first when a replay cannot be complete: events between `lastEventId` and `firstAvailableId` may be missing.',
+  fields: (t) => ({
+    reason: t.exposeString('reason', {
+      description:
+        '`pruned` (retention removed events after the cursor), `limit` (more than `replayLimit` matching events ' +
+        'followed it; the newest are replayed) or `unknown_id` (not an id of this service).',
+    }),
+    lastEventId: t.exposeString('lastEventId', { description: 'The cursor the client asked to resume after.' }),
+    firstAvailableId: t.exposeString('firstAvailableId', {
+      nullable: true,
+      description: 'Id of the first replayed event; null when nothing is replayed.',
+    }),
+    replayLimit: t.exposeInt('replayLimit', { description: 'Most events one replay sends (spec 8: 1000).' }),
+  }),
+});
+
+type StreamMessageShape = HistoryEvent | TruncationNotice;
+
+const StreamMessage = builder.unionType('StreamMessage', {
+  description: 'What the `events` subscription yields: events, preceded by a `StreamTruncated` notice when needed.',
+  types: [Event, StreamTruncated],
+  resolveType: (item: StreamMessageShape) => ('reason' in item ? StreamTruncated : Event),
+});
+
+const EventHistory = builder.objectRef<EventHistoryPage>('EventHistory').implement({
+  description: 'A page of past events in id order.',
+  fields: (t) => ({
+    events: t.field({ type: [Event], resolve: (p) => p.events }),
+    nextCursor: t.exposeString('nextCursor', {
+      nullable: true,
+      description: 'Pass as `after` for the next page (the last id, or the given `after` when empty).',
+    }),
+    hasMore: t.exposeBoolean('hasMore', { description: 'More matching events exist after this page now.' }),
+    truncated: t.exposeBoolean('truncated', {
+      description: 'Retention pruned events after `after`: the list from that cursor is incomplete.',
+    }),
+  }),
+});
+
+const EventChannel = builder.objectRef<CatalogChannel>('EventChannel').implement({
+  description: 'A channel of the event catalog with its event types.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    eventTypes: t.exposeStringList('eventTypes'),
+  }),
+});
+
+builder.queryField('events', (t) =>
+  t.field({
+    type: EventHistory,
+    description: 'Past events after the cursor `after` (scope events:read); same ids as the stream and webhooks.',
+    args: {
+      after: t.arg.string({ description: 'Return events with an id greater than this.' }),
+      limit: t.arg.int({ description: 'Page size, 1 to 1000 (default 100).' }),
+      channels: t.arg.stringList({ description: 'Channels to include; every channel when omitted.' }),
+    },
+    resolve: (_root, args, ctx) =>
+      listEventHistory(ctx.app, ctx.actor, {
+        after: args.after ?? undefined,
+        limit: args.limit ?? undefined,
+        channels: args.channels ?? undefined,
+      }),
+  }),
+);
+
+builder.queryField('eventCatalog', (t) =>
+  t.field({
+    type: [EventChannel],
+    description: 'Every channel with its event types.',
+    resolve: (_root, _args, ctx) => getEventCatalog(ctx.actor),
+  }),
+);
+
+const PublishEventInput = builder.inputType('PublishEventInput', {
+  description: 'An event to record (as POST /api/events).',
+  fields: (t) => ({
+    eventType: t.string({ required: true, description: 'A catalog event type; the channel follows from it.' }),
+    payload: t.field({ type: 'JSON', description: 'Event-specific JSON object (default {}).' }),
+  }),
+});
+
+builder.mutationField('publishEvent', (t) =>
+  t.field({
+    type: Event,
+    description: 'Records an event in the account log and publishes it (scope events:write).',
+    args: { input: t.arg({ type: PublishEventInput, required: true }) },
+    resolve: async (_root, args, ctx) =>
+      toHistoryEvent(
+        await publishEvent(ctx.app, ctx.actor, {
+          eventType: args.input.eventType,
+          ...(args.input.payload === undefined || args.input.payload === null ? {} : { payload: args.input.payload }),
+        }),
+      ),
+  }),
+);
+
+builder.subscriptionType({
+  description: 'Live data over graphql-sse (`/graphql/stream`, distinct or single connection) or Yoga SSE.',
+});
+
+async function* asMessages(stream: AsyncIterable<StreamItem>): AsyncGenerator<StreamMessageShape> {
+  for await (const item of stream) yield isTruncation(item) ? item : toHistoryEvent(item);
+}
+
+builder.subscriptionField('events', (t) =>
+  t.field({
+    type: StreamMessage,
+    description:
+      'The account’s events (scope events:read), optionally only `channels`; with `lastEventId`, first the replay ' +
+      '(up to 1000 events, after a `StreamTruncated` notice when incomplete), then live events, each id once. It ' +
+      'completes when the subscriber falls too far behind, when live delivery had a gap (Redis) or at shutdown: ' +
+      'subscribe again with the last received id.',
+    args: {
+      channels: t.arg.stringList({ description: 'Channels to include; every channel when omitted.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const sub = await openEventStream(ctx.app, ctx.actor, {
+        channels: args.channels ?? undefined,
+        lastEventId: args.lastEventId ?? undefined,
+      });
+      const messages = asMessages(sub);
+      // Ending the generator (client gone) must end the bus subscription even while it waits for the next event.
+      const originalReturn = messages.return.bind(messages);
+      messages.return = (value) => {
+        sub.end('closed');
+        return originalReturn(value);
+      };
+      return messages;
+    },
+    resolve: (message) => message,
+  }),
+);
