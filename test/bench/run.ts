@@ -30,6 +30,18 @@ const scenarios: Scenario[] = [
     auth: true,
   },
   {
+    name: 'GET /compliance/brands (list, 50 per page)',
+    method: 'GET',
+    path: '/compliance/brands',
+    auth: true,
+  },
+  {
+    name: 'GET /api/events/history?limit=100',
+    method: 'GET',
+    path: '/api/events/history?limit=100',
+    auth: true,
+  },
+  {
     name: 'POST /api/events (ingest: validate, write event log)',
     method: 'POST',
     path: '/api/events',
@@ -40,6 +52,17 @@ const scenarios: Scenario[] = [
     auth: true,
   },
 ];
+
+// Data for the read scenarios: 60 brands and 200 events.
+for (let i = 0; i < 60; i++) {
+  await a.request('POST', '/compliance/brands', {
+    name: `Bench Brand ${i} LLC`,
+    ein: `12-${String(3_000_000 + i)}`,
+    vertical: 'RETAIL',
+    entityType: 'PRIVATE_PROFIT',
+  });
+}
+for (let i = 0; i < 200; i++) await a.request('POST', '/api/events', { eventType: 'sms.sent', payload: { i } });
 
 const rows: string[] = [];
 for (const s of scenarios) {
@@ -59,6 +82,40 @@ for (const s of scenarios) {
     `| ${s.name} | ${Math.round(result.requests.average)} | ${result.latency.p50} | ${result.latency.p99} | ${non2xx} |`,
   );
 }
+
+// Publish-to-SSE latency: one subscriber, sequential publishes, time from POST sent to the SSE message read.
+const latencies: number[] = [];
+const stream = await fetch(`${t.url}/api/events?token=${a.apiKey}&channels=billing`);
+const reader = stream.body!.getReader();
+const decoder = new TextDecoder();
+let buffered = '';
+async function nextMessage(): Promise<void> {
+  for (;;) {
+    const end = buffered.indexOf('\n\n');
+    if (end >= 0) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      if (block.includes('event: billing.usage')) return;
+      continue;
+    }
+    const { value, done } = await reader.read();
+    if (done) throw new Error('stream ended');
+    buffered += decoder.decode(value, { stream: true });
+  }
+}
+for (let i = 0; i < 200; i++) {
+  const started = performance.now();
+  const sent = a.request('POST', '/api/events', { eventType: 'billing.usage', payload: { i } });
+  await nextMessage();
+  latencies.push(performance.now() - started);
+  await sent;
+}
+await reader.cancel();
+latencies.sort((x, y) => x - y);
+const pct = (p: number) =>
+  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
+rows.push(`| publish → SSE message (200 sequential events, 1 subscriber) | — | ${pct(50)} | ${pct(99)} | 0 |`);
+
 await t.close();
 
 process.stdout.write(
