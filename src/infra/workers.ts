@@ -1,19 +1,26 @@
 import type { Logger } from 'pino';
 
 /**
- * A background worker: `tick` claims and processes due work once and returns how many items it handled.
- * The app polls every worker each `WORKER_POLL_MS`; tests call `drain()` after moving a manual clock.
+ * A background worker: `tick` claims due work once and returns how many items it took (0 when nothing is due).
+ * A worker may start work it does not wait for inside `tick` (e.g. HTTP attempts); `settle` then resolves when that
+ * work has finished. Each worker polls on its own loop, so one slow worker never delays another.
  */
 export interface Worker {
   name: string;
   tick(): Promise<number>;
+  /** Resolves when work started by earlier ticks has finished (for `drain()` and shutdown). */
+  settle?(): Promise<void>;
 }
 
-/** Polls registered workers on an interval; one tick of a worker never overlaps another of the same worker. */
+/**
+ * Runs registered workers, each on its own loop: a worker that took items ticks again at once, one that found
+ * nothing waits `intervalMs`. One tick of a worker never overlaps another tick of the same worker.
+ */
 export class WorkerSet {
   readonly #workers: Worker[] = [];
   readonly #running = new Map<string, Promise<number>>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #started = false;
 
   constructor(
     private readonly log: Logger,
@@ -22,37 +29,54 @@ export class WorkerSet {
 
   add(worker: Worker): void {
     this.#workers.push(worker);
+    if (this.#started) this.#loop(worker);
   }
 
-  /** Starts polling. */
+  /** Starts every worker's loop. */
   start(): void {
-    if (this.#timer) return;
-    const loop = () => {
-      this.#timer = setTimeout(() => {
-        void this.tickAll().finally(() => {
-          if (this.#timer) loop();
-        });
-      }, this.intervalMs);
-      this.#timer.unref();
-    };
-    loop();
+    if (this.#started) return;
+    this.#started = true;
+    for (const w of this.#workers) this.#loop(w);
   }
 
-  /** Ticks every worker once (skipping a worker whose previous tick still runs). @returns items handled. */
+  #loop(worker: Worker): void {
+    const schedule = (delay: number) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        if (!this.#started) return;
+        void this.#tick(worker).then((n) => {
+          if (this.#started) schedule(n > 0 ? 0 : this.intervalMs);
+        });
+      }, delay);
+      timer.unref();
+      this.#timers.add(timer);
+    };
+    schedule(this.intervalMs);
+  }
+
+  /** Ticks every worker once, concurrently. @returns items taken. */
   async tickAll(): Promise<number> {
     const counts = await Promise.all(this.#workers.map((w) => this.#tick(w)));
     return counts.reduce((a, b) => a + b, 0);
   }
 
-  /** Ticks until no worker has anything due (at most `maxRounds` rounds). For tests and shutdown. */
+  /**
+   * Ticks every worker and waits for the work it started, until no worker takes anything (at most `maxRounds`
+   * rounds). For tests with a manual clock, and shutdown. @returns items taken.
+   */
   async drain(maxRounds = 100): Promise<number> {
     let total = 0;
     for (let i = 0; i < maxRounds; i++) {
       const n = await this.tickAll();
+      await this.#settleAll();
       total += n;
       if (n === 0) break;
     }
     return total;
+  }
+
+  #settleAll(): Promise<unknown> {
+    return Promise.all(this.#workers.map((w) => w.settle?.()));
   }
 
   #tick(worker: Worker): Promise<number> {
@@ -69,10 +93,12 @@ export class WorkerSet {
     return p;
   }
 
-  /** Stops polling and waits for ticks in flight. */
+  /** Stops every loop and waits for ticks in flight and the work they started. */
   async stop(): Promise<void> {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#started = false;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
     await Promise.all(this.#running.values());
+    await this.#settleAll();
   }
 }
