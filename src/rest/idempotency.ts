@@ -18,9 +18,9 @@ export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
 /**
  * `Idempotency-Key` on every authenticated POST (README "Idempotency"): the first request with a key runs and its
- * response (status and body, 4xx included) is stored; a retry with the same key and the same body gets that
- * response again with `Idempotent-Replayed: true` and creates nothing. The same key with another method, path or
- * body answers 422 IDEMPOTENCY_KEY_REUSED; a retry while the first is still running answers 409
+ * response (status and body, 4xx included) is stored; a retry with the same key, the same body and the same API key
+ * gets that response again with `Idempotent-Replayed: true` and creates nothing. The same key with another method,
+ * path, body or API key answers 422 IDEMPOTENCY_KEY_REUSED; a retry while the first is still running answers 409
  * IDEMPOTENCY_KEY_IN_USE. A 5xx releases the key so the retry runs again. Keys are per account, 1–255 characters,
  * kept {@link IDEMPOTENCY_TTL_MS}. Stored bodies are encrypted with the secrets key (they may hold a secret shown
  * once, such as a new webhook secret or API key).
@@ -41,7 +41,9 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     const accountId = request.actor.accountId;
     const path = request.url.split('?')[0] ?? request.url;
     const requestHash = createHash('sha256')
-      .update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
+      // The key id is part of the request: a stored response (which may hold a secret) is only ever replayed to
+      // the API key that caused it, never to another key of the account with other scopes.
+      .update(`${request.actor.keyId} ${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
     const now = ctx.clock.now();
     const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LOCK_MS);

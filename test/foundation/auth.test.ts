@@ -91,6 +91,18 @@ describe('bearer authentication (spec 5.1)', () => {
     expect((await b.gql(Viewer)).status).toBe(401);
   });
 
+  it('does not let a narrower key revoke a wider one (403), but lets a key revoke itself', async () => {
+    const a = await t.newAccount();
+    const issued = (await a.gql(IssueKey, { name: 'reader', scopes: ['events:read'] })).data!.issueApiKey;
+    const reader = accountClient(t.url, a.accountId, issued.apiKey);
+    const adminKeyId = a.apiKey.split('_')[1]!;
+    const refused = await reader.gql(RevokeKey, { keyId: adminKeyId });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    expect((await a.gql(Viewer)).status).toBe(200);
+    expect((await reader.gql(RevokeKey, { keyId: issued.keyId })).data?.revokeApiKey).toBe(true);
+    expect((await reader.gql(Viewer)).status).toBe(401);
+  });
+
   it('does not let one account revoke another account’s key (404)', async () => {
     const a = await t.newAccount();
     const b = await t.newAccount();
@@ -126,6 +138,18 @@ describe('request bodies and idempotency', () => {
 
     const reused = await a.gql(IssueKey, { name: 'other', scopes: ['events:read'] }, headers);
     expect(reused.status).toBe(422);
+  });
+
+  it('never replays a stored response to another API key of the account (422)', async () => {
+    const a = await t.newAccount();
+    const reader = await a.gql(IssueKey, { name: 'reader', scopes: ['events:read'] });
+    const other = accountClient(t.url, a.accountId, reader.data!.issueApiKey.apiKey);
+    const headers = { 'idempotency-key': 'admin-only' };
+    const first = await a.gql(IssueKey, { name: 'full', scopes: ['compliance', 'events:write'] }, headers);
+    expect(first.data?.issueApiKey.apiKey).toBeDefined();
+    const replayed = await other.gql(IssueKey, { name: 'full', scopes: ['compliance', 'events:write'] }, headers);
+    expect(replayed.status).toBe(422);
+    expect(JSON.stringify(replayed)).not.toContain(first.data!.issueApiKey.apiKey);
   });
 
   it('keeps idempotency keys per account', async () => {

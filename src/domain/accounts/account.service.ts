@@ -124,16 +124,17 @@ export async function issueKeyForActor(
 }
 
 /**
- * Revokes one of the account's keys (the caller may revoke its own key). Takes effect at once on this instance and
+ * Revokes one of the account's keys whose scopes are all among the caller's (a read-only key cannot lock out the
+ * admin key; any key may revoke itself). Takes effect at once on this instance and
  * within {@link AUTH_CACHE_TTL_MS} on others.
- * @throws NotFoundError when the key is not the account's.
+ * @throws NotFoundError when the key is not the account's; ForbiddenError when it holds a scope the caller lacks.
  */
 export async function revokeKey(ctx: { db: Db; auth: KeyAuthenticator }, actor: Actor, keyId: string): Promise<void> {
-  const { count } = await ctx.db.apiKey.updateMany({
-    where: { id: keyId, accountId: actor.accountId, revokedAt: null },
-    data: { revokedAt: new Date() },
-  });
-  if (count === 0) throw new NotFoundError('API key', keyId, 'keyId');
+  const key = await ctx.db.apiKey.findFirst({ where: { id: keyId, accountId: actor.accountId, revokedAt: null } });
+  if (!key) throw new NotFoundError('API key', keyId, 'keyId');
+  // As for issuing: a key may only act on keys no more powerful than itself.
+  for (const s of key.scopes) if (isScope(s)) requireScope(actor, s);
+  await ctx.db.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
   ctx.auth.invalidate(keyId);
 }
 
