@@ -187,13 +187,13 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
 
   it('streams over Yoga’s own SSE transport, with a StreamTruncated notice for an unknown id', async () => {
     const a = await t.newAccount();
-    const first = await publish(a, 'did.purchased', { number: '+14155550100' });
+    const first = await publish(a, 'did.state_changed', { number: '+14155550100', state: 'warming' });
     const stream = yogaSse(t.url, a.apiKey, print(EventsSubscription), { lastEventId: '99999999999999' });
     const got: Message[] = [];
     let live = '';
     for await (const result of stream) {
       got.push(result.data.events);
-      if (got.length === 2) live = await publish(a, 'did.released');
+      if (got.length === 2) live = await publish(a, 'did.state_changed', { state: 'active' });
       if (got.length === 3) break;
     }
     expect(got[0]).toEqual({

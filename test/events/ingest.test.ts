@@ -32,6 +32,28 @@ describe('POST /api/events (ingest)', () => {
     expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
   });
 
+  it.each(['10dlc.brand.status_changed', 'email.agent.response', 'webhook.disabled', 'did.purchased'])(
+    'refuses %s, which only the service emits (SERVICE_EVENT_TYPE), storing nothing',
+    async (eventType) => {
+      const a = await t.newAccount();
+      const res = await a.request('POST', '/api/events', { eventType, payload: {} });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details).toEqual([
+        expect.objectContaining({ code: 'SERVICE_EVENT_TYPE', field: 'eventType' }),
+      ]);
+      expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
+    },
+  );
+
+  it('accepts did.state_changed from the telephony side', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', {
+      eventType: 'did.state_changed',
+      payload: { state: 'warming' },
+    });
+    expect(res.status).toBe(202);
+  });
+
   it('requires the events:write scope (403 FORBIDDEN)', async () => {
     const a = await t.newAccount(['events:read']);
     const res = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload: {} });

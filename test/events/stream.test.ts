@@ -89,7 +89,7 @@ describe('GET /api/events (SSE stream)', () => {
     const b = await t.newAccount();
     const es = openSse(
       `${t.url}/api/events?channels=sms,did`,
-      ['sms.sent', 'sms.delivered', 'voice.completed', 'did.purchased'],
+      ['sms.sent', 'sms.delivered', 'voice.completed', 'did.state_changed'],
       {
         authorization: `Bearer ${a.apiKey}`,
       },
@@ -97,11 +97,11 @@ describe('GET /api/events (SSE stream)', () => {
     await es.opened();
     await publish(b, 'sms.sent', { who: 'b' });
     await publish(a, 'voice.completed');
-    const did = await publish(a, 'did.purchased', { number: '+14155550123' });
+    const did = await publish(a, 'did.state_changed', { number: '+14155550123', state: 'active' });
     const sms = await publish(a, 'sms.delivered');
     await es.waitFor((m) => m.length >= 2);
     expect(es.messages.map((m) => [m.type, m.id])).toEqual([
-      ['did.purchased', did],
+      ['did.state_changed', did],
       ['sms.delivered', sms],
     ]);
     expect(es.messages.every((m) => m.data.customerId === a.accountId)).toBe(true);

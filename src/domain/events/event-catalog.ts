@@ -117,3 +117,19 @@ export function isEventType(type: string): type is EventType {
 export function isChannel(name: string): name is Channel {
   return Object.hasOwn(EVENT_CATALOG, name);
 }
+
+/**
+ * Types only this service emits, as facts of its own state: the `10dlc`, `email` and `webhook` channels and number
+ * provisioning (`did.purchased`, `did.released`, emitted by /api/numbers). The ingest endpoint refuses them, so a
+ * key with `events:write` cannot forge a registry decision or a delivery-health event that webhooks would then sign.
+ */
+export function isServiceEmitted(type: string): boolean {
+  const channel = channelOf(type);
+  return (
+    channel === '10dlc' ||
+    channel === 'email' ||
+    channel === 'webhook' ||
+    type === 'did.purchased' ||
+    type === 'did.released'
+  );
+}

@@ -3,7 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
-import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType } from './event-catalog.js';
+import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
 import { EventSubscription, parseEventId, readReplay, type StreamFilter, trackStream } from './event-stream.js';
 
@@ -16,6 +16,10 @@ export const publishEventInput = z
         message: 'unknown event type (see GET /api/events/catalog)',
         params: { code: 'UNKNOWN_EVENT_TYPE' },
       })
+      .refine((type) => !isEventType(type) || !isServiceEmitted(type), {
+        message: 'this event type is emitted by the service itself and cannot be published',
+        params: { code: 'SERVICE_EVENT_TYPE' },
+      })
       .describe('A catalog event type; its channel is derived from it.'),
     payload: z.record(z.string(), z.unknown()).default({}).describe('Event-specific JSON object.'),
   })
@@ -25,7 +29,9 @@ export const publishEventInput = z
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and
  * publishes it after commit. Requires the `events:write` scope.
  * @returns the stored event (id = log id, the SSE `id:`).
- * @throws ForbiddenError without `events:write`; ValidationError for an unknown type or a non-object payload.
+ * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
+ *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
+ *   non-object payload.
  */
 export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
