@@ -29,13 +29,20 @@ export interface Database {
 }
 
 /**
+ * Interactive-transaction limits, in ms. Prisma's defaults (wait 2 s for a connection, 5 s to finish) turned a burst
+ * of 200 concurrent event writes into 94 answers of 500, because event-writing transactions queue on one advisory
+ * lock (src/domain/events/event-log.ts); a burst now waits its turn instead.
+ */
+export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
+
+/**
  * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
  * `dataDir/pglite` (or in memory when `dataDir` is `memory://`).
  */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
     return {
       kind: 'postgres',
       prisma,
@@ -66,7 +73,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     mkdirSync(dataDir, { recursive: true });
   }
   const lite = await PGlite.create(dataDir ? { dataDir } : {});
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite), transactionOptions: TRANSACTION_OPTIONS });
   return {
     kind: 'pglite',
     prisma,
