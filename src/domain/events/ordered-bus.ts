@@ -48,6 +48,8 @@ export class OrderedEventBus implements EventBus {
   #busy = true;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** The running fill or tail check, awaited by close() so no read outlives the database. */
+  #running: Promise<void> | undefined;
   readonly #unsubscribe: () => void;
   /** Log reads made since start (fills and tail checks that found the watermark behind), for figures and logs. */
   #reads = 0;
@@ -75,9 +77,9 @@ export class OrderedEventBus implements EventBus {
       this.#busy = false;
     }
     for (const id of [...this.#pending.keys()]) if (id <= this.#watermark) this.#pending.delete(id);
-    if (this.#pending.size > 0) void this.#work(false);
+    if (this.#pending.size > 0) this.#work(false);
     this.#timer = setInterval(() => {
-      if (!this.#busy && this.#listeners.size > 0) void this.#work(true);
+      if (!this.#busy && this.#listeners.size > 0) this.#work(true);
     }, this.options.tailCheckMs);
     this.#timer.unref();
   }
@@ -112,6 +114,7 @@ export class OrderedEventBus implements EventBus {
     clearInterval(this.#timer);
     this.#unsubscribe();
     this.#listeners.clear();
+    await this.#running;
     await this.inner.close();
   }
 
@@ -123,13 +126,13 @@ export class OrderedEventBus implements EventBus {
         this.#watermark = id; // nobody to deliver the gap to: no read
         return;
       }
-      if (id === this.#watermark + 1n) {
+      if (id === this.#watermark + 1n && this.#pending.size === 0) {
         this.#deliver(id, event);
         return;
       }
     }
     this.#pending.set(id, event);
-    if (!this.#busy) void this.#work(false);
+    if (!this.#busy) this.#work(false);
   }
 
   #deliver(id: bigint, event: StoredEvent): void {
@@ -153,9 +156,18 @@ export class OrderedEventBus implements EventBus {
     }
   }
 
-  /** The serialised fill: an optional tail read, then gap reads until nothing waits. Errors wait for the next try. */
-  async #work(tail: boolean): Promise<void> {
+  /** Starts the serialised fill (callers check #busy first: one runs at a time). */
+  #work(tail: boolean): void {
     this.#busy = true;
+    const run = this.#fill(tail);
+    this.#running = run;
+    void run.finally(() => {
+      if (this.#running === run) this.#running = undefined;
+    });
+  }
+
+  /** An optional tail read, then gap reads until nothing waits. Errors wait for the next arrival or tail check. */
+  async #fill(tail: boolean): Promise<void> {
     try {
       if (tail) await this.#readLog(undefined);
       for (;;) {
@@ -169,6 +181,7 @@ export class OrderedEventBus implements EventBus {
       // Pending events stay; the next arrival or tail check retries the read.
       if (!this.#closed) this.log.warn({ err }, 'event log read for live delivery failed; retrying');
     } finally {
+      // Cleared in the same tick as the last check of #pending, so no arrival can be left waiting in it.
       this.#busy = false;
     }
   }
