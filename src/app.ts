@@ -88,7 +88,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     tailCheckMs: config.EVENT_TAIL_CHECK_MS,
     dropPublish: opts.dropPublish,
   });
-  await bus.start();
+  try {
+    await bus.start();
+  } catch (err) {
+    await bus.close();
+    await database.close();
+    throw err;
+  }
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const ctx: AppContext = {
     config,

@@ -51,8 +51,9 @@ export class OrderedEventBus implements EventBus {
   /** The running fill or tail check, awaited by close() so no read outlives the database. */
   #running: Promise<void> | undefined;
   readonly #unsubscribe: () => void;
-  /** Log reads made since start (fills and tail checks that found the watermark behind), for figures and logs. */
-  #reads = 0;
+  /** Log reads since start for gaps (an arrival above watermark + 1), and for tail checks; for figures. */
+  #gapReads = 0;
+  #tailReads = 0;
   /** Events delivered from a log read rather than from the bus. */
   #filled = 0;
 
@@ -84,9 +85,17 @@ export class OrderedEventBus implements EventBus {
     this.#timer.unref();
   }
 
-  /** Counters since start: log reads made and events delivered from them (0 and 0 while the bus loses nothing). */
-  get stats(): { watermark: string; logReads: number; filledEvents: number } {
-    return { watermark: this.#watermark.toString(), logReads: this.#reads, filledEvents: this.#filled };
+  /**
+   * Counters since start: log reads for gaps (0 while the bus loses and reorders nothing), tail-check reads (one per
+   * interval while local subscribers exist) and events delivered from the log rather than the bus.
+   */
+  get stats(): { watermark: string; gapReads: number; tailReads: number; filledEvents: number } {
+    return {
+      watermark: this.#watermark.toString(),
+      gapReads: this.#gapReads,
+      tailReads: this.#tailReads,
+      filledEvents: this.#filled,
+    };
   }
 
   /** Publishes on the underlying bus (minus the test-only dropped ones). Never throws. */
@@ -124,6 +133,7 @@ export class OrderedEventBus implements EventBus {
     if (!this.#busy) {
       if (this.#listeners.size === 0) {
         this.#watermark = id; // nobody to deliver the gap to: no read
+        this.#pending.clear();
         return;
       }
       if (id === this.#watermark + 1n && this.#pending.size === 0) {
@@ -199,7 +209,8 @@ export class OrderedEventBus implements EventBus {
         orderBy: { id: 'asc' },
         take: FILL_PAGE,
       });
-      this.#reads++;
+      if (before === undefined) this.#tailReads++;
+      else this.#gapReads++;
       if (this.#closed) return;
       for (const row of rows) {
         if (!this.#pending.has(row.id)) {
