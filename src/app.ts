@@ -9,8 +9,9 @@ import { KeyAuthenticator } from './domain/accounts/account.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import { setupEmail } from './domain/email/email.module.js';
 import { createEventBus } from './domain/events/event-bus.js';
-import { EventLog } from './domain/events/event-log.js';
+import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
+import { OrderedEventBus } from './domain/events/ordered-bus.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createGraphQLServer } from './graphql/yoga.js';
 import type { AreaModule } from './infra/area-module.js';
@@ -45,6 +46,11 @@ export interface BuildOptions {
   logger?: Logger;
   /** Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`). */
   startWorkers?: boolean;
+  /**
+   * Test-only fault injection: events for which this returns true are never published on the bus (a lost
+   * publish), so tests can prove live delivery recovers them from the log. Leave unset otherwise.
+   */
+  dropPublish?: (event: StoredEvent) => boolean;
 }
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
@@ -77,7 +83,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await database.close();
     throw err;
   }
-  const bus = await createEventBus(config, log);
+  // The raw bus (in-process or Redis) behind the per-instance ordered, gap-filling layer subscribers see.
+  const bus = new OrderedEventBus(await createEventBus(config, log), database.prisma, log, {
+    tailCheckMs: config.EVENT_TAIL_CHECK_MS,
+    dropPublish: opts.dropPublish,
+  });
+  try {
+    await bus.start();
+  } catch (err) {
+    await bus.close();
+    await database.close();
+    throw err;
+  }
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const ctx: AppContext = {
     config,

@@ -42,6 +42,8 @@ export const configSchema = z.object({
   EVENT_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   /** Live events one stream subscriber may have waiting; past it the subscriber is disconnected (slow consumer). */
   EVENT_STREAM_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** Interval of the live-delivery tail check: a log read for events whose bus publish was lost, in ms. */
+  EVENT_TAIL_CHECK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
 
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
 import type { Logger } from 'pino';
-import { type App, buildApp } from '../../src/app.js';
+import { type App, type BuildOptions, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAccount, type Scope } from '../../src/domain/accounts/account.service.js';
 import { type Clock, ManualClock } from '../../src/infra/clock.js';
@@ -69,6 +69,8 @@ export async function startApp(
     startWorkers?: boolean;
     /** A logger to capture log lines (default: the app's own, at TEST_LOG_LEVEL or silent). */
     logger?: Logger;
+    /** Events whose bus publish is dropped (BuildOptions.dropPublish: a lost publish, for live-delivery tests). */
+    dropPublish?: BuildOptions['dropPublish'];
   } = {},
 ): Promise<TestApp> {
   const config = loadConfig({
@@ -89,6 +91,7 @@ export async function startApp(
     clock: opts.clock,
     logger: opts.logger,
     startWorkers: opts.startWorkers ?? !manual,
+    dropPublish: opts.dropPublish,
   });
   const url = await app.listen();
   return {

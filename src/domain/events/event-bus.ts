@@ -6,7 +6,8 @@ import type { StoredEvent } from './event-log.js';
 
 /**
  * Live fan-out of committed events to subscribers on this and (with Redis) other instances. The bus is never the
- * source of truth: the event log is; a subscriber that misses a live event recovers it by replay.
+ * source of truth: the event log is. The raw buses below may lose or reorder a publish; the app wraps them in
+ * `OrderedEventBus` (ordered-bus.ts), which fills such gaps from the log before local subscribers see them.
  */
 export interface EventBus {
   /** Publishes committed events, in id order. Never throws: failures are logged. */
@@ -17,6 +18,8 @@ export interface EventBus {
    * subscriber should end its stream so the client resumes by replay (`Last-Event-ID`).
    */
   subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void;
+  /** Calls `listener` on every gap notice (as `subscribe`'s `onGap`, without events); returns the remover. */
+  onGap(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -31,6 +34,10 @@ export class InProcessEventBus implements EventBus {
   subscribe(listener: (event: StoredEvent) => void): () => void {
     this.#emitter.on('event', listener);
     return () => this.#emitter.off('event', listener);
+  }
+
+  onGap(): () => void {
+    return () => {};
   }
 
   async close(): Promise<void> {
@@ -153,14 +160,18 @@ export class RedisEventBus implements EventBus {
 
   subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void {
     this.#emitter.on('event', listener);
-    if (onGap) {
-      this.#emitter.on('gap', onGap);
-      if (!this.#up) queueMicrotask(onGap);
-    }
+    const offGap = onGap ? this.onGap(onGap) : undefined;
     return () => {
       this.#emitter.off('event', listener);
-      if (onGap) this.#emitter.off('gap', onGap);
+      offGap?.();
     };
+  }
+
+  /** Also calls `listener` at once (next microtask) when Redis is down right now. */
+  onGap(listener: () => void): () => void {
+    this.#emitter.on('gap', listener);
+    if (!this.#up) queueMicrotask(listener);
+    return () => this.#emitter.off('gap', listener);
   }
 
   async close(): Promise<void> {

@@ -87,7 +87,7 @@ export class EventLog {
    * Runs `fn` in one database transaction, handing it `emit` to record events in that same transaction. Such
    * transactions are serialised (advisory lock) so event ids commit in order. After the commit, every recorded
    * event is published on the bus (a publish failure is logged by the bus, never thrown: the events are already
-   * durable and subscribers recover them by replay).
+   * durable, and each instance's OrderedEventBus delivers a lost publish from the log).
    * @returns what `fn` returns. Throws whatever `fn` throws, after rolling back the change and its events.
    */
   async transaction<T>(fn: (tx: Tx, emit: Emit) => Promise<T>): Promise<T> {

@@ -48,8 +48,11 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
 /**
  * One live subscriber, as an async iterator of {@link StreamItem}s. It subscribes to the bus when constructed and
  * buffers matching live events while the replay is read from the log, then yields the replay and then the buffer
- * and later live events, skipping ids the replay already yielded (ARCHITECTURE.md: subscribe first, then replay,
- * then de-duplicate by id; no event lost or doubled at the seam).
+ * and later live events, skipping every id not above the last one yielded (or the client's cursor), so ids only
+ * increase (ARCHITECTURE.md: subscribe first, then replay, then de-duplicate by id; no event lost or doubled at the
+ * seam). A live event at or below the cursor can come when this instance's ordered bus fills a gap the client
+ * already received through another instance; one below the last replayed id is either in the replay or older than
+ * the replay limit (and then announced by the truncation notice).
  *
  * Live events wait in a per-subscriber queue until the consumer pulls them; when more than `queueLimit` wait,
  * the subscription ends with `overflow` at once (the client resumes with Last-Event-ID), so a slow consumer cannot
@@ -58,7 +61,8 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
 export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   readonly #queue: StoredEvent[] = [];
   #replay: StreamItem[] | undefined;
-  readonly #replayed = new Set<string>();
+  /** The highest id yielded, or the client's cursor before that: live events at or below it are skipped. */
+  #lastSent = -1n;
   #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
   #endReason: StreamEndReason | undefined;
   #draining = false;
@@ -94,10 +98,13 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     };
   }
 
-  /** Hands over the replay (notice first, then events in id order); live events flow after it. */
-  setReplay(items: StreamItem[]): void {
+  /**
+   * Hands over the replay (notice first, then events in id order); live events flow after it. `resumeAfter` is the
+   * client's cursor when it is an id of this log (live events at or below it were already received).
+   */
+  setReplay(items: StreamItem[], resumeAfter?: bigint): void {
     this.#replay = items;
-    for (const item of items) if (!isTruncation(item)) this.#replayed.add(item.id);
+    if (resumeAfter !== undefined) this.#lastSent = resumeAfter;
     this.#wake();
   }
 
@@ -134,10 +141,15 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     if (this.#endReason) return { value: undefined, done: true };
     if (!this.#replay) return undefined; // replay not read yet: live events stay buffered
     const fromReplay = this.#replay.shift();
-    if (fromReplay) return { value: fromReplay, done: false };
+    if (fromReplay) {
+      if (!isTruncation(fromReplay)) this.#lastSent = BigInt(fromReplay.id);
+      return { value: fromReplay, done: false };
+    }
     while (this.#queue.length > 0) {
       const event = this.#queue.shift()!;
-      if (this.#replayed.has(event.id)) continue;
+      const id = BigInt(event.id);
+      if (id <= this.#lastSent) continue;
+      this.#lastSent = id;
       return { value: event, done: false };
     }
     if (this.#draining) {

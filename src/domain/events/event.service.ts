@@ -5,7 +5,14 @@ import { ValidationError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
-import { EventSubscription, parseEventId, readReplay, type StreamFilter, trackStream } from './event-stream.js';
+import {
+  EventSubscription,
+  isTruncation,
+  parseEventId,
+  readReplay,
+  type StreamFilter,
+  trackStream,
+} from './event-stream.js';
 
 /** Body of POST /api/events and input of the `publishEvent` mutation. */
 export const publishEventInput = z
@@ -90,7 +97,9 @@ export async function openEventStream(ctx: AppContext, actor: Actor, input: unkn
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
-    sub.setReplay(parsed.lastEventId === undefined ? [] : await readReplay(ctx, filter, parsed.lastEventId));
+    const replay = parsed.lastEventId === undefined ? [] : await readReplay(ctx, filter, parsed.lastEventId);
+    const unknownCursor = replay.some((item) => isTruncation(item) && item.reason === 'unknown_id');
+    sub.setReplay(replay, unknownCursor ? undefined : parseEventId(parsed.lastEventId));
   } catch (err) {
     sub.end('closed');
     throw err;
