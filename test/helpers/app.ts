@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import { type App, type BuildOptions, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -57,6 +59,32 @@ export interface TestApp {
 /** Whether this run targets PostgreSQL (TEST_DATABASE_URL) rather than embedded PGlite. */
 export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
+let fileDatabase: Promise<string> | undefined;
+
+/**
+ * On PostgreSQL, each test file gets its own database (`<TEST_DATABASE_URL's name>_<random>`, created on first use
+ * and shared by every app the file starts), so one file's background workers never act on another file's rows
+ * while files run in parallel. .ci/run drops them all at the end.
+ */
+export function testDatabaseUrl(): Promise<string> | undefined {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) return undefined;
+  fileDatabase ??= (async () => {
+    const url = new URL(base);
+    const name = `${url.pathname.slice(1)}_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE "${name}"`);
+    } finally {
+      await admin.end();
+    }
+    url.pathname = `/${name}`;
+    return url.toString();
+  })();
+  return fileDatabase;
+}
+
 /**
  * Starts the app on 127.0.0.1:0. Database: PostgreSQL when TEST_DATABASE_URL is set, else PGlite in memory (or in
  * `dataDir` to test restarts). With a {@link ManualClock}, background polling is off and tests call `drain()`.
@@ -80,7 +108,7 @@ export async function startApp(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     BOOTSTRAP_ACCOUNT: 'false',
     DATA_DIR: opts.dataDir ?? 'memory://',
-    DATABASE_URL: process.env.TEST_DATABASE_URL,
+    DATABASE_URL: await testDatabaseUrl(),
     SMTP_PORT: '0',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_POLL_MS: '50',
