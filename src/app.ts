@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/accounts/account.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import { setupEmail } from './domain/email/email.module.js';
+import { ValidationError } from './domain/errors.js';
 import { createEventBus } from './domain/events/event-bus.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
@@ -51,6 +52,22 @@ export interface BuildOptions {
    * publish), so tests can prove live delivery recovers them from the log. Leave unset otherwise.
    */
   dropPublish?: (event: StoredEvent) => boolean;
+}
+
+/** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
+function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []): string[] {
+  if (out.length >= 20) return out;
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) out.push(path.join('.') || '(body)');
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => fieldsWithNul(v, [...path, String(i)], out));
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) out.push([...path, k.replaceAll('\u0000', '\\u0000')].join('.'));
+      else fieldsWithNul(v, [...path, k], out);
+    }
+  }
+  return out;
 }
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
@@ -136,7 +153,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   http.removeContentTypeParser('application/json');
   http.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    return defaultJsonParser(request, body as string, done);
+    return defaultJsonParser(request, body as string, (err, parsed) => {
+      if (err) return done(err);
+      // PostgreSQL text and jsonb cannot hold U+0000: refuse it by field instead of failing later with a 500.
+      const fields = fieldsWithNul(parsed);
+      if (fields.length > 0) {
+        return done(
+          new ValidationError(
+            fields.map((field) => ({ code: 'INVALID_CHARACTER', field, message: 'must not contain U+0000 (NUL)' })),
+          ),
+        );
+      }
+      return done(null, parsed);
+    });
   });
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);

@@ -65,3 +65,26 @@ describe('JSON bodies', () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe('characters PostgreSQL cannot store', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('refuses U+0000 in any JSON string with 400 INVALID_CHARACTER naming the field, storing nothing', async () => {
+    const a = await t.newAccount();
+    const res = await a.request('POST', '/api/events', {
+      eventType: 'sms.sent',
+      payload: { body: 'a\u0000b', ok: 'x' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: 'payload.body',
+      details: [{ code: 'INVALID_CHARACTER', field: 'payload.body' }],
+    });
+    expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
+  });
+});
