@@ -194,7 +194,13 @@ export const campaignListQuery = pageQuery
 /** `?limit&cursor` of GET /compliance/did-mapping (a bare array per spec 2.5; next cursor in `x-next-cursor`). */
 export const didMappingQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(1000).default(1000).describe('Page size, 1–1000, default 1000.'),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(100_000)
+      .describe('Optional page size, 1–100000; by default every DID of the account (spec 4.3).'),
     cursor: z.string().min(1).max(200).optional().describe('`x-next-cursor` header of the previous page.'),
   })
   .strict();
