@@ -162,6 +162,12 @@ export class KeyAuthenticator {
     return actor;
   }
 
+  /** Whether `keyId` still exists unrevoked (asks the database; for long-lived streams re-checking their key). */
+  async isActive(keyId: string): Promise<boolean> {
+    const key = await this.db.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
+    return key !== null && key.revokedAt === null;
+  }
+
   /** Forgets every cached verification of `keyId` (after a revocation). */
   invalidate(keyId: string): void {
     for (const [digest, actor] of this.#cache.entries()) if (actor.keyId === keyId) this.#cache.delete(digest);

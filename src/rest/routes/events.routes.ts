@@ -32,8 +32,16 @@ export function formatSse(item: StreamItem): string {
   return `event: ${item.eventType}\nid: ${item.id}\ndata: ${JSON.stringify(toEnvelope(item))}\n\n`;
 }
 
-/** Writes `sub` to the response with backpressure until it ends or the client leaves. */
-async function pump(res: ServerResponse, sub: EventSubscription, heartbeatMs: number): Promise<void> {
+/**
+ * Writes `sub` to the response with backpressure until it ends or the client leaves. At every heartbeat the stream
+ * re-checks its API key (`keyActive`), so a revoked key stops receiving within one heartbeat interval.
+ */
+async function pump(
+  res: ServerResponse,
+  sub: EventSubscription,
+  heartbeatMs: number,
+  keyActive: () => Promise<boolean>,
+): Promise<void> {
   let gone = false;
   const onGone = () => {
     gone = true;
@@ -41,7 +49,17 @@ async function pump(res: ServerResponse, sub: EventSubscription, heartbeatMs: nu
   };
   res.on('close', onGone);
   const heartbeat = setInterval(() => {
-    if (!gone) res.write(': heartbeat\n\n');
+    if (gone) return;
+    res.write(': heartbeat\n\n');
+    void keyActive().then(
+      (active) => {
+        if (!active && !gone) {
+          gone = true;
+          sub.end('closed');
+        }
+      },
+      () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
+    );
   }, heartbeatMs);
   sub.onEnd((reason) => {
     // A consumer past the queue limit may not read at all: drop the connection rather than buffer for it.
@@ -158,7 +176,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
       res.write('retry: 1000\n: connected\n\n');
-      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS);
+      const { keyId } = actorOf(request);
+      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId));
     },
   );
 

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { rawSse } from '../helpers/sse.js';
+
+describe('an open stream re-checks its API key', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
+  });
+  afterAll(() => t.close());
+
+  it('ends the stream of a revoked key within a heartbeat, and the reconnect answers 401', async () => {
+    const admin = await t.newAccount();
+    const issued = await admin.request('POST', '/graphql', {
+      query: 'mutation { issueApiKey(name: "dash", scopes: ["events:read"]) { keyId apiKey } }',
+    });
+    const { keyId, apiKey } = issued.body.data.issueApiKey as { keyId: string; apiKey: string };
+    const stream = await rawSse(`${t.url}/api/events?token=${apiKey}`);
+    expect(stream.status).toBe(200);
+    await stream.waitFor(/: heartbeat/);
+
+    const revoked = await admin.request('POST', '/graphql', {
+      query: `mutation { revokeApiKey(keyId: "${keyId}") }`,
+    });
+    expect(revoked.body.data.revokeApiKey).toBe(true);
+    await stream.ended;
+
+    const again = await fetch(`${t.url}/api/events?token=${apiKey}`);
+    expect(again.status).toBe(401);
+    // A key that stays valid keeps its stream.
+    const other = accountClient(t.url, admin.accountId, admin.apiKey);
+    const kept = await rawSse(`${t.url}/api/events?token=${other.apiKey}`);
+    await kept.waitFor(/: heartbeat[\s\S]*: heartbeat[\s\S]*: heartbeat/);
+    kept.close();
+  });
+});
