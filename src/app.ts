@@ -1,8 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/accounts/account.service.js';
@@ -54,6 +55,9 @@ export interface BuildOptions {
   dropPublish?: (event: StoredEvent) => boolean;
 }
 
+/** The request a piece of async work belongs to, so log lines from domain code carry its id. */
+const requestScope = new AsyncLocalStorage<{ reqId: string }>();
+
 /** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
 function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []): string[] {
   if (out.length >= 20) return out;
@@ -70,6 +74,28 @@ function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []):
   return out;
 }
 
+/**
+ * The service's logger: JSON lines (pino) at `level`, secrets redacted, and the id of the request the line belongs
+ * to (`reqId`) on every line written while serving it, domain code's included. `destination` defaults to stdout.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      // Domain code logs through ctx.log; during a request its lines carry the request id too.
+      mixin: () => {
+        const store = requestScope.getStore();
+        return store ? { reqId: store.reqId } : {};
+      },
+      redact: {
+        paths: ['req.headers.authorization', 'apiKey', 'secret', '*.secret', '*.apiKey'],
+        censor: '[redacted]',
+      },
+    },
+    destination,
+  );
+}
+
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
   return { method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), id: req.id };
@@ -81,15 +107,7 @@ function requestSerializer(req: { method: string; url: string; id: string }) {
  * @throws when the database cannot be opened or a migration fails.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
-  const log =
-    opts.logger ??
-    pino({
-      level: config.LOG_LEVEL,
-      redact: {
-        paths: ['req.headers.authorization', 'apiKey', 'secret', '*.secret', '*.apiKey'],
-        censor: '[redacted]',
-      },
-    });
+  const log = opts.logger ?? createLogger(config.LOG_LEVEL);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
@@ -144,6 +162,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   http.setChildLoggerFactory((logger, bindings, childOpts) =>
     logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
   );
+  http.addHook('onRequest', (request, _reply, done) => {
+    requestScope.run({ reqId: request.id }, done);
+  });
   http.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
