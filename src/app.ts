@@ -64,7 +64,7 @@ function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []):
   if (typeof value === 'string') {
     if (value.includes('\u0000')) out.push(path.join('.') || '(body)');
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => fieldsWithNul(v, [...path, String(i)], out));
+    for (const [i, v] of value.entries()) fieldsWithNul(v, [...path, String(i)], out);
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (k.includes('\u0000')) out.push([...path, k.replaceAll('\u0000', '\\u0000')].join('.'));
