@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
-import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
+import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 
 /** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
 export interface Envelope {
@@ -26,12 +26,11 @@ function addresses(field: AddressObject | AddressObject[] | undefined): string[]
   return list.flatMap((a) => a.value.map((v) => v.address ?? '')).filter((a) => a !== '');
 }
 
-/** Active identities among `addresses` (lower-cased match). */
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
-  if (list.length === 0) return [];
-  return ctx.db.emailIdentity.findMany({
-    where: { address: { in: list.map(normalizeAddress) }, status: 'active' },
-  });
+  const hosted = list.filter((a) => isHostedAddress(ctx.config, a)).map(normalizeAddress);
+  if (hosted.length === 0) return [];
+  return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
 }
 
 /** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */

@@ -11,7 +11,7 @@ import { parseInput } from '../validation.js';
 import { replyInput, sendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { deliverInbound, mergeParticipants } from './inbound.service.js';
-import { normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 
 /** Relay attempts before an outbound message is `failed`, and the delays before attempts 2..5 (ms). */
 export const RELAY_MAX_ATTEMPTS = 5;
@@ -228,7 +228,9 @@ async function finish(
  * Delivers one `queued` outbound message, if it is due and no other dispatcher holds it:
  * - to an active identity of this service: composed by nodemailer and handed to the inbound path
  *   ({@link deliverInbound}), status `delivered`;
- * - to a deprovisioning identity or an unknown mailbox on EMAIL_DOMAIN: `failed` (550, as the listener answers);
+ * - to a deprovisioning identity or an unknown mailbox on a hosted domain (EMAIL_DOMAINS): `failed` (550, as the
+ *   listener answers); only hosted domains are delivered locally, so no identity can capture mail for a domain the
+ *   service does not host;
  * - elsewhere through SMTP_RELAY_URL: `sent` when the relay accepts; a 5xx answer is `failed` at once, other errors
  *   are retried after {@link RELAY_RETRY_DELAYS_MS} and `failed` after {@link RELAY_MAX_ATTEMPTS} attempts;
  * - with no relay configured: `undelivered` (never pretends it was sent).
@@ -257,8 +259,8 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
     envelope: { from: identity.address, to: [to] },
     date: m.sentAt,
   };
-  const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
-  if (local || to.endsWith(`@${ctx.config.EMAIL_DOMAIN.toLowerCase()}`)) {
+  if (isHostedAddress(ctx.config, to)) {
+    const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
     if (local?.status !== 'active') {
       await finish(ctx, m, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
       return true;
