@@ -60,6 +60,13 @@ const Inbox = graphql(`
     }
   }
 `);
+const ThreadPage = graphql(`
+  query EmailThreadPage($id: ID!, $first: Int, $after: String) {
+    emailIdentity(id: $id) {
+      threads(first: $first, after: $after) { pageInfo { hasNextPage endCursor } edges { node { threadId } } }
+    }
+  }
+`);
 const Lists = graphql(`
   query EmailLists {
     emailIdentities(first: 10) { edges { node { id address } } }
@@ -152,6 +159,34 @@ describe('email over GraphQL', () => {
       status: 'deprovisioning',
     });
     expect((await a.gql(DeleteAgent, { id: agentId })).data?.deleteAgent).toBe(agentId);
+  });
+
+  it('pages threads like REST: activity during paging neither repeats nor reorders a thread on page 2', async () => {
+    const a = await t.newAccount();
+    const created = await a.gql(CreateIdentity, { input: { localPart: `pg${Date.now().toString(36)}` } });
+    const identityId = created.data!.createIdentity.id;
+    const ids: string[] = [];
+    for (const subject of ['T0', 'T1', 'T2']) {
+      const sent = await a.gql(Send, { identityId, input: { to: 'x@example.com', subject, body: 'b' } });
+      ids.push(sent.data!.sendEmail.threadId);
+    }
+    const gql1 = (await a.gql(ThreadPage, { id: identityId, first: 2 })).data!.emailIdentity.threads;
+    const rest1 = (await a.request('GET', `/api/email/identities/${identityId}/threads?limit=2`)).body;
+    expect(gql1.edges.map((e) => e.node.threadId)).toEqual([ids[2], ids[1]]);
+    expect(rest1.threads.map((th: { threadId: string }) => th.threadId)).toEqual([ids[2], ids[1]]);
+    expect(gql1.pageInfo.hasNextPage).toBe(true);
+
+    // The last thread of page 1 gets a reply and moves to the front.
+    await a.gql(Reply, { identityId, input: { threadId: ids[1]!, body: 'bump' } });
+    const gql2 = (await a.gql(ThreadPage, { id: identityId, first: 2, after: gql1.pageInfo.endCursor })).data!
+      .emailIdentity.threads;
+    const rest2 = (
+      await a.request('GET', `/api/email/identities/${identityId}/threads?limit=2&cursor=${rest1.nextCursor}`)
+    ).body;
+    expect(gql2.edges.map((e) => e.node.threadId)).toEqual([ids[0]]);
+    expect(rest2.threads.map((th: { threadId: string }) => th.threadId)).toEqual([ids[0]]);
+    expect(gql2.pageInfo.hasNextPage).toBe(false);
+    expect(rest2.nextCursor).toBe('');
   });
 
   it('reports the REST error codes: validation, 409, 422 and 404 across accounts', async () => {
