@@ -132,6 +132,23 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.messages[1].sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  it('stores mail with NUL bytes (which PostgreSQL text cannot hold) without them instead of answering 451 forever', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const info = await smtpSend(port, {
+      from: 'nul@example.com',
+      to: box.address,
+      subject: 'Null\u0000 inside',
+      text: 'before\u0000after',
+      headers: { 'Auto-Submitted': 'no' },
+    });
+    expect(info.accepted).toEqual([box.address]);
+    const [summary] = await threads(a, box.id);
+    expect(summary).toMatchObject({ subject: 'Null inside' });
+    const detail = await thread(a, box.id, summary!.threadId);
+    expect(detail.messages[0]).toMatchObject({ from: 'nul@example.com', subject: 'Null inside', body: 'beforeafter' });
+  });
+
   it('refuses unknown and deprovisioned recipients with 550 at RCPT, too many recipients with 452, big mail with 552', async () => {
     const a = await t.newAccount();
     const box = await identity(a);
