@@ -12,6 +12,11 @@ const AddDoc = graphql(`
     addKnowledgeDocument(agentId: $agentId, input: $input) { id agentId title }
   }
 `);
+const DeleteDoc = graphql(`
+  mutation EmailDeleteDoc($agentId: ID!, $documentId: ID!) {
+    deleteKnowledgeDocument(agentId: $agentId, documentId: $documentId)
+  }
+`);
 const UpdateAgent = graphql(`
   mutation EmailUpdateAgent($id: ID!, $input: UpdateAgentInput!) {
     updateAgent(id: $id, input: $input) { id name knowledgeDocuments { title } }
@@ -187,6 +192,26 @@ describe('email over GraphQL', () => {
     expect(rest2.threads.map((th: { threadId: string }) => th.threadId)).toEqual([ids[0]]);
     expect(gql2.pageInfo.hasNextPage).toBe(false);
     expect(rest2.nextCursor).toBe('');
+  });
+
+  it('deletes a knowledge document like REST: gone from the agent, NOT_FOUND again and for another account', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const agentId = (
+      await a.gql(CreateAgent, { input: { name: 'Docs', systemPrompt: '', textModel: 'm', contextSources: [] } })
+    ).data!.createAgent.id;
+    const keep = (await a.gql(AddDoc, { agentId, input: { title: 'Keep', content: 'k' } })).data!.addKnowledgeDocument;
+    const drop = (await a.gql(AddDoc, { agentId, input: { title: 'Drop', content: 'd' } })).data!.addKnowledgeDocument;
+
+    const byB = await b.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(byB.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND' });
+    const del = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(del.errors).toBeUndefined();
+    expect(del.data?.deleteKnowledgeDocument).toBe(drop.id);
+    const rest = await a.request('GET', `/api/agents/${agentId}/knowledge`);
+    expect(rest.body.documents.map((d: { id: string }) => d.id)).toEqual([keep.id]);
+    const again = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'documentId' });
   });
 
   it('reports the REST error codes: validation, 409, 422 and 404 across accounts', async () => {

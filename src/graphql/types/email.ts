@@ -6,6 +6,7 @@ import {
   CONTEXT_SOURCES_DESCRIPTION,
   createAgent,
   deleteAgent,
+  deleteKnowledgeDocument,
   updateAgent,
 } from '../../domain/email/agent.service.js';
 import {
@@ -334,6 +335,16 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const { id } = await addKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), args.input);
       return ctx.app.db.knowledgeDocument.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  deleteKnowledgeDocument: t.id({
+    description:
+      'Deletes one knowledge document of an agent (REST DELETE /api/agents/{id}/knowledge/{documentId}); returns ' +
+      'its id. NOT_FOUND for an unknown agent or document, or another account’s.',
+    args: { agentId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await deleteKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), String(args.documentId));
+      return String(args.documentId);
     },
   }),
 }));
