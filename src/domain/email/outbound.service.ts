@@ -17,7 +17,16 @@ import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from
 export const RELAY_MAX_ATTEMPTS = 5;
 export const RELAY_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000];
 /** How long a dispatcher owns a claimed message before another may retry it (ms). */
-const CLAIM_LEASE_MS = 5 * 60_000;
+export const CLAIM_LEASE_MS = 5 * 60_000;
+
+/**
+ * Timeouts of the relay SMTP client (ms), kept well below {@link CLAIM_LEASE_MS}: nodemailer's defaults (2 min to
+ * connect, 10 min of socket inactivity) would let one attempt outlive the claim, so a second dispatcher could claim
+ * the same message and the relay would get it twice. `connection` covers DNS and TCP connect, `greeting` the
+ * server's 220 banner, `socket` any silence of the server after that, `dns` the lookup. Parameters of the same name
+ * in the SMTP_RELAY_URL query string override them.
+ */
+export const RELAY_TIMEOUTS_MS = { connection: 30_000, greeting: 30_000, socket: 60_000, dns: 30_000 } as const;
 
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
 export interface SentRef {
@@ -32,7 +41,13 @@ function relayTransport(ctx: AppContext): Transporter | undefined {
   if (!ctx.config.SMTP_RELAY_URL) return undefined;
   let t = transports.get(ctx);
   if (!t) {
-    t = nodemailer.createTransport(ctx.config.SMTP_RELAY_URL);
+    t = nodemailer.createTransport({
+      url: ctx.config.SMTP_RELAY_URL,
+      connectionTimeout: RELAY_TIMEOUTS_MS.connection,
+      greetingTimeout: RELAY_TIMEOUTS_MS.greeting,
+      socketTimeout: RELAY_TIMEOUTS_MS.socket,
+      dnsTimeout: RELAY_TIMEOUTS_MS.dns,
+    } as Parameters<typeof nodemailer.createTransport>[0]);
     transports.set(ctx, t);
   }
   return t;
