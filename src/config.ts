@@ -57,6 +57,20 @@ export const configSchema = z.object({
 
   /** Domain of identities created without one. */
   EMAIL_DOMAIN: z.string().min(1).default('agents.switchboard.local'),
+  /**
+   * Domains this service hosts mail for, comma-separated (default: EMAIL_DOMAIN alone; EMAIL_DOMAIN must be among
+   * them). Identities can only be created on these; mail to them is delivered locally or refused, never relayed.
+   */
+  EMAIL_DOMAINS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((d) => d.trim().toLowerCase())
+        .filter((d) => d !== ''),
+    )
+    .pipe(z.array(z.string().regex(/^[a-z0-9.-]+$/, 'must be host names separated by commas')).min(1))
+    .optional(),
   /** Inbound SMTP listener port (0 picks a free port; -1 disables the listener). */
   SMTP_PORT: z.coerce.number().int().min(-1).max(65535).default(2525),
   /** Host that identities are told to use for SMTP submission (2.6 smtpHost). */
@@ -109,6 +123,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  const { EMAIL_DOMAIN, EMAIL_DOMAINS } = result.data;
+  if (EMAIL_DOMAINS && !EMAIL_DOMAINS.includes(EMAIL_DOMAIN.toLowerCase())) {
+    throw new ConfigError([`EMAIL_DOMAINS: must include EMAIL_DOMAIN (${EMAIL_DOMAIN})`]);
   }
   return result.data;
 }

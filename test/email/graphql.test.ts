@@ -12,6 +12,11 @@ const AddDoc = graphql(`
     addKnowledgeDocument(agentId: $agentId, input: $input) { id agentId title }
   }
 `);
+const DeleteDoc = graphql(`
+  mutation EmailDeleteDoc($agentId: ID!, $documentId: ID!) {
+    deleteKnowledgeDocument(agentId: $agentId, documentId: $documentId)
+  }
+`);
 const UpdateAgent = graphql(`
   mutation EmailUpdateAgent($id: ID!, $input: UpdateAgentInput!) {
     updateAgent(id: $id, input: $input) { id name knowledgeDocuments { title } }
@@ -57,6 +62,13 @@ const Inbox = graphql(`
           messages { messageId from to subject body sentAt direction status inReplyTo references agentAnswer { status } }
         } }
       }
+    }
+  }
+`);
+const ThreadPage = graphql(`
+  query EmailThreadPage($id: ID!, $first: Int, $after: String) {
+    emailIdentity(id: $id) {
+      threads(first: $first, after: $after) { pageInfo { hasNextPage endCursor } edges { node { threadId } } }
     }
   }
 `);
@@ -152,6 +164,54 @@ describe('email over GraphQL', () => {
       status: 'deprovisioning',
     });
     expect((await a.gql(DeleteAgent, { id: agentId })).data?.deleteAgent).toBe(agentId);
+  });
+
+  it('pages threads like REST: activity during paging neither repeats nor reorders a thread on page 2', async () => {
+    const a = await t.newAccount();
+    const created = await a.gql(CreateIdentity, { input: { localPart: `pg${Date.now().toString(36)}` } });
+    const identityId = created.data!.createIdentity.id;
+    const ids: string[] = [];
+    for (const subject of ['T0', 'T1', 'T2']) {
+      const sent = await a.gql(Send, { identityId, input: { to: 'x@example.com', subject, body: 'b' } });
+      ids.push(sent.data!.sendEmail.threadId);
+    }
+    const gql1 = (await a.gql(ThreadPage, { id: identityId, first: 2 })).data!.emailIdentity.threads;
+    const rest1 = (await a.request('GET', `/api/email/identities/${identityId}/threads?limit=2`)).body;
+    expect(gql1.edges.map((e) => e.node.threadId)).toEqual([ids[2], ids[1]]);
+    expect(rest1.threads.map((th: { threadId: string }) => th.threadId)).toEqual([ids[2], ids[1]]);
+    expect(gql1.pageInfo.hasNextPage).toBe(true);
+
+    // The last thread of page 1 gets a reply and moves to the front.
+    await a.gql(Reply, { identityId, input: { threadId: ids[1]!, body: 'bump' } });
+    const gql2 = (await a.gql(ThreadPage, { id: identityId, first: 2, after: gql1.pageInfo.endCursor })).data!
+      .emailIdentity.threads;
+    const rest2 = (
+      await a.request('GET', `/api/email/identities/${identityId}/threads?limit=2&cursor=${rest1.nextCursor}`)
+    ).body;
+    expect(gql2.edges.map((e) => e.node.threadId)).toEqual([ids[0]]);
+    expect(rest2.threads.map((th: { threadId: string }) => th.threadId)).toEqual([ids[0]]);
+    expect(gql2.pageInfo.hasNextPage).toBe(false);
+    expect(rest2.nextCursor).toBe('');
+  });
+
+  it('deletes a knowledge document like REST: gone from the agent, NOT_FOUND again and for another account', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const agentId = (
+      await a.gql(CreateAgent, { input: { name: 'Docs', systemPrompt: '', textModel: 'm', contextSources: [] } })
+    ).data!.createAgent.id;
+    const keep = (await a.gql(AddDoc, { agentId, input: { title: 'Keep', content: 'k' } })).data!.addKnowledgeDocument;
+    const drop = (await a.gql(AddDoc, { agentId, input: { title: 'Drop', content: 'd' } })).data!.addKnowledgeDocument;
+
+    const byB = await b.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(byB.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND' });
+    const del = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(del.errors).toBeUndefined();
+    expect(del.data?.deleteKnowledgeDocument).toBe(drop.id);
+    const rest = await a.request('GET', `/api/agents/${agentId}/knowledge`);
+    expect(rest.body.documents.map((d: { id: string }) => d.id)).toEqual([keep.id]);
+    const again = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'documentId' });
   });
 
   it('reports the REST error codes: validation, 409, 422 and 404 across accounts', async () => {

@@ -27,6 +27,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
         SMTP_MAX_RECIPIENTS: '2',
         SMTP_MAX_MESSAGE_BYTES: '65536',
         AGENT_REPLIES_PER_SENDER: '2',
+        EMAIL_DOMAINS: 'agents.switchboard.local, Mail.Acme.test',
       },
     });
     port = smtpPortOf(t.app.ctx)!;
@@ -129,6 +130,23 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
       agent: null,
     });
     expect(detail.messages[1].sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('stores mail with NUL bytes (which PostgreSQL text cannot hold) without them instead of answering 451 forever', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const info = await smtpSend(port, {
+      from: 'nul@example.com',
+      to: box.address,
+      subject: 'Null\u0000 inside',
+      text: 'before\u0000after',
+      headers: { 'Auto-Submitted': 'no' },
+    });
+    expect(info.accepted).toEqual([box.address]);
+    const [summary] = await threads(a, box.id);
+    expect(summary).toMatchObject({ subject: 'Null inside' });
+    const detail = await thread(a, box.id, summary!.threadId);
+    expect(detail.messages[0]).toMatchObject({ from: 'nul@example.com', subject: 'Null inside', body: 'beforeafter' });
   });
 
   it('refuses unknown and deprovisioned recipients with 550 at RCPT, too many recipients with 452, big mail with 552', async () => {
@@ -270,6 +288,40 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect((await thread(a, from.id, sent.body.threadId)).messages[0]).toMatchObject({ status: 'delivered' });
     expect(eventsOf(b, 'email.received')).toHaveLength(1);
     expect(eventsOf(a, 'email.sent')).toHaveLength(1);
+  });
+
+  it('identities exist only on hosted domains, so no account can capture mail another sends outside the service', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const ceo = `${unique('ceo')}@bigcustomer.com`;
+    const [localPart] = ceo.split('@');
+    const grab = await b.request('POST', '/api/email/identities', { localPart, domain: 'BigCustomer.com' });
+    expect(grab.status).toBe(422);
+    expect(grab.body.error).toMatchObject({ code: 'DOMAIN_NOT_HOSTED', field: 'domain' });
+    expect((await b.request('GET', '/api/email/identities')).body.identities).toEqual([]);
+
+    const from = await identity(a);
+    const sent = await a.request('POST', `/api/email/identities/${from.id}/send`, {
+      to: ceo,
+      subject: 'Deal',
+      body: 'x',
+    });
+    expect(sent.status).toBe(202);
+    expect(sink.messages.filter((m) => m.rcptTo.includes(ceo))).toHaveLength(1);
+    expect((await thread(a, from.id, sent.body.threadId)).messages[0]).toMatchObject({ status: 'sent' });
+    expect(eventsOf(b, 'email.received')).toEqual([]);
+    // Inbound SMTP answers only for hosted domains.
+    await expect(smtpSend(port, { from: 'x@example.com', to: ceo, subject: 's', text: 'b' })).rejects.toMatchObject({
+      responseCode: 550,
+    });
+
+    // Any hosted domain works, in any case, and mail to it stays local.
+    const second = await identity(b, { domain: 'mail.acme.TEST' });
+    expect(second.address).toMatch(/@mail\.acme\.test$/);
+    const before = sink.messages.length;
+    await a.request('POST', `/api/email/identities/${from.id}/send`, { to: second.address, subject: 'Hi', body: 'y' });
+    expect(sink.messages.length).toBe(before);
+    expect(await threads(b, second.id)).toHaveLength(1);
   });
 
   it('an agent answers on the same thread with SMS and knowledge context in the prompt', async () => {

@@ -2,6 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import type { AppContext } from '../../app-context.js';
 import type { AgentJob } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
 import type { Worker } from '../../infra/workers.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
@@ -32,10 +33,30 @@ async function generateReply(ctx: AppContext, textModel: string, system: string,
   return text.trim();
 }
 
+/**
+ * The row condition that holds while this dispatcher owns `job`: still pending, with the lease time the claim
+ * wrote (`job.nextAttemptAt`). Every write of the job uses it, so a dispatcher whose lease ran out and was taken
+ * over cannot overwrite the new owner's outcome.
+ */
+function claimed(job: AgentJob) {
+  return { id: job.id, status: 'pending', nextAttemptAt: job.nextAttemptAt };
+}
+
+/** Thrown inside the answer transaction when the claim was lost: rolls the reply back. */
+class ClaimLost extends Error {}
+
 async function skip(ctx: AppContext, job: AgentJob, reason: string): Promise<void> {
-  await ctx.db.agentJob.update({
-    where: { id: job.id },
+  await ctx.db.agentJob.updateMany({
+    where: claimed(job),
     data: { status: 'skipped', reason, updatedAt: ctx.clock.now() },
+  });
+}
+
+/** Answers this identity sent to `sender` within the budget window (AGENT_REPLY_WINDOW_MINUTES). */
+function answeredInWindow(ctx: AppContext, db: Pick<Tx, 'agentJob'>, identityId: string, sender: string) {
+  const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
+  return db.agentJob.count({
+    where: { identityId, sender, status: 'answered', updatedAt: { gte: windowStart } },
   });
 }
 
@@ -45,6 +66,11 @@ async function skip(ctx: AppContext, job: AgentJob, reason: string): Promise<voi
  * identity within AGENT_REPLY_WINDOW_MINUTES; beyond it the job is `skipped` REPLY_BUDGET_EXHAUSTED), builds the
  * prompt, asks the model, then in one transaction stores the reply (`Auto-Submitted: auto-replied`, threaded on the
  * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched.
+ * The budget is checked before the model call (to save it) and again, atomically with consuming it, in that
+ * transaction: it first locks the identity row (`SELECT … FOR UPDATE`), so answers of one identity are stored one at
+ * a time across instances, recounts, and then either stores the answer or skips the job REPLY_BUDGET_EXHAUSTED.
+ * `job.nextAttemptAt` must be the lease the caller's claim wrote: every write of the job is fenced by it, and when
+ * the claim was lost meanwhile nothing is stored or sent.
  * A model error schedules a retry; after {@link MODEL_MAX_ATTEMPTS} the job is `failed` (reason MODEL_ERROR,
  * `lastError`) and `email.agent.failed` is emitted. The inbound message itself was stored before and stays.
  */
@@ -54,10 +80,7 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
   if (identity?.status !== 'active') return skip(ctx, job, 'IDENTITY_DEPROVISIONING');
   const agent = identity.agentId ? await ctx.db.agent.findUnique({ where: { id: identity.agentId } }) : null;
   if (!agent?.textModel) return skip(ctx, job, 'AGENT_UNASSIGNED');
-  const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
-  const answered = await ctx.db.agentJob.count({
-    where: { identityId: identity.id, sender: job.sender, status: 'answered', updatedAt: { gte: windowStart } },
-  });
+  const answered = await answeredInWindow(ctx, ctx.db, identity.id, job.sender);
   if (answered >= ctx.config.AGENT_REPLIES_PER_SENDER) return skip(ctx, job, 'REPLY_BUDGET_EXHAUSTED');
 
   let text: string;
@@ -69,8 +92,8 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
     const attempts = job.attempts + 1;
     const now = ctx.clock.now();
     if (attempts < MODEL_MAX_ATTEMPTS) {
-      await ctx.db.agentJob.update({
-        where: { id: job.id },
+      await ctx.db.agentJob.updateMany({
+        where: claimed(job),
         data: {
           attempts,
           lastError: error,
@@ -81,10 +104,11 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
       return;
     }
     await ctx.events.transaction(async (tx, emit) => {
-      await tx.agentJob.update({
-        where: { id: job.id },
+      const { count } = await tx.agentJob.updateMany({
+        where: claimed(job),
         data: { attempts, lastError: error, status: 'failed', reason: 'MODEL_ERROR', updatedAt: now },
       });
+      if (count === 0) return; // the claim was lost: the new owner records the outcome
       await emit(identity.accountId, 'email.agent.failed', {
         event: 'email.agent.failed',
         data: {
@@ -100,42 +124,58 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
     return;
   }
 
-  const reply = await ctx.events.transaction(async (tx, emit) => {
-    const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });
-    const plan = await replyPlan(tx, thread);
-    const out = await queueOutbound(tx, ctx, identity, {
-      thread,
-      ...plan,
-      to: message.from,
-      body: text,
-      autoReplied: true,
-    });
-    await tx.agentJob.update({
-      where: { id: job.id },
-      data: {
-        status: 'answered',
-        attempts: job.attempts + 1,
-        replyMessageId: out.messageId,
-        updatedAt: ctx.clock.now(),
-      },
-    });
-    await emit(identity.accountId, 'email.agent.response', {
-      event: 'email.agent.response',
-      data: {
-        identityId: identity.id,
-        agentId: agent.id,
-        threadId: out.threadId,
-        inReplyTo: message.messageId,
-        messageId: out.messageId,
-        from: identity.address,
+  let reply: Awaited<ReturnType<typeof queueOutbound>> | undefined;
+  try {
+    reply = await ctx.events.transaction(async (tx, emit) => {
+      await tx.$queryRaw`SELECT id FROM email_identities WHERE id = ${identity.id} FOR UPDATE`;
+      if ((await answeredInWindow(ctx, tx, identity.id, job.sender)) >= ctx.config.AGENT_REPLIES_PER_SENDER) {
+        const { count } = await tx.agentJob.updateMany({
+          where: claimed(job),
+          data: { status: 'skipped', reason: 'REPLY_BUDGET_EXHAUSTED', updatedAt: ctx.clock.now() },
+        });
+        if (count === 0) throw new ClaimLost();
+        return undefined;
+      }
+      const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });
+      const plan = await replyPlan(tx, thread);
+      const out = await queueOutbound(tx, ctx, identity, {
+        thread,
+        ...plan,
         to: message.from,
-        subject: out.subject,
-        textModel: agent.textModel,
-      },
+        body: text,
+        autoReplied: true,
+      });
+      const { count } = await tx.agentJob.updateMany({
+        where: claimed(job),
+        data: {
+          status: 'answered',
+          attempts: job.attempts + 1,
+          replyMessageId: out.messageId,
+          updatedAt: ctx.clock.now(),
+        },
+      });
+      if (count === 0) throw new ClaimLost();
+      await emit(identity.accountId, 'email.agent.response', {
+        event: 'email.agent.response',
+        data: {
+          identityId: identity.id,
+          agentId: agent.id,
+          threadId: out.threadId,
+          inReplyTo: message.messageId,
+          messageId: out.messageId,
+          from: identity.address,
+          to: message.from,
+          subject: out.subject,
+          textModel: agent.textModel,
+        },
+      });
+      return out;
     });
-    return out;
-  });
-  await dispatchMessage(ctx, reply.id);
+  } catch (err) {
+    if (err instanceof ClaimLost) return;
+    throw err;
+  }
+  if (reply) await dispatchMessage(ctx, reply.id);
 }
 
 /** Worker: claims due `pending` agent jobs (a lease keeps two instances off the same job) and processes them. */
@@ -151,13 +191,14 @@ export function agentResponder(ctx: AppContext): Worker {
       });
       let n = 0;
       for (const job of due) {
+        const lease = new Date(now.getTime() + CLAIM_LEASE_MS);
         const claim = await ctx.db.agentJob.updateMany({
           where: { id: job.id, status: 'pending', nextAttemptAt: job.nextAttemptAt },
-          data: { nextAttemptAt: new Date(now.getTime() + CLAIM_LEASE_MS) },
+          data: { nextAttemptAt: lease },
         });
         if (claim.count === 0) continue;
         try {
-          await processAgentJob(ctx, job);
+          await processAgentJob(ctx, { ...job, nextAttemptAt: lease });
         } catch (err) {
           ctx.log.error({ err, jobId: job.id }, 'agent job failed unexpectedly; retried after the lease');
         }

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import { findAgent } from './agent.service.js';
 import { createIdentityInput, updateIdentityInput } from './email.schemas.js';
+import { hostedDomains } from './mail.rules.js';
 
 /** Spec 2.6: the SMTP submission port identities are told to use (implicit TLS). */
 export const IDENTITY_SMTP_PORT = 465;
@@ -86,9 +87,11 @@ function isUniqueViolation(err: unknown): boolean {
 
 /**
  * POST /api/email/identities (spec 4.4, 2.6): provisions an inbox `localPart@domain` (domain default EMAIL_DOMAIN),
- * status `active`. Addresses are lower-cased and unique across the service while the identity exists (also
+ * status `active`. The domain must be one this service hosts (EMAIL_DOMAINS): an identity on any other domain would
+ * capture mail that other accounts send to that domain. Addresses are lower-cased and unique across the service while the identity exists (also
  * while deprovisioning, until purged), because inbound mail is routed by address alone.
- * @throws ValidationError; NotFoundError for an unknown agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
+ * @throws ValidationError; UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
+ *   agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
  *   ConflictError ADDRESS_TAKEN (409).
  */
 export async function createIdentity(ctx: AppContext, actor: Actor, input: unknown): Promise<IdentityView> {
@@ -97,6 +100,13 @@ export async function createIdentity(ctx: AppContext, actor: Actor, input: unkno
   const localPart = data.localPart.toLowerCase();
   const domain = (data.domain ?? ctx.config.EMAIL_DOMAIN).toLowerCase();
   const address = `${localPart}@${domain}`;
+  if (!hostedDomains(ctx.config).includes(domain)) {
+    throw new UnprocessableError(
+      'DOMAIN_NOT_HOSTED',
+      `The domain ${domain} is not hosted by this service (EMAIL_DOMAINS: ${hostedDomains(ctx.config).join(', ')}).`,
+      'domain',
+    );
+  }
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
   const taken = await ctx.db.emailIdentity.findUnique({ where: { address } });
   if (taken) throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');

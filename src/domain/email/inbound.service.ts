@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
-import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
+import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 
 /** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
 export interface Envelope {
@@ -21,17 +21,24 @@ export interface StoredInbound {
   created: boolean;
 }
 
-function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
-  const list = Array.isArray(field) ? field : field ? [field] : [];
-  return list.flatMap((a) => a.value.map((v) => v.address ?? '')).filter((a) => a !== '');
+/**
+ * `s` without U+0000. PostgreSQL `text` cannot hold NUL (error 22021), so a NUL byte anywhere in a stored field
+ * would fail the insert on every delivery attempt and the mail would never be stored.
+ */
+export function stripNul(s: string): string {
+  return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-/** Active identities among `addresses` (lower-cased match). */
+function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
+  const list = Array.isArray(field) ? field : field ? [field] : [];
+  return list.flatMap((a) => a.value.map((v) => stripNul(v.address ?? ''))).filter((a) => a !== '');
+}
+
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
-  if (list.length === 0) return [];
-  return ctx.db.emailIdentity.findMany({
-    where: { address: { in: list.map(normalizeAddress) }, status: 'active' },
-  });
+  const hosted = list.filter((a) => isHostedAddress(ctx.config, a)).map(normalizeAddress);
+  if (hosted.length === 0) return [];
+  return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
 }
 
 /** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */
@@ -42,7 +49,7 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
 }
 
 /**
- * Stores one inbound RFC 5322 message for every active identity among the envelope recipients and emits
+ * Stores one inbound RFC 5322 message (U+0000 removed from every stored field, see {@link stripNul}) for every active identity among the envelope recipients and emits
  * `email.received` per copy (spec 6.1 payload) in the same transaction. Threading (RFC 5322 3.6.4): the message
  * joins the identity's thread that holds any id of its In-Reply-To or References, else it starts a new thread.
  * When the identity has an agent, a durable agent job is written in the same transaction: `pending`, or `skipped`
@@ -55,18 +62,20 @@ export async function deliverInbound(ctx: AppContext, raw: Buffer, envelope: Env
   const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
-  const from = normalizeAddress(addresses(parsed.from)[0] ?? envelope.mailFrom ?? '');
+  const from = normalizeAddress(addresses(parsed.from)[0] ?? stripNul(envelope.mailFrom ?? ''));
   const to = addresses(parsed.to).map(normalizeAddress);
   const cc = addresses(parsed.cc).map(normalizeAddress);
-  const messageId = parsed.messageId
-    ? (messageIdsIn(parsed.messageId)[0] ?? parsed.messageId)
-    : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
-  const inReplyTo = messageIdsIn(parsed.inReplyTo)[0] ?? null;
-  const references = messageIdsIn(parsed.references as string | string[] | undefined);
-  const subject = parsed.subject ?? '';
-  const body = (parsed.text ?? '').replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  const parsedId = parsed.messageId ? stripNul(parsed.messageId) : '';
+  const messageId = parsedId ? (messageIdsIn(parsedId)[0] ?? parsedId) : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
+  const inReplyTo = messageIdsIn(parsed.inReplyTo ? stripNul(parsed.inReplyTo) : undefined)[0] ?? null;
+  const refs = parsed.references as string | string[] | undefined;
+  const references = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
+  const subject = stripNul(parsed.subject ?? '');
+  const body = stripNul(parsed.text ?? '')
+    .replace(/\r\n/g, '\n')
+    .replace(/\n+$/, '');
   const autoSubmittedHeader = parsed.headers.get('auto-submitted');
-  const autoSubmitted = autoSubmittedHeader === undefined ? null : String(autoSubmittedHeader);
+  const autoSubmitted = autoSubmittedHeader === undefined ? null : stripNul(String(autoSubmittedHeader));
   // Raw header lines: mailparser folds List-* headers into a structured `list` entry.
   const rawHeaders = new Map<string, string>();
   for (const h of parsed.headerLines) {

@@ -13,6 +13,24 @@ export const MAX_LOCAL_PART_OCTETS = 64;
 export const DOMAIN_NAME =
   /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
+/**
+ * The domains this service hosts mail for (config EMAIL_DOMAINS, default EMAIL_DOMAIN alone), lower-cased.
+ * Identities exist only on these, and only mail to these is delivered locally; anything else goes to the relay.
+ */
+export function hostedDomains(config: { EMAIL_DOMAIN: string; EMAIL_DOMAINS?: string[] | undefined }): string[] {
+  return config.EMAIL_DOMAINS ?? [config.EMAIL_DOMAIN.toLowerCase()];
+}
+
+/** Whether `address` (any case) is on one of {@link hostedDomains}. */
+export function isHostedAddress(
+  config: { EMAIL_DOMAIN: string; EMAIL_DOMAINS?: string[] | undefined },
+  address: string,
+): boolean {
+  const a = normalizeAddress(address);
+  const at = a.lastIndexOf('@');
+  return at > 0 && hostedDomains(config).includes(a.slice(at + 1));
+}
+
 /** Lower-cased, trimmed address (identities and senders are matched case-insensitively). */
 export function normalizeAddress(address: string): string {
   return address.trim().toLowerCase();

@@ -11,13 +11,22 @@ import { parseInput } from '../validation.js';
 import { replyInput, sendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { deliverInbound, mergeParticipants } from './inbound.service.js';
-import { normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 
 /** Relay attempts before an outbound message is `failed`, and the delays before attempts 2..5 (ms). */
 export const RELAY_MAX_ATTEMPTS = 5;
 export const RELAY_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000];
 /** How long a dispatcher owns a claimed message before another may retry it (ms). */
-const CLAIM_LEASE_MS = 5 * 60_000;
+export const CLAIM_LEASE_MS = 5 * 60_000;
+
+/**
+ * Timeouts of the relay SMTP client (ms), kept well below {@link CLAIM_LEASE_MS}: nodemailer's defaults (2 min to
+ * connect, 10 min of socket inactivity) would let one attempt outlive the claim, so a second dispatcher could claim
+ * the same message and the relay would get it twice. `connection` covers DNS and TCP connect, `greeting` the
+ * server's 220 banner, `socket` any silence of the server after that, `dns` the lookup. Parameters of the same name
+ * in the SMTP_RELAY_URL query string override them.
+ */
+export const RELAY_TIMEOUTS_MS = { connection: 30_000, greeting: 30_000, socket: 60_000, dns: 30_000 } as const;
 
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
 export interface SentRef {
@@ -32,7 +41,13 @@ function relayTransport(ctx: AppContext): Transporter | undefined {
   if (!ctx.config.SMTP_RELAY_URL) return undefined;
   let t = transports.get(ctx);
   if (!t) {
-    t = nodemailer.createTransport(ctx.config.SMTP_RELAY_URL);
+    t = nodemailer.createTransport({
+      url: ctx.config.SMTP_RELAY_URL,
+      connectionTimeout: RELAY_TIMEOUTS_MS.connection,
+      greetingTimeout: RELAY_TIMEOUTS_MS.greeting,
+      socketTimeout: RELAY_TIMEOUTS_MS.socket,
+      dnsTimeout: RELAY_TIMEOUTS_MS.dns,
+    } as Parameters<typeof nodemailer.createTransport>[0]);
     transports.set(ctx, t);
   }
   return t;
@@ -228,7 +243,9 @@ async function finish(
  * Delivers one `queued` outbound message, if it is due and no other dispatcher holds it:
  * - to an active identity of this service: composed by nodemailer and handed to the inbound path
  *   ({@link deliverInbound}), status `delivered`;
- * - to a deprovisioning identity or an unknown mailbox on EMAIL_DOMAIN: `failed` (550, as the listener answers);
+ * - to a deprovisioning identity or an unknown mailbox on a hosted domain (EMAIL_DOMAINS): `failed` (550, as the
+ *   listener answers); only hosted domains are delivered locally, so no identity can capture mail for a domain the
+ *   service does not host;
  * - elsewhere through SMTP_RELAY_URL: `sent` when the relay accepts; a 5xx answer is `failed` at once, other errors
  *   are retried after {@link RELAY_RETRY_DELAYS_MS} and `failed` after {@link RELAY_MAX_ATTEMPTS} attempts;
  * - with no relay configured: `undelivered` (never pretends it was sent).
@@ -257,8 +274,8 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
     envelope: { from: identity.address, to: [to] },
     date: m.sentAt,
   };
-  const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
-  if (local || to.endsWith(`@${ctx.config.EMAIL_DOMAIN.toLowerCase()}`)) {
+  if (isHostedAddress(ctx.config, to)) {
+    const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
     if (local?.status !== 'active') {
       await finish(ctx, m, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
       return true;

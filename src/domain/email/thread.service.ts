@@ -80,7 +80,8 @@ export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): M
   };
 }
 
-function encodeCursor(t: EmailThread): string {
+/** Opaque cursor of a thread in the newest-activity-first order: its (lastMessageAt, id), base64url JSON. */
+export function threadCursor(t: EmailThread): string {
   return Buffer.from(JSON.stringify([t.lastMessageAt.toISOString(), t.id])).toString('base64url');
 }
 
@@ -96,9 +97,54 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
 }
 
 /**
+ * A keyset window over an identity's threads in the order newest activity first (lastMessageAt descending, then
+ * id descending): rows after `after` and before `before` (cursors of {@link threadCursor}), at most `limit`;
+ * `inverted` reads from the `before` end (Relay `last`), returning rows in the reversed order. This is the shape
+ * Pothos' `resolveCursorConnection` asks for.
+ */
+export interface ThreadWindow {
+  after?: string;
+  before?: string;
+  limit: number;
+  inverted: boolean;
+}
+
+/**
+ * One keyset window of the identity's threads (see {@link ThreadWindow}); the one paging rule of REST
+ * {@link listThreads} and the GraphQL `EmailIdentity.threads` connection. Keyed on (lastMessageAt, id), so a thread
+ * that gets new activity while a client pages moves ahead of the cursor and is never repeated on a later page.
+ * @throws NotFoundError; BadRequestError INVALID_CURSOR.
+ */
+export async function pageThreads(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  window: ThreadWindow,
+): Promise<EmailThread[]> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const after = window.after ? decodeCursor(window.after) : undefined;
+  const before = window.before ? decodeCursor(window.before) : undefined;
+  const dir = window.inverted ? 'asc' : 'desc';
+  return ctx.db.emailThread.findMany({
+    where: {
+      identityId: identity.id,
+      AND: [
+        after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
+        before
+          ? { OR: [{ lastMessageAt: { gt: before.at } }, { lastMessageAt: before.at, id: { gt: before.id } }] }
+          : {},
+      ],
+    },
+    orderBy: [{ lastMessageAt: dir }, { id: dir }],
+    take: window.limit,
+  });
+}
+
+/**
  * GET /api/email/identities/{id}/threads (spec 4.4): the identity's threads, newest activity first (lastMessageAt
- * descending, then threadId descending), keyset-paged. `limit` default 20, max 100. `nextCursor` is an opaque
- * string; on the last page it is the empty string "" (the spec types it as a string).
+ * descending, then threadId descending), keyset-paged by {@link pageThreads}. `limit` default 20, max 100.
+ * `nextCursor` is an opaque string; on the last page it is the empty string "" (the spec types it as a string).
  * @throws NotFoundError; ValidationError (limit); BadRequestError INVALID_CURSOR.
  */
 export async function listThreads(
@@ -109,21 +155,10 @@ export async function listThreads(
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
   const { limit, cursor } = parseInput(listThreadsInput, query);
-  const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const after = cursor ? decodeCursor(cursor) : undefined;
-  const rows = await ctx.db.emailThread.findMany({
-    where: {
-      identityId: identity.id,
-      ...(after
-        ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] }
-        : {}),
-    },
-    orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }],
-    take: limit + 1,
-  });
+  const rows = await pageThreads(ctx, actor, identityId, { after: cursor, limit: limit + 1, inverted: false });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  return { threads: page.map(threadSummary), nextCursor: rows.length > limit && last ? encodeCursor(last) : '' };
+  return { threads: page.map(threadSummary), nextCursor: rows.length > limit && last ? threadCursor(last) : '' };
 }
 
 /**

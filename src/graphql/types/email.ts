@@ -1,10 +1,12 @@
 // GraphQL types, queries and mutations of the email area: identities, threads, messages, agents (spec 2.6, 2.7,
 // 4.4, 4.5). Resolvers call one domain function; reads spread Pothos' `query` into an account-scoped Prisma query.
+import { resolveCursorConnection } from '@pothos/plugin-relay';
 import {
   addKnowledgeDocument,
   CONTEXT_SOURCES_DESCRIPTION,
   createAgent,
   deleteAgent,
+  deleteKnowledgeDocument,
   updateAgent,
 } from '../../domain/email/agent.service.js';
 import {
@@ -15,7 +17,9 @@ import {
   updateIdentity,
 } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
 import { NotFoundError } from '../../domain/errors.js';
+import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 
 builder.prismaObject('Agent', {
@@ -68,15 +72,25 @@ builder.prismaObject('EmailIdentity', {
     smtpUser: t.exposeString('address', { description: 'SMTP user name: the address.' }),
     smtpPass: t.string({ nullable: true, description: 'Always null (spec 2.6).', resolve: () => null }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    threads: t.relatedConnection('threads', {
-      cursor: 'id',
-      description: 'Threads, newest activity first.',
-      query: { orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }] },
-    }),
+    threads: t.connection(
+      {
+        type: EmailThreadRef,
+        description:
+          'Threads, newest activity first (lastMessageAt, then id, descending): the same keyset paging as REST GET ' +
+          '/api/email/identities/{id}/threads, so new activity while paging never repeats a thread.',
+        resolve: (identity, args, ctx) =>
+          resolveCursorConnection<Promise<EmailThread[]>>(
+            { args, toCursor: (th: EmailThread) => threadCursor(th) },
+            (window) => pageThreads(ctx.app, ctx.actor, identity.id, window),
+          ),
+      },
+      { name: 'EmailIdentityThreadsConnection' },
+      { name: 'EmailIdentityThreadsConnectionEdge' },
+    ),
   }),
 });
 
-builder.prismaObject('EmailThread', {
+const EmailThreadRef = builder.prismaObject('EmailThread', {
   description: 'A conversation of one identity (spec 2.7).',
   fields: (t) => ({
     threadId: t.exposeID('id', { description: 'Thread id (UUID).' }),
@@ -321,6 +335,16 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const { id } = await addKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), args.input);
       return ctx.app.db.knowledgeDocument.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  deleteKnowledgeDocument: t.id({
+    description:
+      'Deletes one knowledge document of an agent (REST DELETE /api/agents/{id}/knowledge/{documentId}); returns ' +
+      'its id. NOT_FOUND for an unknown agent or document, or another account’s.',
+    args: { agentId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await deleteKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), String(args.documentId));
+      return String(args.documentId);
     },
   }),
 }));
