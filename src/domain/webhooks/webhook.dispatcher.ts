@@ -172,7 +172,10 @@ export function outcomeOf(
   return { next: 'pending', nextAttemptAt: new Date(now.getTime() + delay), error, gone };
 }
 
-/** Lost the lease mid-attempt: another instance owns the delivery now, so this result is dropped. */
+/**
+ * Lost the claim mid-attempt: another instance owns the delivery now (the lease passed), or it was cancelled meanwhile
+ * (webhook deleted or disabled), so this result is dropped.
+ */
 class LeaseLostError extends Error {}
 
 /**
@@ -181,7 +184,8 @@ class LeaseLostError extends Error {}
  * `webhook.disabled` emitted); any other answer, a refusal, a timeout or a connection error → a failed attempt,
  * retried after 30 s, 2 min, 10 min, 1 h (or a longer Retry-After on 429/503), and after the 5th (the 1st for a
  * test delivery) `failed`, emitting `webhook.delivery.failed` unless the delivery itself carries a `webhook.*`
- * event or is a test. The attempt row and the new state commit together, fenced by the claim token.
+ * event or is a test. The attempt row and the new state commit together, fenced by the claim token and
+ * `status = 'pending'` (a delivery cancelled meanwhile stays cancelled).
  * @returns the delivery's status afterwards, or undefined when the claim was lost.
  */
 export async function attemptClaimed(
@@ -199,7 +203,7 @@ export async function attemptClaimed(
   const log = ctx.log.child({ deliveryId, webhookId: webhook.id });
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
     await ctx.db.webhookDelivery.updateMany({
-      where: { id: deliveryId, lockedBy: token },
+      where: { id: deliveryId, lockedBy: token, status: 'pending' },
       data: {
         status: 'cancelled',
         nextAttemptAt: null,
@@ -252,7 +256,7 @@ export async function attemptClaimed(
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
       const updated = await tx.webhookDelivery.updateMany({
-        where: { id: deliveryId, lockedBy: token },
+        where: { id: deliveryId, lockedBy: token, status: 'pending' },
         data: {
           status: next,
           attempts: attempt,
@@ -283,7 +287,14 @@ export async function attemptClaimed(
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
         await tx.webhookDelivery.updateMany({
           where: { webhookId: webhook.id, status: 'pending' },
-          data: { status: 'cancelled', nextAttemptAt: null, lastError: 'webhook disabled', updatedAt: now },
+          data: {
+            status: 'cancelled',
+            nextAttemptAt: null,
+            lockedUntil: null,
+            lockedBy: null,
+            lastError: 'webhook disabled',
+            updatedAt: now,
+          },
         });
         await emit(delivery.accountId, 'webhook.disabled', {
           webhookId: webhook.id,
@@ -306,7 +317,7 @@ export async function attemptClaimed(
     });
   } catch (err) {
     if (err instanceof LeaseLostError) {
-      log.warn({ attempt }, 'webhook delivery lease lost before the result was recorded; another claim retries it');
+      log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
       return undefined;
     }
     throw err;

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimDue } from '../../src/domain/webhooks/webhook.dispatcher.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+import { type HoldingReceiver, publish, registerHeldWebhook, startHoldingReceiver } from './helpers.js';
+
+describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let receiver: Receiver;
+  let holder: HoldingReceiver;
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startApp({ clock, env: { WEBHOOK_TIMEOUT_MS: '2000' } });
+    receiver = await startReceiver(() => clock.now());
+    holder = await startHoldingReceiver();
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+    await holder.close();
+  });
+
+  it('deleting a webhook cancels its claimed deliveries too, and the attempt in flight does not revive them', async () => {
+    const a = await t.newAccount();
+    const hook = await registerHeldWebhook(a, holder, ['sms.*']);
+    await publish(a, 'sms.sent', { n: 1 });
+    const drained = t.drain();
+    await holder.until(() => holder.open(hook.path) === 1); // attempt 1 of delivery 1 is in flight
+    await publish(a, 'sms.sent', { n: 2 });
+    const crashed = await claimDue(t.app.ctx); // an instance claims delivery 2 and dies
+    expect(crashed.ids).toHaveLength(1);
+    await publish(a, 'sms.delivered', { n: 3 }); // delivery 3 is not claimed
+    const res = await a.request('DELETE', `/api/webhooks/${hook.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: hook.id, deleted: true, cancelledDeliveries: 3 });
+    // The attempt in flight ends with a retryable answer; it must not put the delivery back to pending.
+    holder.requests.find((r) => r.path === hook.path)!.answer(500);
+    await drained;
+    clock.advance(24 * 60 * 60 * 1000);
+    await t.drain();
+    expect(holder.requests.filter((r) => r.path === hook.path)).toHaveLength(1);
+    // Nothing was written over the cancellation (the deleted webhook's log is not readable through the API).
+    const rows = await t.app.ctx.db.webhookDelivery.findMany({ where: { webhookId: hook.id } });
+    expect(rows.map((r) => [r.status, r.nextAttemptAt, r.lockedBy])).toEqual(Array(3).fill(['cancelled', null, null]));
+  });
+});
