@@ -1,9 +1,20 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDue } from '../../src/domain/webhooks/webhook.dispatcher.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { startApp, type TestApp, usingPostgres } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
-import { type HoldingReceiver, publish, registerHeldWebhook, startHoldingReceiver } from './helpers.js';
+import {
+  type HoldingReceiver,
+  logsOf,
+  publish,
+  registerHeldWebhook,
+  registerWebhook,
+  startHoldingReceiver,
+} from './helpers.js';
+
+/** EventLog's advisory lock key ("sb-evts"), which every event-writing transaction takes first. */
+const EVENT_ORDER_LOCK = 0x73622d65767473n;
 
 describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', () => {
   let t: TestApp;
@@ -45,4 +56,27 @@ describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', 
     const rows = await t.app.ctx.db.webhookDelivery.findMany({ where: { webhookId: hook.id } });
     expect(rows.map((r) => [r.status, r.nextAttemptAt, r.lockedBy])).toEqual(Array(3).fill(['cancelled', null, null]));
   });
+
+  // PGlite has a single connection, so another session cannot hold the lock there.
+  it.skipIf(!usingPostgres)(
+    'records an attempt that emits nothing without waiting for event-writing transactions (PostgreSQL)',
+    async () => {
+      const a = await t.newAccount();
+      const hook = await registerWebhook(a, receiver, ['sms.sent']);
+      await publish(a, 'sms.sent');
+      // Another session holds the event-order lock, as a long or queued event transaction does under load.
+      const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await other.connect();
+      try {
+        await other.query('SELECT pg_advisory_lock($1::bigint)', [EVENT_ORDER_LOCK.toString()]);
+        await t.drain();
+        expect(receiver.on(hook.path)).toHaveLength(1);
+        const [entry] = await logsOf(a, hook.id);
+        expect(entry).toMatchObject({ status: 'delivered', attempts: 1, responseCode: 200 });
+        expect(entry.attemptHistory).toHaveLength(1);
+      } finally {
+        await other.end();
+      }
+    },
+  );
 });

@@ -178,6 +178,44 @@ export function outcomeOf(
  */
 class LeaseLostError extends Error {}
 
+/** One attempt's result and the delivery's state after it, as {@link recordAttempt} writes them. */
+interface AttemptRecord {
+  deliveryId: string;
+  token: string;
+  next: 'delivered' | 'failed' | 'pending';
+  attempt: number;
+  responseCode: number | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+  startedAt: Date;
+  durationMs: number;
+  now: Date;
+}
+
+/**
+ * Writes an attempt's result in ONE statement (so it needs no interactive transaction, nor the event-order lock
+ * when nothing is emitted): the delivery's new state, fenced by the claim token and `status = 'pending'`, and the
+ * attempt row, inserted only when the fenced update matched.
+ * @returns false when the claim was lost (lease passed and another instance claimed it, or the delivery was
+ *   cancelled meanwhile); nothing is written then.
+ */
+async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH d AS (
+      UPDATE webhook_deliveries
+         SET status = ${r.next}, attempts = ${r.attempt}::int, response_code = ${r.responseCode}::int,
+             last_error = ${r.error}::text, next_attempt_at = ${r.nextAttemptAt}::timestamptz,
+             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz
+       WHERE id = ${r.deliveryId} AND locked_by = ${r.token} AND status = 'pending'
+      RETURNING id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, ${r.responseCode}::int,
+           ${r.error}::text, ${r.durationMs}::int
+      FROM d
+    RETURNING id`;
+  return rows.length > 0;
+}
+
 /**
  * Makes one attempt of a claimed delivery and records it (spec 3 and 8; README "Webhooks" › Retries):
  * 2xx → `delivered`; 410 → `failed` and the webhook disabled (its other pending deliveries `cancelled`,
@@ -185,7 +223,8 @@ class LeaseLostError extends Error {}
  * retried after 30 s, 2 min, 10 min, 1 h (or a longer Retry-After on 429/503), and after the 5th (the 1st for a
  * test delivery) `failed`, emitting `webhook.delivery.failed` unless the delivery itself carries a `webhook.*`
  * event or is a test. The attempt row and the new state commit together, fenced by the claim token and
- * `status = 'pending'` (a delivery cancelled meanwhile stays cancelled).
+ * `status = 'pending'` (a delivery cancelled meanwhile stays cancelled); only an attempt that emits an event goes
+ * through the (serialised) event transaction.
  * @returns the delivery's status afterwards, or undefined when the claim was lost.
  */
 export async function attemptClaimed(
@@ -253,35 +292,31 @@ export async function attemptClaimed(
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
 
+  const record: AttemptRecord = {
+    deliveryId,
+    token,
+    next,
+    attempt,
+    responseCode: status ?? null,
+    error,
+    nextAttemptAt,
+    startedAt,
+    durationMs,
+    now,
+  };
+  // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
+  const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
+  const lost = () => {
+    log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
+    return undefined;
+  };
+  if (!gone && !(next === 'failed' && mayReportFailure)) {
+    // No event to emit (the common case): one statement, outside the serialised event transactions.
+    return (await recordAttempt(ctx.db, record)) ? next : lost();
+  }
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
-      const updated = await tx.webhookDelivery.updateMany({
-        where: { id: deliveryId, lockedBy: token, status: 'pending' },
-        data: {
-          status: next,
-          attempts: attempt,
-          responseCode: status ?? null,
-          lastError: error,
-          nextAttemptAt,
-          lockedUntil: null,
-          lockedBy: null,
-          updatedAt: now,
-        },
-      });
-      if (updated.count === 0) throw new LeaseLostError();
-      await tx.webhookDeliveryAttempt.create({
-        data: {
-          id: uuidv7(),
-          deliveryId,
-          attempt,
-          startedAt,
-          responseCode: status ?? null,
-          error,
-          durationMs,
-        },
-      });
-      // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
-      const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
+      if (!(await recordAttempt(tx, record))) throw new LeaseLostError();
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
@@ -316,10 +351,7 @@ export async function attemptClaimed(
       }
     });
   } catch (err) {
-    if (err instanceof LeaseLostError) {
-      log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
-      return undefined;
-    }
+    if (err instanceof LeaseLostError) return lost();
     throw err;
   }
   return next;
