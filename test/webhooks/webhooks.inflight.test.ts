@@ -33,6 +33,45 @@ describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', 
     await holder.close();
   });
 
+  it("a receiver that never answers does not hold back another account's delivery", async () => {
+    const b = await t.newAccount();
+    const a = await t.newAccount();
+    const stuck = await registerHeldWebhook(b, holder, ['sms.sent']);
+    const fine = await registerWebhook(a, receiver, ['sms.sent']);
+    // More of B's deliveries are due first than one batch used to claim; A's comes last.
+    for (let i = 0; i < 25; i++) await publish(b, 'sms.sent', { n: i });
+    clock.advance(1);
+    await publish(a, 'sms.sent', { n: 'a' });
+    const drained = t.drain();
+    const first = await Promise.race([
+      receiver.waitFor(fine.path, 1).then(() => 'A delivered'),
+      holder.until(() => holder.requests.some((r) => r.path === stuck.path && r.closed)).then(() => 'B timed out'),
+    ]);
+    expect(first).toBe('A delivered');
+    // B's 25 attempts were all started in that same round; end them rather than wait for their timeout.
+    await holder.until(() => holder.requests.filter((r) => r.path === stuck.path).length === 25);
+    for (const r of holder.requests) if (r.path === stuck.path) r.drop();
+    await drained;
+    expect((await logsOf(a, fine.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    const bLogs = await logsOf(b, stuck.id);
+    expect(bLogs).toHaveLength(25);
+    expect(bLogs.every((l) => l.status === 'pending' && l.attempts === 1 && l.responseCode === null)).toBe(true);
+  });
+
+  it('keeps at most 50 attempts in flight per instance, and attempts the rest as slots free up', async () => {
+    const a = await t.newAccount();
+    const stuck = await registerHeldWebhook(a, holder, ['sms.sent']);
+    for (let i = 0; i < 55; i++) await publish(a, 'sms.sent', { n: i });
+    holder.maxOpen = 0;
+    await t.drain(); // every attempt times out (WEBHOOK_TIMEOUT_MS 2 s)
+    expect(holder.requests.filter((r) => r.path === stuck.path)).toHaveLength(55);
+    expect(holder.maxOpen).toBe(50);
+    const logs = await logsOf(a, stuck.id, 100);
+    expect(logs.map((l) => [l.status, l.attempts, l.lastError])).toEqual(
+      Array(55).fill(['pending', 1, 'timeout after 2000 ms']),
+    );
+  });
+
   it('deleting a webhook cancels its claimed deliveries too, and the attempt in flight does not revive them', async () => {
     const a = await t.newAccount();
     const hook = await registerHeldWebhook(a, holder, ['sms.*']);

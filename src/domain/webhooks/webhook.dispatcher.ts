@@ -16,8 +16,11 @@ export const MAX_ATTEMPTS = 5;
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000] as const;
 /** Longest Retry-After honoured, in ms (24 h); longer values are cut to it. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-/** Deliveries one dispatcher tick claims at most. */
-export const CLAIM_BATCH = 20;
+/**
+ * Attempts one instance has in flight at most: a tick claims only as many due deliveries as there are free slots,
+ * so a lease is never taken for work that cannot start at once.
+ */
+export const MAX_IN_FLIGHT = 50;
 
 /** Per-app state of the webhooks area: the secrets key and its fingerprint (see webhook.secrets.ts). */
 interface WebhookRuntime {
@@ -88,7 +91,7 @@ export function fanOutHook(): EventHook {
  * to the instances that can sign them instead of burning their attempts.
  * @returns the claim token and the claimed ids.
  */
-export async function claimDue(ctx: AppContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
+export async function claimDue(ctx: AppContext, limit = MAX_IN_FLIGHT): Promise<{ token: string; ids: string[] }> {
   const now = ctx.clock.now();
   const until = new Date(now.getTime() + leaseMs(ctx));
   const token = randomUUID();
@@ -358,23 +361,35 @@ export async function attemptClaimed(
 }
 
 /**
- * The dispatcher worker: each tick claims due deliveries ({@link claimDue}) and attempts them concurrently.
- * @returns how many deliveries it attempted (0 when nothing was due).
+ * The dispatcher worker. Each tick claims up to the free slots of {@link MAX_IN_FLIGHT} due deliveries
+ * ({@link claimDue}) and STARTS their attempts without waiting for them, so a receiver that is slow or never answers
+ * (up to WEBHOOK_TIMEOUT_MS) holds one slot, not the tick: other accounts' deliveries are claimed by the next tick,
+ * at once. `settle()` resolves when every started attempt has finished (drain, shutdown).
+ * @returns per tick, how many deliveries it claimed and started (0 when nothing was due or every slot is busy).
  */
 export function createDispatcher(ctx: AppContext): Worker {
+  const inFlight = new Set<Promise<void>>();
   return {
     name: 'webhook-dispatcher',
     async tick() {
-      const { token, ids } = await claimDue(ctx);
-      if (ids.length === 0) return 0;
-      await Promise.all(
-        ids.map((id) =>
-          attemptClaimed(ctx, id, token).catch((err: unknown) => {
-            ctx.log.error({ err, deliveryId: id }, 'webhook delivery attempt crashed; the lease expiry retries it');
-          }),
-        ),
-      );
+      const free = MAX_IN_FLIGHT - inFlight.size;
+      if (free <= 0) return 0;
+      const { token, ids } = await claimDue(ctx, free);
+      for (const id of ids) {
+        const attempt: Promise<void> = attemptClaimed(ctx, id, token)
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              ctx.log.error({ err, deliveryId: id }, 'webhook delivery attempt crashed; the lease expiry retries it');
+            },
+          )
+          .finally(() => inFlight.delete(attempt));
+        inFlight.add(attempt);
+      }
       return ids.length;
+    },
+    async settle() {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }
