@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { TestAccount } from '../helpers/app.js';
 import type { Receiver } from '../helpers/webhook-receiver.js';
 
@@ -27,4 +29,91 @@ export async function logsOf(a: TestAccount, webhookId: string, limit?: number):
   const res = await a.request('GET', `/api/webhooks/${webhookId}/logs${limit ? `?limit=${limit}` : ''}`);
   if (res.status !== 200) throw new Error(`logs failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.logs;
+}
+
+/** One request a {@link HoldingReceiver} holds. */
+export interface HeldRequest {
+  path: string;
+  /** Set once the connection closed (answered, or ended by the sender, e.g. its timeout). */
+  closed: boolean;
+  answer(status: number): void;
+  /** Ends the connection without an answer. */
+  drop(): void;
+}
+
+/**
+ * A real HTTP receiver on 127.0.0.1 that answers nothing until told to: it holds every request, so a test can keep
+ * attempts in flight, and records how many were open at once.
+ */
+export interface HoldingReceiver {
+  url: string;
+  requests: HeldRequest[];
+  /** Requests on `path` whose connection is still open. */
+  open(path?: string): number;
+  /** Most requests open at the same time. */
+  maxOpen: number;
+  /** Resolves once `predicate` holds (checked on every arrival and close). */
+  until(predicate: () => boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link HoldingReceiver}. */
+export async function startHoldingReceiver(): Promise<HoldingReceiver> {
+  const requests: HeldRequest[] = [];
+  const waiters: { predicate: () => boolean; resolve: () => void }[] = [];
+  const check = () => {
+    for (const w of waiters.filter((w) => w.predicate())) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  };
+  const open = (path?: string) => requests.filter((r) => !r.closed && (path === undefined || r.path === path)).length;
+  const receiver: HoldingReceiver = {
+    url: '',
+    requests,
+    open,
+    maxOpen: 0,
+    until: (predicate) =>
+      new Promise((resolve) => {
+        waiters.push({ predicate, resolve });
+        check();
+      }),
+    close: async () => {},
+  };
+  const server = http.createServer((req, res) => {
+    const held: HeldRequest = {
+      path: req.url ?? '/',
+      closed: false,
+      answer: (status) => res.writeHead(status).end('ok'),
+      drop: () => res.destroy(),
+    };
+    res.on('close', () => {
+      held.closed = true;
+      check();
+    });
+    req.resume();
+    requests.push(held);
+    receiver.maxOpen = Math.max(receiver.maxOpen, open());
+    check();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return receiver;
+}
+
+/** Registers a webhook of `a` at a fresh path of a {@link HoldingReceiver}. */
+export async function registerHeldWebhook(
+  a: TestAccount,
+  receiver: HoldingReceiver,
+  events: string[],
+): Promise<{ id: string; path: string }> {
+  const path = `/${randomUUID()}`;
+  const res = await a.request('POST', '/api/webhooks', { url: `${receiver.url}${path}`, events });
+  if (res.status !== 201) throw new Error(`webhook registration failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.id, path };
 }

@@ -16,7 +16,7 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     await receiver.close();
   });
 
-  it('refuses loopback, private, link-local/metadata, CGNAT, NAT64, IPv4-mapped and unspecified addresses before connecting', async () => {
+  it('refuses loopback, private, link-local/metadata, CGNAT, NAT64, IPv4-compatible, IPv4-mapped and unspecified addresses before connecting', async () => {
     const port = new URL(receiver.url).port;
     const targets: [string, RegExp][] = [
       [`http://127.0.0.1:${port}/a`, /^refused: 127\.0\.0\.1 is not a public address \(loopback\)$/],
@@ -30,6 +30,9 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
       ['http://169.254.169.254/latest/meta-data/', /^refused: 169\.254\.169\.254 is a cloud metadata address$/],
       ['http://100.64.0.1/hook', /^refused: 100\.64\.0\.1 is not a public address \(carrierGradeNat\)$/],
       ['http://[64:ff9b::a00:1]/hook', /NAT64 address$/],
+      [`http://[::7f00:1]:${port}/f`, /^refused: ::7f00:1 is an IPv4-compatible IPv6 address$/],
+      ['http://[::a00:1]/hook', /^refused: ::a00:1 is an IPv4-compatible IPv6 address$/],
+      ['http://[::808:808]/hook', /IPv4-compatible IPv6 address$/],
       ['http://[fd00:ec2::254]/hook', /cloud metadata address$/],
       ['http://[fe80::1]/hook', /\(linkLocal\)$/],
       ['http://[::ffff:10.0.0.1]/hook', /\(private\)$/],

@@ -16,8 +16,11 @@ export const MAX_ATTEMPTS = 5;
 export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000] as const;
 /** Longest Retry-After honoured, in ms (24 h); longer values are cut to it. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
-/** Deliveries one dispatcher tick claims at most. */
-export const CLAIM_BATCH = 20;
+/**
+ * Attempts one instance has in flight at most: a tick claims only as many due deliveries as there are free slots,
+ * so a lease is never taken for work that cannot start at once.
+ */
+export const MAX_IN_FLIGHT = 50;
 
 /** Per-app state of the webhooks area: the secrets key and its fingerprint (see webhook.secrets.ts). */
 interface WebhookRuntime {
@@ -88,7 +91,7 @@ export function fanOutHook(): EventHook {
  * to the instances that can sign them instead of burning their attempts.
  * @returns the claim token and the claimed ids.
  */
-export async function claimDue(ctx: AppContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
+export async function claimDue(ctx: AppContext, limit = MAX_IN_FLIGHT): Promise<{ token: string; ids: string[] }> {
   const now = ctx.clock.now();
   const until = new Date(now.getTime() + leaseMs(ctx));
   const token = randomUUID();
@@ -172,8 +175,49 @@ export function outcomeOf(
   return { next: 'pending', nextAttemptAt: new Date(now.getTime() + delay), error, gone };
 }
 
-/** Lost the lease mid-attempt: another instance owns the delivery now, so this result is dropped. */
+/**
+ * Lost the claim mid-attempt: another instance owns the delivery now (the lease passed), or it was cancelled meanwhile
+ * (webhook deleted or disabled), so this result is dropped.
+ */
 class LeaseLostError extends Error {}
+
+/** One attempt's result and the delivery's state after it, as {@link recordAttempt} writes them. */
+interface AttemptRecord {
+  deliveryId: string;
+  token: string;
+  next: 'delivered' | 'failed' | 'pending';
+  attempt: number;
+  responseCode: number | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+  startedAt: Date;
+  durationMs: number;
+  now: Date;
+}
+
+/**
+ * Writes an attempt's result in ONE statement (so it needs no interactive transaction, nor the event-order lock
+ * when nothing is emitted): the delivery's new state, fenced by the claim token and `status = 'pending'`, and the
+ * attempt row, inserted only when the fenced update matched.
+ * @returns false when the claim was lost (lease passed and another instance claimed it, or the delivery was
+ *   cancelled meanwhile); nothing is written then.
+ */
+async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH d AS (
+      UPDATE webhook_deliveries
+         SET status = ${r.next}, attempts = ${r.attempt}::int, response_code = ${r.responseCode}::int,
+             last_error = ${r.error}::text, next_attempt_at = ${r.nextAttemptAt}::timestamptz,
+             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz
+       WHERE id = ${r.deliveryId} AND locked_by = ${r.token} AND status = 'pending'
+      RETURNING id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, ${r.responseCode}::int,
+           ${r.error}::text, ${r.durationMs}::int
+      FROM d
+    RETURNING id`;
+  return rows.length > 0;
+}
 
 /**
  * Makes one attempt of a claimed delivery and records it (spec 3 and 8; README "Webhooks" › Retries):
@@ -181,7 +225,9 @@ class LeaseLostError extends Error {}
  * `webhook.disabled` emitted); any other answer, a refusal, a timeout or a connection error → a failed attempt,
  * retried after 30 s, 2 min, 10 min, 1 h (or a longer Retry-After on 429/503), and after the 5th (the 1st for a
  * test delivery) `failed`, emitting `webhook.delivery.failed` unless the delivery itself carries a `webhook.*`
- * event or is a test. The attempt row and the new state commit together, fenced by the claim token.
+ * event or is a test. The attempt row and the new state commit together, fenced by the claim token and
+ * `status = 'pending'` (a delivery cancelled meanwhile stays cancelled); only an attempt that emits an event goes
+ * through the (serialised) event transaction.
  * @returns the delivery's status afterwards, or undefined when the claim was lost.
  */
 export async function attemptClaimed(
@@ -199,7 +245,7 @@ export async function attemptClaimed(
   const log = ctx.log.child({ deliveryId, webhookId: webhook.id });
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
     await ctx.db.webhookDelivery.updateMany({
-      where: { id: deliveryId, lockedBy: token },
+      where: { id: deliveryId, lockedBy: token, status: 'pending' },
       data: {
         status: 'cancelled',
         nextAttemptAt: null,
@@ -249,41 +295,44 @@ export async function attemptClaimed(
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
 
+  const record: AttemptRecord = {
+    deliveryId,
+    token,
+    next,
+    attempt,
+    responseCode: status ?? null,
+    error,
+    nextAttemptAt,
+    startedAt,
+    durationMs,
+    now,
+  };
+  // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
+  const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
+  const lost = () => {
+    log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
+    return undefined;
+  };
+  if (!gone && !(next === 'failed' && mayReportFailure)) {
+    // No event to emit (the common case): one statement, outside the serialised event transactions.
+    return (await recordAttempt(ctx.db, record)) ? next : lost();
+  }
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
-      const updated = await tx.webhookDelivery.updateMany({
-        where: { id: deliveryId, lockedBy: token },
-        data: {
-          status: next,
-          attempts: attempt,
-          responseCode: status ?? null,
-          lastError: error,
-          nextAttemptAt,
-          lockedUntil: null,
-          lockedBy: null,
-          updatedAt: now,
-        },
-      });
-      if (updated.count === 0) throw new LeaseLostError();
-      await tx.webhookDeliveryAttempt.create({
-        data: {
-          id: uuidv7(),
-          deliveryId,
-          attempt,
-          startedAt,
-          responseCode: status ?? null,
-          error,
-          durationMs,
-        },
-      });
-      // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
-      const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
+      if (!(await recordAttempt(tx, record))) throw new LeaseLostError();
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
         await tx.webhookDelivery.updateMany({
           where: { webhookId: webhook.id, status: 'pending' },
-          data: { status: 'cancelled', nextAttemptAt: null, lastError: 'webhook disabled', updatedAt: now },
+          data: {
+            status: 'cancelled',
+            nextAttemptAt: null,
+            lockedUntil: null,
+            lockedBy: null,
+            lastError: 'webhook disabled',
+            updatedAt: now,
+          },
         });
         await emit(delivery.accountId, 'webhook.disabled', {
           webhookId: webhook.id,
@@ -305,33 +354,42 @@ export async function attemptClaimed(
       }
     });
   } catch (err) {
-    if (err instanceof LeaseLostError) {
-      log.warn({ attempt }, 'webhook delivery lease lost before the result was recorded; another claim retries it');
-      return undefined;
-    }
+    if (err instanceof LeaseLostError) return lost();
     throw err;
   }
   return next;
 }
 
 /**
- * The dispatcher worker: each tick claims due deliveries ({@link claimDue}) and attempts them concurrently.
- * @returns how many deliveries it attempted (0 when nothing was due).
+ * The dispatcher worker. Each tick claims up to the free slots of {@link MAX_IN_FLIGHT} due deliveries
+ * ({@link claimDue}) and STARTS their attempts without waiting for them, so a receiver that is slow or never answers
+ * (up to WEBHOOK_TIMEOUT_MS) holds one slot, not the tick: other accounts' deliveries are claimed by the next tick,
+ * at once. `settle()` resolves when every started attempt has finished (drain, shutdown).
+ * @returns per tick, how many deliveries it claimed and started (0 when nothing was due or every slot is busy).
  */
 export function createDispatcher(ctx: AppContext): Worker {
+  const inFlight = new Set<Promise<void>>();
   return {
     name: 'webhook-dispatcher',
     async tick() {
-      const { token, ids } = await claimDue(ctx);
-      if (ids.length === 0) return 0;
-      await Promise.all(
-        ids.map((id) =>
-          attemptClaimed(ctx, id, token).catch((err: unknown) => {
-            ctx.log.error({ err, deliveryId: id }, 'webhook delivery attempt crashed; the lease expiry retries it');
-          }),
-        ),
-      );
+      const free = MAX_IN_FLIGHT - inFlight.size;
+      if (free <= 0) return 0;
+      const { token, ids } = await claimDue(ctx, free);
+      for (const id of ids) {
+        const attempt: Promise<void> = attemptClaimed(ctx, id, token)
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              ctx.log.error({ err, deliveryId: id }, 'webhook delivery attempt crashed; the lease expiry retries it');
+            },
+          )
+          .finally(() => inFlight.delete(attempt));
+        inFlight.add(attempt);
+      }
       return ids.length;
+    },
+    async settle() {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }

@@ -185,7 +185,8 @@ export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Pro
 
 /**
  * Deletes a webhook (spec 4.6): it disappears from every read, receives nothing more, its encrypted secrets are
- * erased, and its pending deliveries become `cancelled` (an attempt already in flight finishes; its result is kept).
+ * erased, and all its pending deliveries become `cancelled`, claimed ones included (an attempt already in flight
+ * still reaches the receiver, but its result no longer changes the cancelled delivery).
  * @returns `{id, deleted: true, cancelledDeliveries}`.
  * @throws NotFoundError for an unknown, already deleted or another account's id.
  */
@@ -204,8 +205,17 @@ export async function deleteWebhook(
     });
     if (count === 0) throw new NotFoundError('Webhook', id, 'id');
     const cancelled = await tx.webhookDelivery.updateMany({
-      where: { webhookId: id, status: 'pending', lockedBy: null },
-      data: { status: 'cancelled', nextAttemptAt: null, lastError: 'webhook deleted', updatedAt: now },
+      // Claimed ones too (an attempt in flight, or a claim of a crashed instance): the dispatcher's record of an
+      // attempt is fenced on `status = 'pending'`, so a result arriving later never revives a cancelled delivery.
+      where: { webhookId: id, status: 'pending' },
+      data: {
+        status: 'cancelled',
+        nextAttemptAt: null,
+        lockedUntil: null,
+        lockedBy: null,
+        lastError: 'webhook deleted',
+        updatedAt: now,
+      },
     });
     return { id, deleted: true as const, cancelledDeliveries: cancelled.count };
   });

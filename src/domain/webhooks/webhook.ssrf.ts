@@ -14,10 +14,17 @@ const NAT64: [ipaddr.IPv6, number][] = [ipaddr.parseCIDR('64:ff9b::/96'), ipaddr
 ][];
 
 /**
+ * The deprecated IPv4-compatible IPv6 range (RFC 4291 2.5.5.1, `::/96`, e.g. `::7f00:1` = `::127.0.0.1`): some
+ * stacks still route it to the embedded IPv4 address, and ipaddr.js counts it as `unicast`. `::` and `::1` inside it
+ * are refused earlier as unspecified and loopback.
+ */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
+
+/**
  * Why `address` may not receive webhook deliveries, or undefined when it may. Only globally routable unicast
  * addresses pass (ipaddr.js range `unicast`): loopback, private (RFC 1918), unique-local, link-local, CGNAT
- * 100.64/10, multicast, reserved/documentation, unspecified, NAT64, 6to4/Teredo and cloud metadata addresses are
- * refused. IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is judged as the IPv4 address it maps.
+ * 100.64/10, multicast, reserved/documentation, unspecified, NAT64, IPv4-compatible IPv6 (`::/96`), 6to4/Teredo and
+ * cloud metadata addresses are refused. IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is judged as the IPv4 address it maps.
  */
 export function refusedAddressReason(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return `"${address}" is not an IP address`;
@@ -33,5 +40,8 @@ export function refusedAddressReason(address: string): string | undefined {
   }
   const range = ip.range();
   if (range !== 'unicast') return `${address} is not a public address (${range})`;
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).match(...IPV4_COMPATIBLE)) {
+    return `${address} is an IPv4-compatible IPv6 address`;
+  }
   return undefined;
 }
