@@ -18,7 +18,8 @@ interface Scenario {
   auth?: boolean;
 }
 
-const t = await startApp({ env: { LOG_LEVEL: 'silent' } });
+// Production polling (the test default is 50 ms), so background workers cost what they cost in service.
+const t = await startApp({ env: { LOG_LEVEL: 'silent', WORKER_POLL_MS: '1000' } });
 const a = await t.newAccount();
 const scenarios: Scenario[] = [
   { name: 'GET /healthz (no auth, baseline)', method: 'GET', path: '/healthz' },
