@@ -19,8 +19,10 @@ import { createGraphQLServer } from './graphql/yoga.js';
 import type { AreaModule } from './infra/area-module.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
+import { JobQueue } from './infra/jobs/job-queue.js';
 import { migrate } from './infra/migrate.js';
-import { loadSecretsKey } from './infra/secrets.js';
+import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { installAuth } from './rest/auth.js';
 import { installErrorHandling } from './rest/errors.js';
@@ -142,6 +144,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     workers,
     auth: new KeyAuthenticator(database.prisma),
     secretsKey,
+    secretsKeyId: secretsKeyId(secretsKey),
+    jobs: new JobQueue({ db: database.prisma, clock, log, database, workers }),
+    webhookTransport: new UndiciWebhookTransport({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    }),
   };
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [
@@ -250,11 +258,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     async listen() {
       const address = await http.listen({ host: config.HOST, port: config.PORT });
       for (const m of modules) await m.start?.();
-      if (opts.startWorkers !== false) workers.start();
+      if (opts.startWorkers !== false) {
+        await ctx.jobs.start();
+        workers.start();
+      }
       return address;
     },
     close() {
       closed ??= (async () => {
+        await ctx.jobs.stop();
         await workers.stop();
         await http.close();
         for (const m of [...modules].reverse()) await m.stop?.();

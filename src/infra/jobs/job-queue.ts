@@ -1,0 +1,350 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Clock } from '../clock.js';
+import type { Database, Db, Tx } from '../db.js';
+import type { Worker, WorkerSet } from '../workers.js';
+
+/**
+ * The one durable job queue of the service (docs/jobs.md). Every kind of durable work (webhook deliveries, agent
+ * jobs, outbound mail, registry tasks) is a row in its own table (the outbox row IS the job, so enqueueing commits
+ * with the change that causes it), and every kind is claimed, leased, fenced, retried and woken by this module.
+ * It is the only place that writes `FOR UPDATE SKIP LOCKED`, the lease and the retry arithmetic.
+ */
+
+/** Default lease of a claim, in ms: long enough for one attempt of a slow kind (mail relay, model call). */
+export const CLAIM_LEASE_MS = 5 * 60_000;
+
+/** The NOTIFY channel that wakes workers when work is committed (payload: the job kind's name). */
+export const JOBS_CHANNEL = 'switchboard_jobs';
+
+/**
+ * A retry schedule: `delaysMs[i]` is the wait after failed attempt i+1 (1-based attempts), and attempt
+ * `maxAttempts` is the last. For webhooks this is spec 8 exactly (0 s, then 30 s, 2 min, 10 min, 1 h).
+ */
+export interface RetrySchedule {
+  readonly maxAttempts: number;
+  readonly delaysMs: readonly number[];
+}
+
+/** The spec 8 schedule (webhooks), also used for outbound mail relay retries: 5 attempts, 30 s/2 min/10 min/1 h. */
+export const SPEC8_SCHEDULE: RetrySchedule = {
+  maxAttempts: 5,
+  delaysMs: [30_000, 120_000, 600_000, 3_600_000],
+} as const;
+
+/**
+ * When attempt `attempt + 1` is due after attempt `attempt` (1-based) failed at `now`, or undefined when `attempt`
+ * was the last one of `schedule` (the job is then failed for good). `atLeastMs` (e.g. a Retry-After) can only
+ * lengthen the wait.
+ */
+export function nextAttemptAt(
+  schedule: RetrySchedule,
+  attempt: number,
+  now: Date,
+  atLeastMs = 0,
+  maxAttempts = schedule.maxAttempts,
+): Date | undefined {
+  if (attempt >= maxAttempts) return undefined;
+  const delay = schedule.delaysMs[attempt - 1] ?? schedule.delaysMs.at(-1) ?? 0;
+  return new Date(now.getTime() + Math.max(delay, atLeastMs));
+}
+
+/** One claimed job as a kind's `run` receives it. */
+export interface ClaimedJob {
+  id: string;
+  /** The claim token (the fence): every write of the job's outcome must match `locked_by = token`. */
+  token: string;
+  /** The attempt number this claim makes (1-based) when the kind counts attempts; otherwise 0. */
+  attempt: number;
+  /** True when the previous claim's lease ran out (its instance died or hung mid-attempt): that try was lost. */
+  recovered: boolean;
+  /** The previous claim's lease end, when `recovered`. */
+  previousLeaseUntil: Date | null;
+  /** The concurrency key (e.g. the account), when the kind has one. */
+  key: string | null;
+}
+
+/**
+ * A kind of durable work. Table and column names are trusted constants of the service (never user input).
+ * The table needs `id text`, a due column, `locked_by text` and `locked_until timestamptz`.
+ */
+export interface JobKind {
+  /** Name (also the NOTIFY payload that wakes it). */
+  name: string;
+  table: string;
+  /** Column holding when the job is due (`next_attempt_at`, `due_at`). */
+  dueColumn: string;
+  /** Extra condition a claimable row meets, over the table alias `j` (e.g. `j.status = 'pending'`). */
+  where: () => Prisma.Sql;
+  /** Column counting attempts, incremented by the claim (so a lost attempt counts); omit when not counted. */
+  attemptsColumn?: string;
+  /** Lease of a claim in ms (default {@link CLAIM_LEASE_MS}); a running job's lease is extended every third of it. */
+  leaseMs?: number;
+  /** Most jobs of this kind in flight on this instance. */
+  concurrency: number;
+  /** Most jobs claimed per tick (default: `concurrency`). */
+  batch?: number;
+  /** A per-key limit inside `concurrency` (e.g. per account), so one key's slow jobs cannot hold the others. */
+  perKey?: { column: string; limit: number };
+  /**
+   * Runs one claimed job. Must record its outcome fenced by `job.token` and clear the claim; a throw leaves the claim
+   * to expire (the job is then retried after the lease). Work it starts must finish before it resolves.
+   */
+  run(job: ClaimedJob): Promise<void>;
+}
+
+/** Dependencies of a {@link JobRunner}. */
+export interface JobRunnerDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+const ident = (name: string) => Prisma.raw(`"${name.replace(/"/g, '')}"`);
+
+/**
+ * Claims and runs one kind of job on this instance: a `Worker` (ticked by the WorkerSet's loop and by wake-ups) that
+ * claims due rows with `FOR UPDATE SKIP LOCKED`, a lease and a fresh token, starts them without waiting (up to the
+ * kind's concurrency and per-key limit), extends the lease of jobs still running, and ticks again as soon as a slot
+ * frees while more work was due. `settle()` resolves when every started job has finished.
+ */
+export class JobRunner implements Worker {
+  readonly name: string;
+  readonly #inFlight = new Map<string, { key: string | null; token: string; done: Promise<void> }>();
+  readonly #perKey = new Map<string, number>();
+  #backlog = false;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #onFree: (() => void) | undefined;
+
+  constructor(
+    readonly kind: JobKind,
+    private readonly deps: JobRunnerDeps,
+  ) {
+    this.name = `jobs:${kind.name}`;
+  }
+
+  /** Lease of this kind's claims, in ms. */
+  get leaseMs(): number {
+    return this.kind.leaseMs ?? CLAIM_LEASE_MS;
+  }
+
+  /** Jobs running now on this instance. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Called when a job finished while more work was due (the WorkerSet wakes this runner). */
+  onFree(cb: () => void): void {
+    this.#onFree = cb;
+  }
+
+  /**
+   * Claims up to `limit` due jobs for one token (at most the kind's per-key room for each key) and returns them; the
+   * caller runs them. Public for tests that simulate an instance that claims and then dies.
+   */
+  async claim(limit: number): Promise<ClaimedJob[]> {
+    if (limit <= 0) return [];
+    const k = this.kind;
+    const now = this.deps.clock.now();
+    const until = new Date(now.getTime() + this.leaseMs);
+    const token = randomUUID();
+    const table = ident(k.table);
+    const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
+    const claimable = Prisma.sql`${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()})`;
+    const attemptsSet = k.attemptsColumn
+      ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} + 1`)
+      : Prisma.empty;
+    const attemptsOut = k.attemptsColumn ? Prisma.raw(`t.${ident(k.attemptsColumn).text}`) : Prisma.raw('0');
+    let pick: Prisma.Sql;
+    let keyOut: Prisma.Sql = Prisma.raw('NULL::text');
+    if (k.perKey) {
+      const keyCol = Prisma.raw(`j.${ident(k.perKey.column).text}`);
+      keyOut = Prisma.raw(`t.${ident(k.perKey.column).text}`);
+      const busy = [...this.#perKey.entries()];
+      const keys = busy.map(([key]) => key);
+      const rooms = busy.map(([, n]) => Math.max(0, k.perKey!.limit - n));
+      // Candidates first (no lock; window functions cannot be combined with FOR UPDATE), at most `room` per key,
+      // then the lock with SKIP LOCKED, re-checking the claim condition on the row as it is when locked.
+      pick = Prisma.sql`
+        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+          JOIN (SELECT c.id, row_number() OVER (PARTITION BY c.key ORDER BY c.due, c.id) AS rn, c.key
+                  FROM (SELECT j.id, ${keyCol}::text AS key, ${due} AS due FROM ${table} j
+                         WHERE ${claimable} ORDER BY ${due} LIMIT ${limit * 4 + 100}) c) c ON c.id = j.id
+         WHERE c.rn <= COALESCE((SELECT x.r FROM unnest(${keys}::text[], ${rooms}::int[]) AS x(k, r) WHERE x.k = c.key),
+                                ${k.perKey.limit}::int)
+           AND ${claimable}
+         ORDER BY ${due}, j.id
+         LIMIT ${limit}
+         FOR UPDATE OF j SKIP LOCKED`;
+    } else {
+      pick = Prisma.sql`
+        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+         WHERE ${claimable}
+         ORDER BY ${due}, j.id
+         LIMIT ${limit}
+         FOR UPDATE OF j SKIP LOCKED`;
+    }
+    const rows = await this.deps.db.$queryRaw<
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; key: string | null }[]
+    >`
+      WITH pick AS (${pick})
+      UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
+        FROM pick WHERE t.id = pick.id
+      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keyOut}::text AS key`;
+    return rows.map((r) => ({
+      id: r.id,
+      token,
+      attempt: Number(r.attempt),
+      recovered: r.prev !== null,
+      previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
+      key: r.key,
+    }));
+  }
+
+  /** Claims as many due jobs as there are free slots and starts them. @returns how many were started. */
+  async tick(): Promise<number> {
+    const free = this.kind.concurrency - this.#inFlight.size;
+    const limit = Math.min(free, this.kind.batch ?? this.kind.concurrency);
+    if (limit <= 0) {
+      this.#backlog = true;
+      return 0;
+    }
+    const jobs = await this.claim(limit);
+    // A full batch means more may be due: tick again as soon as a slot frees (or at once, when slots remain).
+    this.#backlog = jobs.length === limit;
+    for (const job of jobs) this.#start(job);
+    return jobs.length;
+  }
+
+  #start(job: ClaimedJob): void {
+    if (job.key !== null) this.#perKey.set(job.key, (this.#perKey.get(job.key) ?? 0) + 1);
+    const done = this.kind
+      .run(job)
+      .catch((err: unknown) => {
+        this.deps.log.error(
+          { err, job: this.kind.name, id: job.id },
+          'job failed unexpectedly; retried after its lease',
+        );
+      })
+      .finally(() => {
+        this.#inFlight.delete(job.id);
+        if (job.key !== null) {
+          const n = (this.#perKey.get(job.key) ?? 1) - 1;
+          if (n <= 0) this.#perKey.delete(job.key);
+          else this.#perKey.set(job.key, n);
+        }
+        if (this.#backlog) {
+          this.#backlog = false;
+          this.#onFree?.();
+        }
+        if (this.#inFlight.size === 0) this.#stopHeartbeat();
+      });
+    this.#inFlight.set(job.id, { key: job.key, token: job.token, done });
+    this.#startHeartbeat();
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat) return;
+    this.#heartbeat = setInterval(() => void this.extendLeases(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.#heartbeat.unref();
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  /** Extends the lease of every job still running here (fenced by its token). @returns rows extended. */
+  async extendLeases(): Promise<number> {
+    if (this.#inFlight.size === 0) return 0;
+    const ids = [...this.#inFlight.keys()];
+    const tokens = [...new Set([...this.#inFlight.values()].map((v) => v.token))];
+    const until = new Date(this.deps.clock.now().getTime() + this.leaseMs);
+    try {
+      return await this.deps.db.$executeRaw`
+        UPDATE ${ident(this.kind.table)} SET locked_until = ${until}
+         WHERE id = ANY(${ids}::text[]) AND locked_by = ANY(${tokens}::text[])`;
+    } catch (err) {
+      this.deps.log.warn({ err, job: this.kind.name }, 'could not extend job leases');
+      return 0;
+    }
+  }
+
+  /** Resolves when every job started so far (and any started meanwhile) has finished. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight.values()].map((v) => v.done));
+  }
+}
+
+/** What a {@link JobQueue} needs besides the runner dependencies. */
+export interface JobQueueDeps extends JobRunnerDeps {
+  database: Pick<Database, 'listen'>;
+  workers: WorkerSet;
+}
+
+/**
+ * The job queue of one app: the registered kinds (each a {@link JobRunner} in the app's WorkerSet) and their
+ * wake-ups. Work committed anywhere wakes the workers at once: the enqueueing transaction calls {@link notify}
+ * (`pg_notify`, delivered on commit to every instance that LISTENs, this one included; on PGlite to the instance
+ * itself), a finished job wakes its runner when more was due, and polling every WORKER_POLL_MS stays as the
+ * safety net (a notification lost while the LISTEN connection was down is followed by a wake of every worker).
+ */
+export class JobQueue {
+  readonly #runners = new Map<string, JobRunner>();
+  #unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly deps: JobQueueDeps) {}
+
+  /** Registers a kind; its runner joins the app's workers. @throws Error when the name is taken. */
+  register(kind: JobKind): JobRunner {
+    if (this.#runners.has(kind.name)) throw new Error(`job kind ${kind.name} registered twice`);
+    const runner = new JobRunner(kind, this.deps);
+    runner.onFree(() => this.deps.workers.wake(runner.name));
+    this.#runners.set(kind.name, runner);
+    this.deps.workers.add(runner);
+    return runner;
+  }
+
+  /** The runner of kind `name`. @throws Error when no such kind is registered. */
+  runner(name: string): JobRunner {
+    const r = this.#runners.get(name);
+    if (!r) throw new Error(`no job kind ${name}`);
+    return r;
+  }
+
+  /**
+   * Inside the transaction that enqueues work of kind `name`: wakes that kind's workers on every instance once the
+   * transaction commits (nothing when it rolls back). Identical notifications of one transaction are sent once.
+   */
+  async notify(tx: Pick<Tx, '$executeRaw'>, name: string): Promise<void> {
+    await tx.$executeRaw`SELECT pg_notify(${JOBS_CHANNEL}, ${name})`;
+  }
+
+  /** Wakes kind `name` on this instance (work committed outside a transaction of ours, e.g. a freed slot). */
+  wake(name: string): void {
+    this.deps.workers.wake(`jobs:${name}`);
+  }
+
+  /** Starts listening for wake-ups (with the workers). */
+  async start(): Promise<void> {
+    if (this.#unlisten) return;
+    this.#unlisten = await this.deps.database.listen(
+      JOBS_CHANNEL,
+      (payload) => this.deps.workers.wake(`jobs:${payload}`),
+      () => this.deps.workers.wakeAll(),
+    );
+  }
+
+  /** Stops listening (the WorkerSet's stop settles the jobs in flight). */
+  async stop(): Promise<void> {
+    const u = this.#unlisten;
+    this.#unlisten = undefined;
+    await u?.();
+  }
+
+  /** Resolves when every job in flight of every kind has finished. */
+  async settle(): Promise<void> {
+    await Promise.all([...this.#runners.values()].map((r) => r.settle()));
+  }
+}
