@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { KeyAuthenticator } from './domain/accounts/account.service.js';
-import type { EventBus } from './domain/events/event-bus.js';
+import type { CampaignRegistry } from './domain/compliance/registry.port.js';
+import type { MailTransport } from './domain/email/mail-transport.port.js';
+import type { ModelProvider } from './domain/email/model.port.js';
+import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { WebhookTransport } from './domain/webhooks/webhook-transport.port.js';
 import type { Clock } from './infra/clock.js';
@@ -10,7 +13,8 @@ import type { JobQueue } from './infra/jobs/job-queue.js';
 import type { WorkerSet } from './infra/workers.js';
 
 /**
- * What every domain function receives: configuration, the database, the clock, the log, and the event log/bus.
+ * What every domain function receives: configuration, the database, the clock, the log, the event log/bus, and
+ * every adapter (port implementation) the areas use.
  * Built once per app in src/app.ts; read-only after that. (Passed explicitly rather than as module singletons so
  * one process can run several apps, e.g. the restart and two-instance tests.)
  */
@@ -33,4 +37,10 @@ export interface AppContext {
   jobs: JobQueue;
   /** The webhook HTTP client (src/infra/webhook-http): keep-alive pools per origin, SSRF guard at connect time. */
   webhookTransport: WebhookTransport;
+  /** The campaign registry adapter (TCR port; the sandbox simulator by default). */
+  registry: CampaignRegistry;
+  /** The mail port: compose, parse, relay (nodemailer + mailparser). */
+  mail: MailTransport;
+  /** The model port agents answer with. */
+  model: ModelProvider;
 }
