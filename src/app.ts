@@ -108,7 +108,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   const registry = new SandboxRegistry(ctx);
   ctx.registry = registry;
-  workers.add(registry.worker());
+  ctx.jobs.register(registry.jobKind());
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [
     await setupCompliance(ctx),

@@ -3,6 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import { AGENT_JOB } from './agent.responder.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 
@@ -140,6 +141,7 @@ export async function deliverInbound(
             updatedAt: now,
           },
         });
+        if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
       }
       await emitReceived(emit, identity, { from, subject, threadId, messageId });
       out.push({ identityId: identity.id, threadId, messageId, created: true });

@@ -85,6 +85,11 @@ export interface JobKind {
   concurrency: number;
   /** Most jobs claimed per tick (default: `concurrency`). */
   batch?: number;
+  /**
+   * Run the jobs of one claim one after another, in due order (for work whose effects must keep that order, e.g.
+   * registry decisions); otherwise they run concurrently.
+   */
+  ordered?: boolean;
   /** A per-key limit inside `concurrency` (e.g. per account), so one key's slow jobs cannot hold the others. */
   perKey?: { column: string; limit: number };
   /**
@@ -143,7 +148,7 @@ export class JobRunner implements Worker {
    * Claims up to `limit` due jobs for one token (at most the kind's per-key room for each key) and returns them; the
    * caller runs them. Public for tests that simulate an instance that claims and then dies.
    */
-  async claim(limit: number): Promise<ClaimedJob[]> {
+  async claim(limit: number, onlyId?: string): Promise<ClaimedJob[]> {
     if (limit <= 0) return [];
     const k = this.kind;
     const now = this.deps.clock.now();
@@ -151,7 +156,8 @@ export class JobRunner implements Worker {
     const token = randomUUID();
     const table = ident(k.table);
     const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
-    const claimable = Prisma.sql`${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()})`;
+    const only = onlyId === undefined ? Prisma.empty : Prisma.sql` AND j.id = ${onlyId}`;
+    const claimable = Prisma.sql`${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()})${only}`;
     const attemptsSet = k.attemptsColumn
       ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} + 1`)
       : Prisma.empty;
@@ -186,12 +192,17 @@ export class JobRunner implements Worker {
          FOR UPDATE OF j SKIP LOCKED`;
     }
     const rows = await this.deps.db.$queryRaw<
-      { id: string; attempt: number; prev: string | null; prev_until: Date | null; key: string | null }[]
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; key: string | null; due: Date }[]
     >`
       WITH pick AS (${pick})
       UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
         FROM pick WHERE t.id = pick.id
-      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keyOut}::text AS key`;
+      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keyOut}::text AS key,
+                t.${ident(k.dueColumn)} AS due`;
+    // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
+    rows.sort(
+      (a, b) => new Date(a.due).getTime() - new Date(b.due).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
     return rows.map((r) => ({
       id: r.id,
       token,
@@ -217,10 +228,24 @@ export class JobRunner implements Worker {
     return jobs.length;
   }
 
-  #start(job: ClaimedJob): void {
+  /**
+   * Claims job `id` if it is due and unclaimed, and runs it now, waiting for it (e.g. mail sent by a request is
+   * attempted in that request). @returns false when it was not claimable (not due, done, or another claim holds it).
+   */
+  async runNow(id: string): Promise<boolean> {
+    const [job] = await this.claim(1, id);
+    if (!job) return false;
+    await this.#start(job);
+    return true;
+  }
+
+  #chain: Promise<void> = Promise.resolve();
+
+  #start(job: ClaimedJob): Promise<void> {
     if (job.key !== null) this.#perKey.set(job.key, (this.#perKey.get(job.key) ?? 0) + 1);
-    const done = this.kind
-      .run(job)
+    const run = () => this.kind.run(job);
+    const started = this.kind.ordered ? this.#chain.then(run) : run();
+    const done = started
       .catch((err: unknown) => {
         this.deps.log.error(
           { err, job: this.kind.name, id: job.id },
@@ -240,8 +265,10 @@ export class JobRunner implements Worker {
         }
         if (this.#inFlight.size === 0) this.#stopHeartbeat();
       });
+    if (this.kind.ordered) this.#chain = done;
     this.#inFlight.set(job.id, { key: job.key, token: job.token, done });
     this.#startHeartbeat();
+    return done;
   }
 
   #startHeartbeat(): void {
