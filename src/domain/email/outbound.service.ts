@@ -15,7 +15,7 @@ import type { Emit } from '../events/event-log.js';
 import { parseInput } from '../validation.js';
 import { replyInput, sendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
-import { deliverInbound, mergeParticipants } from './inbound.service.js';
+import { addToThread, deliverInbound } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingMail, RelayError } from './mail-transport.port.js';
 
@@ -60,32 +60,11 @@ export async function queueOutbound(
 ): Promise<EmailMessage> {
   const now = ctx.clock.now();
   const to = normalizeAddress(m.to);
-  let threadId: string;
-  if (m.thread) {
-    threadId = m.thread.id;
-    await tx.emailThread.update({
-      where: { id: m.thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: now,
-        participants: mergeParticipants(m.thread.participants, [identity.address, to]),
-      },
-    });
-  } else {
-    threadId = uuidv7();
-    await tx.emailThread.create({
-      data: {
-        id: threadId,
-        accountId: identity.accountId,
-        identityId: identity.id,
-        subject: m.subject,
-        participants: mergeParticipants([], [identity.address, to]),
-        messageCount: 1,
-        lastMessageAt: now,
-        createdAt: now,
-      },
-    });
-  }
+  const threadId = await addToThread(tx, identity, m.thread, {
+    subject: m.subject,
+    participants: [identity.address, to],
+    now,
+  });
   return tx.emailMessage.create({
     data: {
       id: uuidv7(),
