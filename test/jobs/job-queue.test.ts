@@ -118,7 +118,7 @@ describe('job queue (src/infra/jobs): claim, lease, fence, limits, wake-ups', ()
     const r = runner(
       kind({
         concurrency: 8,
-        perKey: { column: 'account', limit: 3 },
+        perKey: [{ column: 'account', limit: 3 }],
         run: async (job: ClaimedJob) => {
           const d = deferred();
           holds.set(job.id, d);

@@ -28,9 +28,11 @@ export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 export const MAX_IN_FLIGHT = 500;
 /**
  * Attempts of one account in flight on one instance at most (inside {@link MAX_IN_FLIGHT}): an account whose
- * receiver hangs holds at most these slots, never the other accounts' (issue 9 "a slow receiver is bounded").
+ * receivers hang holds at most these slots, never the other accounts' (issue 9 "a slow receiver is bounded").
  */
-export const MAX_IN_FLIGHT_PER_ACCOUNT = 50;
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 200;
+/** Attempts to one webhook (one receiver URL) in flight on one instance at most. */
+export const MAX_IN_FLIGHT_PER_WEBHOOK = 50;
 /** How many due deliveries one tick claims at most. */
 const CLAIM_BATCH = 100;
 /** Margin of the lease over the attempt's own timeout, in ms: room to record the result. */
@@ -202,6 +204,35 @@ async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
 }
 
 /**
+ * {@link recordAttempt} for many attempts in ONE statement (the dispatcher's hot path: one round trip per batch of
+ * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
+ * @returns the ids whose record was written.
+ */
+async function recordAttempts(db: Tx, rs: AttemptRecord[]): Promise<Set<string>> {
+  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH x AS (
+      SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
+                           ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
+                           ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
+                           ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+                           ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.durationMs)}::int[],
+                           ${col((r) => r.now.toISOString())}::timestamptz[], ${col(() => uuidv7())}::text[])
+        AS x(id, token, next, attempt, code, error, next_at, started_at, duration_ms, now, attempt_id)),
+    d AS (
+      UPDATE webhook_deliveries w
+         SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
+             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
+        FROM x
+       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
+      RETURNING w.id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
+    RETURNING delivery_id AS id`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
  * Makes one attempt of a claimed delivery and records it (spec 3 and 8; README "Webhooks" › Retries):
  * 2xx → `delivered`; 410 → `failed` and the webhook disabled (its other pending deliveries `cancelled`,
  * `webhook.disabled` emitted); any other answer, a refusal, a timeout or a connection error → a failed attempt,
@@ -253,7 +284,14 @@ export async function attemptClaimed(
   if (lostTry && attempt > maxAttempts) {
     // The lost try was the last one allowed: the delivery fails without another send.
     log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; no attempts left');
-    return finishAttempt(ctx, delivery, token, log, { ...lostTry, next: 'failed', nextAttemptAt: null, gone: false });
+    return finishAttempt(
+      ctx,
+      delivery,
+      token,
+      log,
+      { ...lostTry, next: 'failed', nextAttemptAt: null, gone: false },
+      opts.record,
+    );
   }
   if (lostTry) {
     log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; retrying now');
@@ -286,17 +324,24 @@ export async function attemptClaimed(
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
 
-  return finishAttempt(ctx, delivery, token, log, {
-    next,
-    attempt,
-    responseCode: status ?? null,
-    error,
-    nextAttemptAt,
-    startedAt,
-    durationMs,
-    now,
-    gone,
-  });
+  return finishAttempt(
+    ctx,
+    delivery,
+    token,
+    log,
+    {
+      next,
+      attempt,
+      responseCode: status ?? null,
+      error,
+      nextAttemptAt,
+      startedAt,
+      durationMs,
+      now,
+      gone,
+    },
+    opts.record,
+  );
 }
 
 /** What the log shows for a try lost with its instance (issue 13; docs/jobs.md "Lost attempts"). */
@@ -341,6 +386,8 @@ export interface AttemptOptions {
   job?: ClaimedJob;
   /** Loads the claimed delivery with its webhook (the dispatcher batches these loads). */
   load?: (id: string) => Promise<DeliveryWithWebhook | null>;
+  /** Records an outcome that emits no event (the dispatcher batches these writes). @returns false when fenced out. */
+  record?: (r: AttemptRecord) => Promise<boolean>;
   /** The signing secrets of a webhook at a time (the dispatcher caches the decrypted secrets). */
   secrets?: (webhook: DeliveryWithWebhook['webhook'], at: Date) => SigningSecrets | undefined;
 }
@@ -352,13 +399,14 @@ async function finishAttempt(
   token: string,
   log: AppContext['log'],
   o: Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean },
+  record?: AttemptOptions['record'],
 ): Promise<string | undefined> {
   const { next, attempt, gone, now } = o;
   const webhook = delivery.webhook;
   const deliveryId = delivery.id;
   const status = o.responseCode ?? undefined;
   const error = o.error;
-  const record: AttemptRecord = { deliveryId, token, ...o };
+  const rec: AttemptRecord = { deliveryId, token, ...o };
   // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
   const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
   const lost = () => {
@@ -367,11 +415,12 @@ async function finishAttempt(
   };
   if (!gone && !(next === 'failed' && mayReportFailure)) {
     // No event to emit (the common case): one statement, outside the serialised event transactions.
-    return (await recordAttempt(ctx.db, record)) ? next : lost();
+    const recorded = record ? await record(rec) : await recordAttempt(ctx.db, rec);
+    return recorded ? next : lost();
   }
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
-      if (!(await recordAttempt(tx, record))) throw new LeaseLostError();
+      if (!(await recordAttempt(tx, rec))) throw new LeaseLostError();
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
@@ -415,8 +464,8 @@ async function finishAttempt(
 /**
  * The webhook delivery job kind (src/infra/jobs): due `pending` deliveries of webhooks whose secret this instance's
  * key encrypted (an instance with another SECRETS_KEY leaves them to the instances that can sign them instead of
- * burning their attempts), at most {@link MAX_IN_FLIGHT} in flight on this instance and
- * {@link MAX_IN_FLIGHT_PER_ACCOUNT} per account, so a receiver that is slow or never answers (up to
+ * burning their attempts), at most {@link MAX_IN_FLIGHT} in flight on this instance,
+ * {@link MAX_IN_FLIGHT_PER_ACCOUNT} per account and {@link MAX_IN_FLIGHT_PER_WEBHOOK} per webhook, so a receiver that is slow or never answers (up to
  * WEBHOOK_TIMEOUT_MS) holds only its own account's slots. Claimed deliveries are loaded in one query per batch, and
  * each webhook's secrets are decrypted once (until rotated), not per attempt.
  */
@@ -455,6 +504,29 @@ export function webhookJobKind(ctx: AppContext): JobKind {
           );
       });
     });
+  // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every
+  // attempt finishing meanwhile joins its statement (at most 500 per statement).
+  const queued: { r: AttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
+  const flush = () => {
+    const batch = queued.splice(0, 500);
+    if (queued.length > 0) setImmediate(flush);
+    recordAttempts(
+      ctx.db,
+      batch.map((b) => b.r),
+    ).then(
+      (done) => {
+        for (const b of batch) b.resolve(done.has(b.r.deliveryId));
+      },
+      (err: unknown) => {
+        for (const b of batch) b.reject(err);
+      },
+    );
+  };
+  const record = (r: AttemptRecord) =>
+    new Promise<boolean>((resolve, reject) => {
+      queued.push({ r, resolve, reject });
+      if (queued.length === 1) setImmediate(flush);
+    });
   return {
     name: WEBHOOK_JOB,
     table: 'webhook_deliveries',
@@ -465,9 +537,12 @@ export function webhookJobKind(ctx: AppContext): JobKind {
     leaseMs: leaseMs(ctx),
     concurrency: MAX_IN_FLIGHT,
     batch: CLAIM_BATCH,
-    perKey: { column: 'account_id', limit: MAX_IN_FLIGHT_PER_ACCOUNT },
+    perKey: [
+      { column: 'account_id', limit: MAX_IN_FLIGHT_PER_ACCOUNT },
+      { column: 'webhook_id', limit: MAX_IN_FLIGHT_PER_WEBHOOK },
+    ],
     async run(job) {
-      await attemptClaimed(ctx, job.id, job.token, { job, load, secrets });
+      await attemptClaimed(ctx, job.id, job.token, { job, load, secrets, record });
     },
   };
 }

@@ -61,8 +61,8 @@ export interface ClaimedJob {
   recovered: boolean;
   /** The previous claim's lease end, when `recovered`. */
   previousLeaseUntil: Date | null;
-  /** The concurrency key (e.g. the account), when the kind has one. */
-  key: string | null;
+  /** The job's value of each of the kind's `perKey` columns (e.g. its account and webhook), in that order. */
+  keys: string[];
 }
 
 /**
@@ -90,8 +90,11 @@ export interface JobKind {
    * registry decisions); otherwise they run concurrently.
    */
   ordered?: boolean;
-  /** A per-key limit inside `concurrency` (e.g. per account), so one key's slow jobs cannot hold the others. */
-  perKey?: { column: string; limit: number };
+  /**
+   * Limits per key inside `concurrency` (e.g. per account and per webhook), so one key's slow jobs cannot hold the
+   * others: a job is claimed only while every one of its keys has room.
+   */
+  perKey?: { column: string; limit: number }[];
   /**
    * Runs one claimed job. Must record its outcome fenced by `job.token` and clear the claim; a throw leaves the claim
    * to expire (the job is then retried after the lease). Work it starts must finish before it resolves.
@@ -116,8 +119,9 @@ const ident = (name: string) => Prisma.raw(`"${name.replace(/"/g, '')}"`);
  */
 export class JobRunner implements Worker {
   readonly name: string;
-  readonly #inFlight = new Map<string, { key: string | null; token: string; done: Promise<void> }>();
-  readonly #perKey = new Map<string, number>();
+  readonly #inFlight = new Map<string, { token: string; done: Promise<void> }>();
+  /** Jobs in flight per key, one map per `perKey` entry. */
+  readonly #perKey: Map<string, number>[];
   #backlog = false;
   #heartbeat: NodeJS.Timeout | undefined;
   #onFree: (() => void) | undefined;
@@ -127,6 +131,7 @@ export class JobRunner implements Worker {
     private readonly deps: JobRunnerDeps,
   ) {
     this.name = `jobs:${kind.name}`;
+    this.#perKey = (kind.perKey ?? []).map(() => new Map());
   }
 
   /** Lease of this kind's claims, in ms. */
@@ -162,24 +167,21 @@ export class JobRunner implements Worker {
       ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} + 1`)
       : Prisma.empty;
     const attemptsOut = k.attemptsColumn ? Prisma.raw(`t.${ident(k.attemptsColumn).text}`) : Prisma.raw('0');
+    const limits = k.perKey ?? [];
+    let keysOut: Prisma.Sql = Prisma.raw('ARRAY[]::text[]');
     let pick: Prisma.Sql;
-    let keyOut: Prisma.Sql = Prisma.raw('NULL::text');
-    if (k.perKey) {
-      const keyCol = Prisma.raw(`j.${ident(k.perKey.column).text}`);
-      keyOut = Prisma.raw(`t.${ident(k.perKey.column).text}`);
-      const busy = [...this.#perKey.entries()];
-      const keys = busy.map(([key]) => key);
-      const rooms = busy.map(([, n]) => Math.max(0, k.perKey!.limit - n));
-      // Candidates first (no lock; window functions cannot be combined with FOR UPDATE), at most `room` per key,
-      // then the lock with SKIP LOCKED, re-checking the claim condition on the row as it is when locked.
+    if (limits.length > 0) {
+      const col = (i: number) => ident(limits[i]!.column).text;
+      keysOut = Prisma.raw(`ARRAY[${limits.map((_, i) => `t.${col(i)}::text`).join(', ')}]`);
+      // Keys at their limit are left out here; a batch that would take a key past its room gives the surplus back
+      // at once (see `#releaseSurplus`), so no key ever holds more than its limit.
+      const full = limits.map((l, i) => {
+        const keys = [...this.#perKey[i]!.entries()].filter(([, n]) => n >= l.limit).map(([key]) => key);
+        return Prisma.sql`NOT (j.${Prisma.raw(col(i))}::text = ANY(${keys}::text[]))`;
+      });
       pick = Prisma.sql`
         SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
-          JOIN (SELECT c.id, row_number() OVER (PARTITION BY c.key ORDER BY c.due, c.id) AS rn, c.key
-                  FROM (SELECT j.id, ${keyCol}::text AS key, ${due} AS due FROM ${table} j
-                         WHERE ${claimable} ORDER BY ${due} LIMIT ${limit * 4 + 100}) c) c ON c.id = j.id
-         WHERE c.rn <= COALESCE((SELECT x.r FROM unnest(${keys}::text[], ${rooms}::int[]) AS x(k, r) WHERE x.k = c.key),
-                                ${k.perKey.limit}::int)
-           AND ${claimable}
+         WHERE ${claimable} AND ${Prisma.join(full, ' AND ')}
          ORDER BY ${due}, j.id
          LIMIT ${limit}
          FOR UPDATE OF j SKIP LOCKED`;
@@ -192,25 +194,62 @@ export class JobRunner implements Worker {
          FOR UPDATE OF j SKIP LOCKED`;
     }
     const rows = await this.deps.db.$queryRaw<
-      { id: string; attempt: number; prev: string | null; prev_until: Date | null; key: string | null; due: Date }[]
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; keys: string[]; due: Date }[]
     >`
       WITH pick AS (${pick})
       UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
         FROM pick WHERE t.id = pick.id
-      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keyOut}::text AS key,
+      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
                 t.${ident(k.dueColumn)} AS due`;
     // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
     rows.sort(
       (a, b) => new Date(a.due).getTime() - new Date(b.due).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
     );
-    return rows.map((r) => ({
+    const jobs = rows.map((r) => ({
       id: r.id,
       token,
       attempt: Number(r.attempt),
       recovered: r.prev !== null,
       previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
-      key: r.key,
+      keys: r.keys ?? [],
     }));
+    return limits.length > 0 ? this.#withinLimits(jobs, rows) : jobs;
+  }
+
+  /**
+   * Keeps the jobs of a claim that fit each key's room (in due order) and gives the others back at once: their
+   * claim is undone (previous lease and token restored, the attempt uncounted), so they are claimable as before.
+   */
+  async #withinLimits(jobs: ClaimedJob[], rows: { id: string; prev: string | null; prev_until: Date | null }[]) {
+    const limits = this.kind.perKey ?? [];
+    const taken = limits.map(() => new Map<string, number>());
+    const keep: ClaimedJob[] = [];
+    const surplus: typeof rows = [];
+    jobs.forEach((job, n) => {
+      const fits = limits.every((l, i) => {
+        const key = job.keys[i] ?? '';
+        return (this.#perKey[i]!.get(key) ?? 0) + (taken[i]!.get(key) ?? 0) < l.limit;
+      });
+      if (!fits) {
+        surplus.push(rows[n]!);
+        return;
+      }
+      for (const [i, key] of job.keys.entries()) taken[i]?.set(key, (taken[i]!.get(key) ?? 0) + 1);
+      keep.push(job);
+    });
+    if (surplus.length > 0) {
+      const k = this.kind;
+      const uncount = k.attemptsColumn
+        ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} - 1`)
+        : Prisma.empty;
+      await this.deps.db.$executeRaw`
+        UPDATE ${ident(k.table)} t SET locked_by = x.prev, locked_until = x.prev_until${uncount}
+          FROM unnest(${surplus.map((r) => r.id)}::text[], ${surplus.map((r) => r.prev)}::text[],
+                      ${surplus.map((r) => (r.prev_until ? new Date(r.prev_until).toISOString() : null))}::timestamptz[])
+               AS x(id, prev, prev_until)
+         WHERE t.id = x.id AND t.locked_by = ${jobs[0]!.token}`;
+    }
+    return keep;
   }
 
   /** Claims as many due jobs as there are free slots and starts them. @returns how many were started. */
@@ -222,9 +261,11 @@ export class JobRunner implements Worker {
       return 0;
     }
     const jobs = await this.claim(limit);
-    // A full batch means more may be due: tick again as soon as a slot frees (or at once, when slots remain).
-    this.#backlog = jobs.length === limit;
     for (const job of jobs) this.#start(job);
+    // A full batch, or a key at its limit, means more may be due: tick again as soon as a job finishes.
+    this.#backlog =
+      jobs.length === limit ||
+      this.kind.perKey?.some((l, i) => [...this.#perKey[i]!.values()].some((n) => n >= l.limit)) === true;
     return jobs.length;
   }
 
@@ -242,7 +283,10 @@ export class JobRunner implements Worker {
   #chain: Promise<void> = Promise.resolve();
 
   #start(job: ClaimedJob): Promise<void> {
-    if (job.key !== null) this.#perKey.set(job.key, (this.#perKey.get(job.key) ?? 0) + 1);
+    job.keys.forEach((key, i) => {
+      const m = this.#perKey[i];
+      if (m) m.set(key, (m.get(key) ?? 0) + 1);
+    });
     const run = () => this.kind.run(job);
     const started = this.kind.ordered ? this.#chain.then(run) : run();
     const done = started
@@ -254,11 +298,13 @@ export class JobRunner implements Worker {
       })
       .finally(() => {
         this.#inFlight.delete(job.id);
-        if (job.key !== null) {
-          const n = (this.#perKey.get(job.key) ?? 1) - 1;
-          if (n <= 0) this.#perKey.delete(job.key);
-          else this.#perKey.set(job.key, n);
-        }
+        job.keys.forEach((key, i) => {
+          const m = this.#perKey[i];
+          if (!m) return;
+          const n = (m.get(key) ?? 1) - 1;
+          if (n <= 0) m.delete(key);
+          else m.set(key, n);
+        });
         if (this.#backlog) {
           this.#backlog = false;
           this.#onFree?.();
@@ -266,7 +312,7 @@ export class JobRunner implements Worker {
         if (this.#inFlight.size === 0) this.#stopHeartbeat();
       });
     if (this.kind.ordered) this.#chain = done;
-    this.#inFlight.set(job.id, { key: job.key, token: job.token, done });
+    this.#inFlight.set(job.id, { token: job.token, done });
     this.#startHeartbeat();
     return done;
   }
