@@ -123,6 +123,8 @@ export class JobRunner implements Worker {
   /** Jobs in flight per key, one map per `perKey` entry. */
   readonly #perKey: Map<string, number>[];
   #backlog = false;
+  /** Jobs the last claim gave back because their key filled up within the batch. */
+  #surplus = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #onFree: (() => void) | undefined;
 
@@ -237,6 +239,7 @@ export class JobRunner implements Worker {
       for (const [i, key] of job.keys.entries()) taken[i]?.set(key, (taken[i]!.get(key) ?? 0) + 1);
       keep.push(job);
     });
+    this.#surplus = surplus.length;
     if (surplus.length > 0) {
       const k = this.kind;
       const uncount = k.attemptsColumn
@@ -254,19 +257,28 @@ export class JobRunner implements Worker {
 
   /** Claims as many due jobs as there are free slots and starts them. @returns how many were started. */
   async tick(): Promise<number> {
-    const free = this.kind.concurrency - this.#inFlight.size;
-    const limit = Math.min(free, this.kind.batch ?? this.kind.concurrency);
-    if (limit <= 0) {
-      this.#backlog = true;
-      return 0;
+    let started = 0;
+    // A claim that gave back surplus (keys that filled up within the batch) leaves slots free: claim again at once,
+    // now without those keys (a few rounds at most).
+    for (let round = 0; round < 4; round++) {
+      const free = this.kind.concurrency - this.#inFlight.size;
+      const limit = Math.min(free, this.kind.batch ?? this.kind.concurrency);
+      if (limit <= 0) {
+        this.#backlog = true;
+        return started;
+      }
+      this.#surplus = 0;
+      const jobs = await this.claim(limit);
+      for (const job of jobs) this.#start(job);
+      started += jobs.length;
+      // A full batch, or a key at its limit, means more may be due: tick again as soon as a job finishes.
+      this.#backlog =
+        jobs.length === limit ||
+        this.#surplus > 0 ||
+        this.kind.perKey?.some((l, i) => [...this.#perKey[i]!.values()].some((n) => n >= l.limit)) === true;
+      if (this.#surplus === 0) break;
     }
-    const jobs = await this.claim(limit);
-    for (const job of jobs) this.#start(job);
-    // A full batch, or a key at its limit, means more may be due: tick again as soon as a job finishes.
-    this.#backlog =
-      jobs.length === limit ||
-      this.kind.perKey?.some((l, i) => [...this.#perKey[i]!.values()].some((n) => n >= l.limit)) === true;
-    return jobs.length;
+    return started;
   }
 
   /**
