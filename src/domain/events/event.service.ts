@@ -34,7 +34,8 @@ export const publishEventInput = z
 
 /**
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and
- * publishes it after commit. Requires the `events:write` scope.
+ * publishes it after commit; resolves only after COMMIT. Concurrent ingests of one account share one transaction
+ * (group commit, EventLog.ingest). Requires the `events:write` scope.
  * @returns the stored event (id = log id, the SSE `id:`).
  * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
  *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
@@ -43,8 +44,7 @@ export const publishEventInput = z
 export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
   const { eventType, payload } = parseInput(publishEventInput, input);
-  const [event] = await ctx.events.append([{ accountId: actor.accountId, eventType, payload }]);
-  return event!;
+  return ctx.events.ingest({ accountId: actor.accountId, eventType, payload });
 }
 
 /** `channels` as REST sends it (comma-separated) or GraphQL does (a list). */
