@@ -1,7 +1,8 @@
 import type { AppContext } from '../../app-context.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { EventBus } from './event-bus.js';
 import type { Channel } from './event-catalog.js';
-import { type StoredEvent, storedEventFromRow } from './event-log.js';
+import { type StoredEvent, toEnvelope } from './event-log.js';
 
 /** Spec 8: replay sends up to the last 1000 matching events after the given `Last-Event-ID`. */
 export const REPLAY_LIMIT = 1000;
@@ -61,6 +62,8 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
 export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   readonly #queue: StoredEvent[] = [];
   #replay: StreamItem[] | undefined;
+  /** SSE mode: the replay as ready-made SSE frames (notice first), handed to the writer once. */
+  #preamble = '';
   /** The highest id yielded, or the client's cursor before that: live events at or below it are skipped. */
   #lastSent = -1n;
   #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
@@ -106,6 +109,23 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#replay = items;
     if (resumeAfter !== undefined) this.#lastSent = resumeAfter;
     this.#wake();
+  }
+
+  /**
+   * SSE mode: hands over the replay as one block of SSE frames (spec 6.2 wire format, notice first), which the
+   * writer takes with {@link takePreamble} before iterating; live events above `resumeAfter` (the last replayed id,
+   * else the client's cursor) follow.
+   */
+  setReplayFrames(frames: string, resumeAfter?: bigint): void {
+    this.#preamble = frames;
+    this.setReplay([], resumeAfter);
+  }
+
+  /** The replay frames set by {@link setReplayFrames} (once; '' after). */
+  takePreamble(): string {
+    const text = this.#preamble;
+    this.#preamble = '';
+    return text;
   }
 
   /** Ends the subscription with `reason` (idempotent). */
@@ -194,43 +214,143 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
   return BigInt(trimmed);
 }
 
-function channelWhere(channels: readonly Channel[] | undefined) {
-  return channels ? { channel: { in: [...channels] } } : {};
+/** A cursor that is not an id of this log compares above every id, so it reads as "unknown" (spec 8). */
+const NOT_AN_ID = 2n ** 63n - 1n;
+
+interface ReplayRow {
+  id: bigint;
+  seq: bigint;
+  account_id: string;
+  channel: string;
+  event_type: string;
+  payload: string;
+  created_at: string;
+  newest: bigint | null;
+  mark: bigint | null;
+  over: boolean;
+}
+
+/**
+ * The one range read of a replay: the newest {@link REPLAY_LIMIT} matching events after the cursor (an index range
+ * scan on (account_id, id) or (account_id, channel, id)), with the log's newest id and the account's retention mark
+ * in the same statement. The payload comes back as the stored JSON text and the timestamp already in ISO 8601.
+ */
+async function replayRows(ctx: AppContext, filter: StreamFilter, cursor: bigint): Promise<ReplayRow[]> {
+  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
+  return ctx.db.$queryRaw<ReplayRow[]>`
+    WITH meta AS (
+      SELECT (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS newest,
+             (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark
+    ), page AS (
+      SELECT e.id, e.seq, e.account_id, e.channel, e.event_type, e.payload::text AS payload,
+             to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+        FROM events e
+       WHERE e.account_id = ${filter.accountId} ${channels}
+         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(newest, 0) THEN 0 ELSE ${cursor}::bigint END FROM meta)
+       ORDER BY e.id DESC
+       LIMIT ${REPLAY_LIMIT + 1}
+    ), counted AS (
+      SELECT page.*, count(*) OVER () > ${REPLAY_LIMIT} AS over, row_number() OVER (ORDER BY page.id DESC) AS rn FROM page
+    )
+    SELECT c.id, c.seq, c.account_id, c.channel, c.event_type, c.payload, c.created_at, m.newest, m.mark,
+           coalesce(c.over, false) AS over
+      FROM meta m LEFT JOIN counted c ON c.rn <= ${REPLAY_LIMIT}
+     ORDER BY c.id`;
+}
+
+/** The truncation notice for a replay, or undefined when the replay is complete (spec 8). */
+function truncationOf(
+  rows: ReplayRow[],
+  cursor: bigint,
+  lastEventId: string,
+): { notice: TruncationNotice | undefined; unknown: boolean } {
+  const meta = rows[0];
+  const newest = meta?.newest ?? null;
+  const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
+  const pruned = !unknown && meta?.mark != null && cursor < meta.mark;
+  const over = meta?.over === true;
+  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
+  if (!reason) return { notice: undefined, unknown };
+  const first = rows[0]?.id;
+  return {
+    notice: {
+      kind: 'truncated',
+      reason,
+      lastEventId,
+      firstAvailableId: first != null ? first.toString() : null,
+      replayLimit: REPLAY_LIMIT,
+    },
+    unknown,
+  };
 }
 
 /**
  * Reads the replay for a stream resuming after `lastEventId` (spec 8): the matching events after it, oldest first,
  * at most {@link REPLAY_LIMIT} (the newest ones when more follow), preceded by a {@link TruncationNotice} when the
- * replay cannot be complete. The events are read before the retention mark so a concurrent prune is never missed
- * (the mark commits with the delete).
+ * replay cannot be complete. One statement reads the events, the retention mark and the newest id (one snapshot,
+ * so a concurrent prune is never missed: the mark commits with the delete).
  */
 export async function readReplay(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<StreamItem[]> {
-  const cursor = parseEventId(lastEventId);
-  const newest = await ctx.db.event.findFirst({ orderBy: { id: 'desc' }, select: { id: true } });
-  const unknown = cursor === undefined || (newest ? cursor > newest.id : cursor > 0n);
-  const rows = await ctx.db.event.findMany({
-    where: {
-      accountId: filter.accountId,
-      ...channelWhere(filter.channels),
-      ...(unknown ? {} : { id: { gt: cursor } }),
-    },
-    orderBy: { id: 'desc' },
-    take: REPLAY_LIMIT + 1,
-  });
-  const overLimit = rows.length > REPLAY_LIMIT;
-  const events = rows.slice(0, REPLAY_LIMIT).reverse().map(storedEventFromRow);
-  const mark = unknown ? null : await ctx.db.eventRetentionMark.findUnique({ where: { accountId: filter.accountId } });
-  const pruned = !unknown && mark !== null && cursor! < mark.prunedThroughId;
-  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : overLimit ? 'limit' : undefined;
-  if (!reason) return events;
-  const notice: TruncationNotice = {
-    kind: 'truncated',
-    reason,
-    lastEventId,
-    firstAvailableId: events[0]?.id ?? null,
-    replayLimit: REPLAY_LIMIT,
-  };
-  return [notice, ...events];
+  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
+  const all = await replayRows(ctx, filter, cursor);
+  const rows = all.filter((r) => r.id !== null);
+  const { notice } = truncationOf(all, cursor, lastEventId);
+  const events: StreamItem[] = rows.map((r) => ({
+    id: r.id.toString(),
+    seq: r.seq.toString(),
+    accountId: r.account_id,
+    channel: r.channel as Channel,
+    eventType: r.event_type,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    timestamp: r.created_at,
+  }));
+  return notice ? [notice, ...events] : events;
+}
+
+/** The SSE frame of a truncation notice (spec 6.2/8): `event: stream.truncated`, no `id:`. */
+export function truncationFrame(notice: TruncationNotice): string {
+  const { kind: _kind, ...data } = notice;
+  return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+const frameCache = new WeakMap<StoredEvent, string>();
+
+/**
+ * The SSE frame of an event (spec 6.2: `event:`, `id:`, `data:` with the spec 2.11 envelope), built once per event
+ * object and shared by every stream that sends it.
+ */
+export function sseFrame(event: StoredEvent): string {
+  let frame = frameCache.get(event);
+  if (frame === undefined) {
+    frame = `event: ${event.eventType}\nid: ${event.id}\ndata: ${JSON.stringify(toEnvelope(event))}\n\n`;
+    frameCache.set(event, frame);
+  }
+  return frame;
+}
+
+/**
+ * The replay as SSE frames, for the SSE writer: the same events and notice as {@link readReplay}, but each frame is
+ * put together from the stored JSON text of the payload (no parse and re-serialisation). The bytes equal those of
+ * live delivery ({@link sseFrame}) for every event the service wrote as compact JSON (all of them since the json
+ * column; older rows converted from jsonb carry its spacing).
+ * @returns the frames, the id to resume live delivery after, and whether the cursor was unknown.
+ */
+export async function readReplayFrames(
+  ctx: AppContext,
+  filter: StreamFilter,
+  lastEventId: string,
+): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
+  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
+  const all = await replayRows(ctx, filter, cursor);
+  const { notice, unknown } = truncationOf(all, cursor, lastEventId);
+  let frames = notice ? truncationFrame(notice) : '';
+  let last: bigint | undefined;
+  for (const r of all) {
+    if (r.id === null) continue;
+    frames += `event: ${r.event_type}\nid: ${r.id}\ndata: {"channel":${JSON.stringify(r.channel)},"eventType":${JSON.stringify(r.event_type)},"payload":${r.payload},"customerId":${JSON.stringify(r.account_id)},"timestamp":"${r.created_at}"}\n\n`;
+    last = r.id;
+  }
+  return { frames, resumeAfter: last ?? (unknown ? undefined : cursor) };
 }
 
 const openStreams = new WeakMap<AppContext, Set<EventSubscription>>();

@@ -10,6 +10,7 @@ import {
   isTruncation,
   parseEventId,
   readReplay,
+  readReplayFrames,
   type StreamFilter,
   trackStream,
 } from './event-stream.js';
@@ -88,18 +89,30 @@ export const eventStreamInput = z.object({
  * Opens a live stream of the caller's events (spec 4.7, 6.2, 8): subscribes to the bus first, then, when
  * `lastEventId` is given, reads the replay (up to 1000 matching events after it, preceded by a truncation notice
  * when it cannot be complete), so that the returned iterator yields replay, then live events, each id once.
+ * With `sse: true` the replay is read as ready SSE frames instead (`takePreamble()`, written before iterating).
  * Requires `events:read`. The caller iterates and ends it with `return()`; shutdown ends it too.
  * @throws ForbiddenError without `events:read`; ValidationError for unknown channels (before anything streams).
  */
-export async function openEventStream(ctx: AppContext, actor: Actor, input: unknown): Promise<EventSubscription> {
+export async function openEventStream(
+  ctx: AppContext,
+  actor: Actor,
+  input: unknown,
+  opts: { sse?: boolean } = {},
+): Promise<EventSubscription> {
   requireScope(actor, 'events:read');
   const parsed = parseInput(eventStreamInput, input);
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
-    const replay = parsed.lastEventId === undefined ? [] : await readReplay(ctx, filter, parsed.lastEventId);
-    const unknownCursor = replay.some((item) => isTruncation(item) && item.reason === 'unknown_id');
-    sub.setReplay(replay, unknownCursor ? undefined : parseEventId(parsed.lastEventId));
+    if (parsed.lastEventId === undefined) sub.setReplay([]);
+    else if (opts.sse) {
+      const { frames, resumeAfter } = await readReplayFrames(ctx, filter, parsed.lastEventId);
+      sub.setReplayFrames(frames, resumeAfter);
+    } else {
+      const replay = await readReplay(ctx, filter, parsed.lastEventId);
+      const unknownCursor = replay.some((item) => isTruncation(item) && item.reason === 'unknown_id');
+      sub.setReplay(replay, unknownCursor ? undefined : parseEventId(parsed.lastEventId));
+    }
   } catch (err) {
     sub.end('closed');
     throw err;

@@ -11,12 +11,13 @@ import {
   publishEvent,
   publishEventInput,
 } from '../../domain/events/event.service.js';
-import { toEnvelope } from '../../domain/events/event-log.js';
 import {
   type EventSubscription,
   endAllStreams,
   isTruncation,
   type StreamItem,
+  sseFrame,
+  truncationFrame,
 } from '../../domain/events/event-stream.js';
 import { actorOf } from '../auth.js';
 
@@ -25,11 +26,7 @@ const SHUTDOWN_GRACE_MS = 2_000;
 
 /** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`. */
 export function formatSse(item: StreamItem): string {
-  if (isTruncation(item)) {
-    const { kind: _kind, ...data } = item;
-    return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
-  }
-  return `event: ${item.eventType}\nid: ${item.id}\ndata: ${JSON.stringify(toEnvelope(item))}\n\n`;
+  return isTruncation(item) ? truncationFrame(item) : sseFrame(item);
 }
 
 /**
@@ -164,7 +161,12 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
-      const sub = await openEventStream(ctx, actorOf(request), { channels: request.query.channels, lastEventId });
+      const sub = await openEventStream(
+        ctx,
+        actorOf(request),
+        { channels: request.query.channels, lastEventId },
+        { sse: true },
+      );
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -175,7 +177,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         'x-request-id': request.id,
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
-      res.write('retry: 1000\n: connected\n\n');
+      res.write(`retry: 1000\n: connected\n\n${sub.takePreamble()}`);
       const { keyId } = actorOf(request);
       await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId));
     },
