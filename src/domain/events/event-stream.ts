@@ -67,6 +67,8 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   /** The highest id yielded, or the client's cursor before that: live events at or below it are skipped. */
   #lastSent = -1n;
   #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
+  /** Push mode (SSE writer): called when an item may be readable or the stream ended, instead of a waiter. */
+  #onReadable: (() => void) | undefined;
   #endReason: StreamEndReason | undefined;
   #draining = false;
   readonly #unsubscribe: () => void;
@@ -128,6 +130,22 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     return text;
   }
 
+  /**
+   * Push mode, for a writer that drains without promises (the SSE writer): `listener` is called whenever items may
+   * be readable with {@link read} or the stream has ended. Replaces async iteration; use one or the other.
+   */
+  setReadableListener(listener: () => void): void {
+    this.#onReadable = listener;
+  }
+
+  /**
+   * The next item if one is ready (push mode): an item, `done` once the stream has ended, or undefined when
+   * nothing waits now.
+   */
+  read(): IteratorResult<StreamItem> | undefined {
+    return this.#take();
+  }
+
   /** Ends the subscription with `reason` (idempotent). */
   end(reason: StreamEndReason): void {
     if (this.#endReason) return;
@@ -139,6 +157,7 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#waiter = undefined;
     waiter?.({ value: undefined, done: true });
     for (const listener of this.#endListeners.splice(0)) listener(reason);
+    this.#onReadable?.();
   }
 
   #push(event: StoredEvent): void {
@@ -180,6 +199,10 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   }
 
   #wake(): void {
+    if (this.#onReadable) {
+      this.#onReadable();
+      return;
+    }
     const waiter = this.#waiter;
     if (!waiter) return;
     this.#waiter = undefined; // taken first: #take may end the subscription, which settles waiters itself
