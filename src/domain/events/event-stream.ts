@@ -1,6 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 import { type StoredEvent, toEnvelope } from './event-log.js';
 
