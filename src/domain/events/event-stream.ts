@@ -82,6 +82,7 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#unsubscribe = bus.subscribe(
       (event) => this.#push(event),
       () => this.#interrupt(),
+      filter,
     );
   }
 

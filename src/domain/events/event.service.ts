@@ -105,6 +105,8 @@ export async function openEventStream(
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
+    // Live delivery of the account is tracked from here on: what commits later arrives live, the rest is replayed.
+    await ctx.bus.whenReady(filter.accountId);
     if (parsed.lastEventId === undefined) sub.setReplay([]);
     else if (opts.sse) {
       const { frames, resumeAfter } = await readReplayFrames(ctx, filter, parsed.lastEventId);
