@@ -242,70 +242,70 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
 const NOT_AN_ID = 2n ** 63n - 1n;
 
 interface ReplayRow {
-  id: bigint;
-  seq: bigint;
-  account_id: string;
-  channel: string;
-  event_type: string;
-  payload: string;
-  created_at: string;
-  newest: bigint | null;
+  /** 0: the one meta row (newest id of the log, retention mark); 1: an event. */
+  k: number;
+  id: bigint | null;
+  seq: bigint | null;
+  channel: string | null;
+  event_type: string | null;
+  payload: string | null;
+  created_at: Date | null;
   mark: bigint | null;
-  over: boolean;
+}
+
+/** What a replay read returns: the events oldest first, and how it is truncated. */
+interface ReplayRead {
+  rows: ReplayRow[];
+  notice: TruncationNotice | undefined;
+  unknown: boolean;
 }
 
 /**
- * The one range read of a replay: the newest {@link REPLAY_LIMIT} matching events after the cursor (an index range
- * scan on (account_id, id) or (account_id, channel, id)), with the log's newest id and the account's retention mark
- * in the same statement. The payload comes back as the stored JSON text and the timestamp already in ISO 8601.
+ * The one range read of a replay: the newest {@link REPLAY_LIMIT} + 1 matching events after the cursor (an index
+ * range scan on (account_id, id) or (account_id, channel, id), newest first), plus one meta row with the log's
+ * newest id and the account's retention mark, in one statement (one snapshot). The payload comes back as the
+ * stored JSON text.
  */
-async function replayRows(ctx: AppContext, filter: StreamFilter, cursor: bigint): Promise<ReplayRow[]> {
+async function readReplayRows(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<ReplayRead> {
+  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
   const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
-  return ctx.db.$queryRaw<ReplayRow[]>`
-    WITH meta AS (
-      SELECT (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS newest,
-             (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark
-    ), page AS (
-      SELECT e.id, e.seq, e.account_id, e.channel, e.event_type, e.payload::text AS payload,
-             to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-        FROM events e
-       WHERE e.account_id = ${filter.accountId} ${channels}
-         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(newest, 0) THEN 0 ELSE ${cursor}::bigint END FROM meta)
-       ORDER BY e.id DESC
-       LIMIT ${REPLAY_LIMIT + 1}
-    ), counted AS (
-      SELECT page.*, count(*) OVER () > ${REPLAY_LIMIT} AS over, row_number() OVER (ORDER BY page.id DESC) AS rn FROM page
-    )
-    SELECT c.id, c.seq, c.account_id, c.channel, c.event_type, c.payload, c.created_at, m.newest, m.mark,
-           coalesce(c.over, false) AS over
-      FROM meta m LEFT JOIN counted c ON c.rn <= ${REPLAY_LIMIT}
-     ORDER BY c.id`;
-}
-
-/** The truncation notice for a replay, or undefined when the replay is complete (spec 8). */
-function truncationOf(
-  rows: ReplayRow[],
-  cursor: bigint,
-  lastEventId: string,
-): { notice: TruncationNotice | undefined; unknown: boolean } {
-  const meta = rows[0];
-  const newest = meta?.newest ?? null;
+  const all = await ctx.db.$queryRaw<ReplayRow[]>`
+    SELECT 0 AS k, (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS id, NULL::bigint AS seq,
+           NULL::text AS channel, NULL::text AS event_type, NULL::text AS payload, NULL::timestamptz AS created_at,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark
+    UNION ALL
+    (SELECT 1, e.id, e.seq, e.channel, e.event_type, e.payload::text, e.created_at, NULL
+       FROM events e
+      WHERE e.account_id = ${filter.accountId} ${channels}
+        AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(max(id), 0) THEN 0 ELSE ${cursor}::bigint END
+                      FROM (SELECT id FROM events ORDER BY id DESC LIMIT 1) newest)
+      ORDER BY e.id DESC
+      LIMIT ${REPLAY_LIMIT + 1})`;
+  let newest: bigint | null = null;
+  let mark: bigint | null = null;
+  const rows: ReplayRow[] = [];
+  for (const row of all) {
+    if (Number(row.k) === 0) {
+      newest = row.id;
+      mark = row.mark;
+    } else rows.push(row);
+  }
+  const over = rows.length > REPLAY_LIMIT;
+  if (over) rows.length = REPLAY_LIMIT;
+  rows.reverse();
   const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
-  const pruned = !unknown && meta?.mark != null && cursor < meta.mark;
-  const over = meta?.over === true;
+  const pruned = !unknown && mark !== null && cursor < mark;
   const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
-  if (!reason) return { notice: undefined, unknown };
-  const first = rows[0]?.id;
-  return {
-    notice: {
-      kind: 'truncated',
-      reason,
-      lastEventId,
-      firstAvailableId: first != null ? first.toString() : null,
-      replayLimit: REPLAY_LIMIT,
-    },
-    unknown,
-  };
+  const notice: TruncationNotice | undefined = reason
+    ? {
+        kind: 'truncated',
+        reason,
+        lastEventId,
+        firstAvailableId: rows[0]?.id?.toString() ?? null,
+        replayLimit: REPLAY_LIMIT,
+      }
+    : undefined;
+  return { rows, notice, unknown };
 }
 
 /**
@@ -315,18 +315,15 @@ function truncationOf(
  * so a concurrent prune is never missed: the mark commits with the delete).
  */
 export async function readReplay(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<StreamItem[]> {
-  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
-  const all = await replayRows(ctx, filter, cursor);
-  const rows = all.filter((r) => r.id !== null);
-  const { notice } = truncationOf(all, cursor, lastEventId);
+  const { rows, notice } = await readReplayRows(ctx, filter, lastEventId);
   const events: StreamItem[] = rows.map((r) => ({
-    id: r.id.toString(),
-    seq: r.seq.toString(),
-    accountId: r.account_id,
+    id: r.id!.toString(),
+    seq: r.seq!.toString(),
+    accountId: filter.accountId,
     channel: r.channel as Channel,
-    eventType: r.event_type,
-    payload: JSON.parse(r.payload) as Record<string, unknown>,
-    timestamp: r.created_at,
+    eventType: r.event_type!,
+    payload: JSON.parse(r.payload!) as Record<string, unknown>,
+    timestamp: r.created_at!.toISOString(),
   }));
   return notice ? [notice, ...events] : events;
 }
@@ -353,11 +350,14 @@ export function sseFrame(event: StoredEvent): string {
 }
 
 /**
- * The replay as SSE frames, for the SSE writer: the same events and notice as {@link readReplay}, but each frame is
- * put together from the stored JSON text of the payload (no parse and re-serialisation). The bytes equal those of
- * live delivery ({@link sseFrame}) for every event the service wrote as compact JSON (all of them since the json
- * column; older rows converted from jsonb carry its spacing).
- * @returns the frames, the id to resume live delivery after, and whether the cursor was unknown.
+ * The replay as SSE frames, for the SSE writer: the same events and notice as {@link readReplay}, read in ONE
+ * statement that also assembles the frames (spec 6.2 wire format, the 2.11 envelope) from the stored JSON text of
+ * each payload, so nothing is parsed and re-serialised and one value comes back instead of 1,000 rows. The bytes
+ * equal those of live delivery ({@link sseFrame}) for every event written as compact JSON (all since the json
+ * column; rows converted from jsonb keep its spacing). Channel and event type are catalog names (validated on
+ * write), so they need no JSON escaping; the account id is escaped in JavaScript.
+ * @returns the frames (notice first), and the id to resume live delivery after (the last replayed id, else the
+ *   client's cursor; undefined when the cursor is unknown).
  */
 export async function readReplayFrames(
   ctx: AppContext,
@@ -365,16 +365,56 @@ export async function readReplayFrames(
   lastEventId: string,
 ): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
   const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
-  const all = await replayRows(ctx, filter, cursor);
-  const { notice, unknown } = truncationOf(all, cursor, lastEventId);
-  let frames = notice ? truncationFrame(notice) : '';
-  let last: bigint | undefined;
-  for (const r of all) {
-    if (r.id === null) continue;
-    frames += `event: ${r.event_type}\nid: ${r.id}\ndata: {"channel":${JSON.stringify(r.channel)},"eventType":${JSON.stringify(r.event_type)},"payload":${r.payload},"customerId":${JSON.stringify(r.account_id)},"timestamp":"${r.created_at}"}\n\n`;
-    last = r.id;
-  }
-  return { frames, resumeAfter: last ?? (unknown ? undefined : cursor) };
+  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
+  const [row] = await ctx.db.$queryRaw<
+    {
+      newest: bigint | null;
+      mark: bigint | null;
+      n: number;
+      first_id: bigint | null;
+      last_id: bigint | null;
+      frames: string | null;
+    }[]
+  >`
+    WITH newest AS (SELECT id FROM events ORDER BY id DESC LIMIT 1),
+    page AS (
+      SELECT e.id, e.channel, e.event_type, e.payload, e.created_at
+        FROM events e
+       WHERE e.account_id = ${filter.accountId} ${channels}
+         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce((SELECT id FROM newest), 0) THEN 0
+                                 ELSE ${cursor}::bigint END)
+       ORDER BY e.id DESC
+       LIMIT ${REPLAY_LIMIT + 1}
+    ),
+    kept AS (SELECT * FROM page ORDER BY id DESC LIMIT ${REPLAY_LIMIT})
+    SELECT (SELECT id FROM newest) AS newest,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark,
+           (SELECT count(*)::int FROM page) AS n,
+           (SELECT min(id) FROM kept) AS first_id,
+           (SELECT max(id) FROM kept) AS last_id,
+           (SELECT string_agg(
+              'event: ' || event_type || E'\nid: ' || id || E'\ndata: {"channel":"' || channel
+              || '","eventType":"' || event_type || '","payload":' || payload::text
+              || ',"customerId":' || ${JSON.stringify(filter.accountId)}::text || ',"timestamp":"'
+              || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'"}\n\n',
+              '' ORDER BY id) FROM kept) AS frames`;
+  const newest = row?.newest ?? null;
+  const mark = row?.mark ?? null;
+  const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
+  const pruned = !unknown && mark !== null && cursor < mark;
+  const over = (row?.n ?? 0) > REPLAY_LIMIT;
+  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
+  const notice = reason
+    ? truncationFrame({
+        kind: 'truncated',
+        reason,
+        lastEventId,
+        firstAvailableId: row?.first_id?.toString() ?? null,
+        replayLimit: REPLAY_LIMIT,
+      })
+    : '';
+  const last = row?.last_id ?? undefined;
+  return { frames: notice + (row?.frames ?? ''), resumeAfter: last ?? (unknown ? undefined : cursor) };
 }
 
 const openStreams = new WeakMap<AppContext, Set<EventSubscription>>();
