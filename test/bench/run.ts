@@ -148,6 +148,8 @@ async function startService(env: Record<string, string>, name = 'service'): Prom
       LOG_LEVEL: 'warn',
       BOOTSTRAP_ACCOUNT: 'false',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      // Attempts on the hanging receiver stay in flight for the whole isolation scenario (default 10 s).
+      WEBHOOK_TIMEOUT_MS: '30000',
       SECRETS_KEY: secretsKey,
       REDIS_URL: undefined,
       ...env,
@@ -817,10 +819,10 @@ async function webhooks(
       if (r.status !== 201 && r.status !== 200) throw new Error(`webhook create: ${r.status} ${r.text}`);
     };
     /** Posts `count` events over `accts` (one connection each), then waits for every first attempt under `tag`. */
-    const deliver = async (accts: string[], count: number, tag: string) => {
+    const deliver = async (accts: string[], count: number, tag: string, concurrency = accts.length) => {
       const committed = new Map<string, number>();
       const started = nowMs();
-      await pool(count, accts.length, async (i) => {
+      await pool(count, concurrency, async (i) => {
         const r = await call(svc.url, 'POST', '/api/events', accounts[accts[i % accts.length]!]!.apiKey, {
           eventType: 'sms.delivered',
           payload: { i, from: '+14155550100', to: '+14155550101', status: 'delivered' },
@@ -837,10 +839,16 @@ async function webhooks(
         await sleep(250);
       }
       const lat = [...committed].filter(([id]) => got.has(id)).map(([id, t]) => got.get(id)! - t);
-      const times = [...got.values()];
+      const times = [...committed.keys()].filter((id) => got.has(id)).map((id) => got.get(id)!);
+      // Deliveries that kept pace with ingest: first attempts up to 1 s after the last commit, per second of
+      // that window. Unlike the end-to-end rate it drops when deliveries stall while events are still coming in.
+      const firstCommit = Math.min(...committed.values());
+      const windowEnd = Math.max(...committed.values()) + 1_000;
+      const inWindow = times.filter((t) => t <= windowEnd).length;
       return {
         delivered: lat.length,
         perS: (lat.length * 1000) / (Math.max(...times) - started),
+        keptPacePerS: (inWindow * 1000) / (windowEnd - firstCommit),
         ingestPerS: count / ingestS,
         p50: percentile(lat, 50),
         p99: percentile(lat, 99),
@@ -909,14 +917,14 @@ async function webhooks(
         });
       });
       const t = performance.now();
-      while (performance.now() - t < 10_000 && (await arrivalsOf('iso-hang')).size < 100) await sleep(100);
+      while (performance.now() - t < 20_000 && (await arrivalsOf('iso-hang')).size < 100) await sleep(100);
       const hanging = (await arrivalsOf('iso-hang')).size;
       const withHang = await deliver(['iso-fast'], m, 'iso');
-      const ratio = withHang.perS / alone.perS;
+      const ratio = withHang.keptPacePerS / alone.keptPacePerS;
       const row: Row = {
-        scenario: `webhooks-isolation ${m} events to a fast receiver, with ${hanging} attempts hanging elsewhere vs alone`,
-        service: `${f0(withHang.perS)}/s`,
-        baseline: `${f0(alone.perS)}/s alone`,
+        scenario: `webhooks-isolation ${m} events to a fast receiver, with ${hanging} attempts hanging elsewhere vs alone (delivered/s while ingesting)`,
+        service: `${f0(withHang.keptPacePerS)}/s`,
+        baseline: `${f0(alone.keptPacePerS)}/s alone`,
         ratio: `${f2(ratio)}x`,
         p50: `${f1(withHang.p50)} / ${f1(alone.p50)}`,
         p99: `${f1(withHang.p99)} / ${f1(alone.p99)}`,
