@@ -424,6 +424,30 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         target: 0.35,
       },
     ];
+    /** Runs one scenario; a failure (the service timing out, say) becomes a row and the run goes on. */
+    const attempt = async (label: string, fn: () => Promise<Row | Row[]>) => {
+      try {
+        const r = await fn();
+        rows.push(...(Array.isArray(r) ? r : [r]));
+      } catch (err) {
+        const row: Row = {
+          scenario: `${label} FAILED`,
+          service: String((err as Error).message ?? err)
+            .split('\n')[0]!
+            .replaceAll('|', '/')
+            .slice(0, 200),
+          baseline: '',
+          ratio: '',
+          p50: '',
+          p99: '',
+          cpu: '',
+          target: '',
+          met: false,
+        };
+        printRow(row);
+        rows.push(row);
+      }
+    };
     for (const r of reads) {
       if (!has(r.name)) continue;
       // Same bytes: the bare server must answer what the service answers, or the ratio means nothing.
@@ -434,8 +458,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
           `${r.name}: the bare answer differs from the service's (${a.status}: ${a.text.slice(0, 200)} | ${b.text.slice(0, 200)})`,
         );
       }
-      rows.push(
-        await compare(
+      await attempt(r.name, () =>
+        compare(
           `${r.name} ${r.method} ${r.path.replace(brandId, '{id}')}${r.name.startsWith('gql') ? ` ${r.name === 'gql-brand' ? 'brand(id)' : 'brands(first: 20)'}` : ''}`,
           { specs: [spec(svc.url, r.method, r.path, [auth('read')], r.body)], pids: [svc.child.pid] },
           { specs: [spec(bare.url, r.method, r.path, [auth('read')], r.body)], pids: [bare.child.pid] },
@@ -446,8 +470,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
 
     const tenKeys = (prefix: string) => Array.from({ length: 10 }, (_, i) => auth(`${prefix}${i}`));
     if (has('events-10acc')) {
-      rows.push(
-        await compare(
+      await attempt('events-10acc', () =>
+        compare(
           'events-10acc POST /api/events, 10 accounts',
           { specs: [spec(svc.url, 'POST', '/api/events', tenKeys('w'), EVENT_BODY)], pids: [svc.child.pid] },
           { specs: [spec(bare.url, 'POST', '/api/events', tenKeys('bare'), EVENT_BODY)], pids: [bare.child.pid] },
@@ -456,8 +480,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       );
     }
     if (has('events-1acc')) {
-      rows.push(
-        await compare(
+      await attempt('events-1acc', () =>
+        compare(
           'events-1acc POST /api/events, 1 account',
           { specs: [spec(svc.url, 'POST', '/api/events', [auth('w0')], EVENT_BODY)], pids: [svc.child.pid] },
           { specs: [spec(bare.url, 'POST', '/api/events', [auth('bare0')], EVENT_BODY)], pids: [bare.child.pid] },
@@ -466,8 +490,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       );
     }
     if (has('brand-create')) {
-      rows.push(
-        await compare(
+      await attempt('brand-create', () =>
+        compare(
           'brand-create POST /compliance/brands',
           { specs: [spec(svc.url, 'POST', '/compliance/brands', [auth('brands')], BRAND_BODY)], pids: [svc.child.pid] },
           {
@@ -483,8 +507,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       services.push(second.child);
       // The same 20 clients either all on instance 1, or 10 on each instance.
       const keys = tenKeys('w');
-      rows.push(
-        await compare(
+      await attempt('events-2inst', () =>
+        compare(
           'events-2inst POST /api/events, 2 instances vs 1 (20 conns)',
           {
             specs: [
@@ -506,12 +530,12 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       await second.child.stop(15_000);
     }
 
-    if (has('replay')) rows.push(await replay(svc, bare, key('replay'), replayIds));
-    if (has('sse-10k')) rows.push(...(await sse(svc, key('sse'), dbName, notes)));
+    if (has('replay')) await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
+    if (has('sse-10k')) await attempt('sse-10k', () => sse(svc, key('sse'), dbName, notes));
     if (has('webhooks') || has('webhooks-isolation')) {
-      rows.push(...(await webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation'))));
+      await attempt('webhooks', () => webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation')));
     }
-    if (has('startup')) rows.push(...(await startup(mode, startups, env, tmp)));
+    if (has('startup')) await attempt('startup', () => startup(mode, startups, env, tmp));
   } finally {
     for (const c of services.reverse()) await c.stop(15_000);
     if (admin) {
