@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
@@ -15,7 +15,8 @@ import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
 import { OrderedEventBus } from './domain/events/ordered-bus.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
-import { createGraphQLServer } from './graphql/yoga.js';
+import { mountGraphQL } from './graphql/http.js';
+import { registerCors } from './http/cors.js';
 import type { AreaModule } from './infra/area-module.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
@@ -191,6 +192,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
+  await registerCors(http, config); // before auth: preflights need no key
   installAuth(http, ctx);
   installIdempotency(http, ctx);
   await http.register(fastifySwagger, {
@@ -215,33 +217,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
 
-  const yoga = createGraphQLServer(ctx);
-  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-    response.headers.forEach((value, key) => {
-      reply.header(key, value);
-    });
-    reply.status(response.status);
-    const type = response.headers.get('content-type') ?? '';
-    const streaming = type.includes('text/event-stream') || type.includes('multipart/');
-    // A stream's connection is not reused: closing it when the stream ends lets shutdown finish at once.
-    if (streaming) reply.header('connection', 'close');
-    // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
-    reply.send(streaming ? response.body : await response.text());
-    return reply;
-  };
-  http.route({
-    url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
-  http.route({
-    url: '/graphql/stream',
-    method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
+  mountGraphQL(http, ctx);
 
   let closed: Promise<void> | undefined;
   return {
