@@ -80,6 +80,7 @@ export function createGraphQLServer(ctx: AppContext) {
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
+    cors: false, // the host's @fastify/cors (CORS_ORIGINS) decides; Yoga's default echoes any origin
     maskedErrors: { maskError: createMaskError(ctx.log) },
     graphiql: {
       title: 'Switchboard GraphQL',
