@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { getNamedType, getNullableType, isListType } from 'graphql';
@@ -47,7 +48,7 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [ComplexityPlugin, PrismaPlugin, RelayPlugin],
+  plugins: [ComplexityPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
   complexity: {
     // No limit here: src/graphql/limits.ts checks the whole operation once, before execution, with this weighting.
     fieldComplexity: (args, _ctx, field) => listCost(args, field.type),

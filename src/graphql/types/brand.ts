@@ -8,17 +8,17 @@ import {
   type CarrierQualification,
   deleteBrand,
   getBrand,
-  getBrandFeedback,
-  listVettings,
   pageBrands,
-  qualifyBrand,
+  qualification,
   registerBrand,
   revetBrand,
   type UsecaseQualification,
   updateBrand,
 } from '../../domain/compliance/brand.service.js';
+import { brandFeedbackOf, brandRowsByIds, vettingsByBrandIds } from '../../domain/compliance/compliance.batch.js';
 import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import {
@@ -127,20 +127,29 @@ export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
     identityStatus: t.field({ type: IdentityStatusEnum, resolve: (b) => b.identityStatus as never }),
     createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updatedAt }),
-    feedback: t.field({
+    feedback: t.loadable({
       type: BrandFeedbackRef,
       description: 'Registry feedback: rejection reasons and required corrections.',
-      resolve: (b, _args, ctx) => getBrandFeedback(ctx.app, ctx.actor, b.id),
+      load: async (ids: string[], ctx) =>
+        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+          b ? brandFeedbackOf(b) : new NotFoundError('brand', ids[i]!),
+        ),
+      resolve: (b) => b.id,
     }),
-    vettings: t.field({
-      type: [VettingRef],
+    vettings: t.loadableList({
+      type: VettingRef,
       description: 'External vetting records, newest first.',
-      resolve: (b, _args, ctx) => listVettings(ctx.app, ctx.actor, b.id),
+      load: (ids: string[], ctx) => vettingsByBrandIds(ctx.app, ctx.actor, ids),
+      resolve: (b) => b.id,
     }),
-    qualification: t.field({
+    qualification: t.loadable({
       type: BrandQualificationRef,
       description: 'Whether the brand qualifies and which use cases it may use (REST …/qualify).',
-      resolve: (b, _args, ctx) => qualifyBrand(ctx.app, ctx.actor, b.id),
+      load: async (ids: string[], ctx) =>
+        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+          b ? qualification(b) : new NotFoundError('brand', ids[i]!),
+        ),
+      resolve: (b) => b.id,
     }),
   }),
 });

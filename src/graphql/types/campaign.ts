@@ -1,7 +1,6 @@
 // The Campaign noun (spec 2.3, 2.4): its type with carriers, readiness, brand and numbers, its queries and mutations.
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
-import { getBrand } from '../../domain/compliance/brand.service.js';
 import type { BlockingReason } from '../../domain/compliance/campaign.rules.js';
 import {
   createCampaign,
@@ -12,8 +11,10 @@ import {
   pageCampaigns,
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
+import { brandsByIds, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
 import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
-import { type AssignedNumberDto, listCampaignNumbers } from '../../domain/compliance/number.service.js';
+import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { BrandRef } from './brand.js';
@@ -74,11 +75,18 @@ export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement(
     blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
     createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (c) => c.updatedAt }),
-    brand: t.field({ type: BrandRef, resolve: (c, _args, ctx) => getBrand(ctx.app, ctx.actor, c.brandId) }),
-    numbers: t.field({
-      type: [AssignedNumberRef],
-      description: 'Numbers assigned to the campaign.',
-      resolve: async (c, _args, ctx) => (await listCampaignNumbers(ctx.app, ctx.actor, c.id)).numbers,
+    brand: t.loadable({
+      type: BrandRef,
+      description: 'The campaign’s brand.',
+      load: async (ids: string[], ctx) =>
+        (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
+      resolve: (c) => c.brandId,
+    }),
+    numbers: t.loadableList({
+      type: AssignedNumberRef,
+      description: 'Numbers assigned to the campaign, ascending.',
+      load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
+      resolve: (c) => c.id,
     }),
   }),
 });
