@@ -21,6 +21,7 @@ import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
   BrandStatusEnum,
   EntityTypeEnum,
@@ -257,3 +258,47 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => applyForVetting(ctx.app, ctx.actor, String(args.brandId), withoutNulls(args.input)),
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const BrandChangeRef = builder.objectRef<Change<BrandDto>>('BrandChange').implement({
+  description: 'A change of a brand: the event that caused it and the brand re-read after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.brand.status_changed, 10dlc.vetting.completed.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    brand: t.field({
+      type: BrandRef,
+      nullable: true,
+      description: 'The brand now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('brandUpdated', (t) =>
+  t.field({
+    type: BrandChangeRef,
+    description:
+      'Changes of one brand (registration, updates, identity decision, vetting, deletion), each with the brand as it ' +
+      'is now (scopes compliance and events:read). With `lastEventId`, first the changes after it (replay), then ' +
+      'live ones, in event order. NOT_FOUND for another account’s brand.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getBrand(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'brandId') === id,
+        load: () => orNull(getBrand(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

@@ -17,6 +17,7 @@ import type { AssignedNumberDto } from '../../domain/compliance/number.service.j
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef } from './brand.js';
 import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
 
@@ -191,3 +192,48 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => expediteCampaign(ctx.app, ctx.actor, String(args.id)),
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const CampaignChangeRef = builder.objectRef<Change<CampaignDto>>('CampaignChange').implement({
+  description:
+    'A change of a campaign: the event that caused it and the campaign (status, carriers, sendable) after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.carrier.status_changed, 10dlc.campaign.status_changed, 10dlc.numbers.assigned.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    campaign: t.field({
+      type: CampaignRef,
+      nullable: true,
+      description: 'The campaign now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('campaignUpdated', (t) =>
+  t.field({
+    type: CampaignChangeRef,
+    description:
+      'Changes of one campaign: carrier decisions, status, readiness (`sendable`, `blockingReasons`), numbers, ' +
+      'updates and deletion, each with the campaign as it is now (scopes compliance and events:read). With ' +
+      '`lastEventId`, first the changes after it, then live ones. NOT_FOUND for another account’s campaign.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getCampaign(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'campaignId') === id,
+        load: () => orNull(getCampaign(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);
