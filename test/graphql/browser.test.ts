@@ -72,9 +72,9 @@ describe.skipIf(!available)('GraphiQL in Chromium', () => {
     await page.locator('.graphiql-execute-button').click();
     const response = page.locator('.graphiql-response');
     await expect
-      .poll(async () => (await response.textContent()).replace(/\s+/g, ' '), { timeout: 60_000, interval: 250 })
+      .poll(async () => ((await response.textContent()) ?? '').replace(/\s+/g, ' '), { timeout: 60_000, interval: 250 })
       .toMatch(/Browser Test Brand/);
-    const text = (await response.textContent()).replace(/\s+/g, ' ');
+    const text = ((await response.textContent()) ?? '').replace(/\s+/g, ' ');
     expect(text).toMatch(/"name": "Browser Test Brand", "status": "(PENDING|ACTIVE|FAILED)"/);
     expect(text).not.toMatch(/UNAUTHENTICATED/);
     expect(foreign).toEqual([]);
