@@ -15,12 +15,18 @@ import {
   type UsecaseQualification,
   updateBrand,
 } from '../../domain/compliance/brand.service.js';
-import { brandFeedbackOf, brandRowsByIds, vettingsByBrandIds } from '../../domain/compliance/compliance.batch.js';
+import {
+  brandFeedbackOf,
+  brandRowsByIds,
+  countBrands,
+  vettingsByBrandIds,
+} from '../../domain/compliance/compliance.batch.js';
 import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
   BrandStatusEnum,
@@ -34,6 +40,7 @@ import {
   VettingStatusEnum,
   withoutNulls,
 } from './compliance-enums.js';
+import { NodeRef } from './node.js';
 
 const FeedbackItemRef = builder.objectRef<FeedbackItem>('BrandFeedbackItem').implement({
   description: 'A registry feedback item: why the identity check failed and which fields to correct.',
@@ -111,6 +118,7 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
 });
 
 export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
+  interfaces: [NodeRef],
   description: 'A business brand registered for 10DLC (spec 2.1).',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -161,11 +169,19 @@ builder.queryFields((t) => ({
       type: BrandRef,
       description: 'Brands of the account, oldest first (Relay connection).',
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<BrandDto[]>>({ args, toCursor: (b: BrandDto) => encodeCursor(b.id) }, (w) =>
-          pageBrands(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+        withTotalCount(
+          resolveCursorConnection<Promise<BrandDto[]>>({ args, toCursor: (b: BrandDto) => encodeCursor(b.id) }, (w) =>
+            pageBrands(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countBrands(ctx.app, ctx.actor),
         ),
     },
-    { name: 'BrandConnection' },
+    {
+      name: 'BrandConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'BrandEdge' },
   ),
   brand: t.field({

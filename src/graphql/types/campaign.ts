@@ -11,15 +11,17 @@ import {
   pageCampaigns,
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
-import { brandsByIds, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
+import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
 import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef } from './brand.js';
 import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
+import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
   description: 'One carrier’s review of a campaign (spec 2.4).',
@@ -58,6 +60,7 @@ const AssignedNumberRef = builder.objectRef<AssignedNumberDto>('AssignedNumber')
 });
 
 export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement({
+  interfaces: [NodeRef],
   description: 'A 10DLC campaign (spec 2.3) with its carrier reviews and readiness.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -99,18 +102,26 @@ builder.queryFields((t) => ({
       description: 'Campaigns of the account (or of one brand), oldest first (Relay connection).',
       args: { brandId: t.arg.id({ description: 'Only campaigns of this brand.' }) },
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<CampaignDto[]>>(
-          { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
-          (w) =>
-            pageCampaigns(
-              ctx.app,
-              ctx.actor,
-              { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
-              { brandId: args.brandId ? String(args.brandId) : undefined },
-            ),
+        withTotalCount(
+          resolveCursorConnection<Promise<CampaignDto[]>>(
+            { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
+            (w) =>
+              pageCampaigns(
+                ctx.app,
+                ctx.actor,
+                { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
+                { brandId: args.brandId ? String(args.brandId) : undefined },
+              ),
+          ),
+          () => countCampaigns(ctx.app, ctx.actor, { brandId: args.brandId ? String(args.brandId) : undefined }),
         ),
     },
-    { name: 'CampaignConnection' },
+    {
+      name: 'CampaignConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'CampaignEdge' },
   ),
   campaign: t.field({

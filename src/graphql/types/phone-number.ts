@@ -1,6 +1,7 @@
 // The PhoneNumber noun (DIDs, spec 2.5): provisioning, assignment to campaigns, the DID mapping, and compliance enums.
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { countNumbers } from '../../domain/compliance/compliance.batch.js';
 import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
 import {
   type AssignedNumberDto,
@@ -16,6 +17,7 @@ import {
 } from '../../domain/compliance/number.service.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
 
@@ -59,13 +61,21 @@ builder.queryFields((t) => ({
       type: PhoneNumberRef,
       description: 'Numbers provisioned in the account, ascending (Relay connection; REST GET /api/numbers).',
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<NumberDto[]>>(
-          { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
-          (w) =>
-            pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+        withTotalCount(
+          resolveCursorConnection<Promise<NumberDto[]>>(
+            { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
+            (w) =>
+              pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countNumbers(ctx.app, ctx.actor),
         ),
     },
-    { name: 'PhoneNumberConnection' },
+    {
+      name: 'PhoneNumberConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'PhoneNumberEdge' },
   ),
   didMapping: t.field({
