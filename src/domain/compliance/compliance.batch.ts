@@ -105,7 +105,11 @@ export async function countBrands(ctx: AppContext, actor: Actor): Promise<number
 }
 
 /** How many campaigns the account (or one of its brands) has. Scope: compliance. */
-export async function countCampaigns(ctx: AppContext, actor: Actor, filter: { brandId?: string } = {}): Promise<number> {
+export async function countCampaigns(
+  ctx: AppContext,
+  actor: Actor,
+  filter: { brandId?: string } = {},
+): Promise<number> {
   requireScope(actor, 'compliance');
   return ctx.db.campaign.count({
     where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}) },
