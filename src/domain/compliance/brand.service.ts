@@ -45,24 +45,71 @@ function brandData(input: BrandInput) {
     phone: input.phone ?? null,
     stockSymbol: input.stockSymbol ?? null,
     stockExchange: input.stockExchange ?? null,
+    displayName: input.displayName ?? null,
+    street: input.street ?? null,
+    city: input.city ?? null,
+    state: input.state ?? null,
+    postalCode: input.postalCode ?? null,
+    firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null,
+    mobilePhone: input.mobilePhone ?? null,
+    // TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it.
+    brandRelationship:
+      input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const)),
+    altBusinessId: input.altBusinessId ?? null,
+    altBusinessIdType: input.altBusinessIdType ?? null,
+    businessContactEmail: input.businessContactEmail ?? null,
+    referenceId: input.referenceId ?? null,
   };
+}
+
+/** The brand of `accountId` whose referenceId equals `referenceId` case-insensitively (TCR), other than `exceptId`. */
+async function referenceIdTaken(
+  tx: Tx,
+  accountId: string,
+  referenceId: string | null,
+  exceptId?: string,
+): Promise<boolean> {
+  if (!referenceId) return false;
+  const other = await tx.brand.findFirst({
+    where: {
+      accountId,
+      referenceId: { equals: referenceId, mode: 'insensitive' },
+      ...(exceptId ? { id: { not: exceptId } } : {}),
+    },
+    select: { id: true },
+  });
+  return other !== null;
+}
+
+function referenceIdConflict(referenceId: string): ConflictError {
+  return new ConflictError(
+    'REFERENCE_ID_TAKEN',
+    `Another brand of this account has referenceId ${referenceId} (unique, case-insensitive).`,
+    'referenceId',
+  );
 }
 
 /**
  * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
  * the registry for its identity check. Emits 10dlc.brand.registered.
- * @throws ValidationError (400) listing every violated rule (spec 2.1, TCR PUBLIC_PROFIT stock fields).
+ * @throws ValidationError (400) listing every violated rule (spec 2.1; TCR limits and required-ness by entity type,
+ *   research file §5.1); ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
 export async function registerBrand(ctx: AppContext, actor: Actor, input: unknown): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const data = parseInput(brandInput, input);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
+    if (await referenceIdTaken(tx, actor.accountId, data.referenceId ?? null)) {
+      throw referenceIdConflict(data.referenceId!);
+    }
     const created = await tx.brand.create({
       data: {
         id: uuidv7(),
         accountId: actor.accountId,
         ...brandData(data),
+        mock: data.mock,
         status: 'PENDING',
         identityStatus: 'SELF_DECLARED',
         createdAt: now,
@@ -114,10 +161,15 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  */
 export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const data = brandData(parseInput(brandUpdateInput, input));
+  const parsed = parseInput(brandUpdateInput, input);
+  const data = brandData(parsed);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
     const current = await findOwnBrand(tx, actor, id);
+    if (parsed.mock !== current.mock) {
+      throw new UnprocessableError('IMMUTABLE_FIELD', 'mock is fixed at registration (TCR).', 'mock');
+    }
+    if (await referenceIdTaken(tx, actor.accountId, data.referenceId, id)) throw referenceIdConflict(data.referenceId!);
     const changedFields = (Object.keys(data) as (keyof typeof data)[]).filter((k) => data[k] !== current[k]);
     const revetting = changedFields.some((f) => (IDENTITY_FIELDS as readonly string[]).includes(f));
     const updated = await tx.brand.update({

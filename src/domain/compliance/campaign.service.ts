@@ -3,14 +3,20 @@ import type { AppContext } from '../../app-context.js';
 import type { Campaign } from '../../generated/prisma/client.js';
 import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { NotFoundError, UnprocessableError } from '../errors.js';
+import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { parseInput } from '../validation.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
-import { campaignInput, campaignListQuery, campaignUpdateInput, nudgeInput } from './compliance.schemas.js';
+import {
+  campaignInput,
+  campaignListQuery,
+  campaignUpdateInput,
+  nudgeInput,
+  subUsecaseIssues,
+} from './compliance.schemas.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
 import { registryOf } from './registry.port.js';
@@ -156,8 +162,31 @@ export async function getCampaign(ctx: AppContext, actor: Actor, id: string): Pr
   return loadDto(ctx.db, id);
 }
 
-/** Fields whose change sends a campaign back to carrier review (TCR: content and consent changes are re-reviewed). */
-export const REVIEW_FIELDS = ['description', 'sampleMessages', 'subscriberOptIn', 'subscriberHelp'] as const;
+/**
+ * Fields whose change sends a campaign back to carrier review (TCR: content and consent changes are re-reviewed):
+ * everything a carrier reviews, i.e. every campaign field except numberPool.
+ */
+export const REVIEW_FIELDS = [
+  'description',
+  'sampleMessages',
+  'subscriberOptIn',
+  'subscriberHelp',
+  'messageFlow',
+  'helpMessage',
+  'optinMessage',
+  'optoutMessage',
+  'helpKeywords',
+  'optinKeywords',
+  'optoutKeywords',
+  'embeddedLink',
+  'embeddedPhone',
+  'ageGated',
+  'directLending',
+  'affiliateMarketing',
+  'subUsecases',
+  'privacyPolicyLink',
+  'termsAndConditionsLink',
+] as const;
 
 /**
  * PUT /compliance/campaigns/{id}: changes any of description, sampleMessages, subscriberOptIn, subscriberHelp,
@@ -182,6 +211,10 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
       }
     }
     const { brandId: _b, usecase: _u, ...changes } = data;
+    if (changes.subUsecases !== undefined) {
+      const issues = subUsecaseIssues(current.usecase, changes.subUsecases);
+      if (issues.length > 0) throw new ValidationError(issues);
+    }
     const changedFields = (Object.keys(changes) as (keyof typeof changes)[]).filter(
       (k) => changes[k] !== undefined && JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
     );

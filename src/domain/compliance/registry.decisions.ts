@@ -4,6 +4,7 @@ import type { Emit } from '../events/event-log.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
 import type { FeedbackItem } from './sandbox.rules.js';
+import { brandTier } from './throughput.rules.js';
 
 /**
  * Applying the registry's decisions: the state changes and 10dlc events that follow a decision, whichever adapter
@@ -38,7 +39,8 @@ export async function applyBrandDecision(
 
 /**
  * Vetting result: the record gets its status, score and completedAt; an APPROVED vetting of an ACTIVE brand makes
- * its identityStatus VETTED_VERIFIED. Emits 10dlc.vetting.completed.
+ * its identityStatus VETTED_VERIFIED and its score the brand's `vettingScore` (so its throughput tier changes).
+ * Emits 10dlc.vetting.completed with the brand's new `throughputTier`.
  */
 export async function applyVettingDecision(
   tx: Tx,
@@ -52,9 +54,12 @@ export async function applyVettingDecision(
     data: { status: decision.status, vettingScore: decision.vettingScore, completedAt: now },
   });
   let identityStatus = vetting.brand.identityStatus;
+  let vettingScore = vetting.brand.vettingScore;
   if (decision.status === 'APPROVED' && vetting.brand.status === 'ACTIVE') {
     identityStatus = 'VETTED_VERIFIED';
-    await tx.brand.update({ where: { id: vetting.brandId }, data: { identityStatus, updatedAt: now } });
+    // The score of the latest approved vetting sets the brand's throughput tier (throughput.rules.ts).
+    vettingScore = decision.vettingScore;
+    await tx.brand.update({ where: { id: vetting.brandId }, data: { identityStatus, vettingScore, updatedAt: now } });
   }
   await emit(vetting.accountId, '10dlc.vetting.completed', {
     brandId: vetting.brandId,
@@ -64,6 +69,8 @@ export async function applyVettingDecision(
     status: decision.status,
     vettingScore: decision.vettingScore,
     identityStatus,
+    previousIdentityStatus: vetting.brand.identityStatus,
+    throughputTier: brandTier({ entityType: vetting.brand.entityType, vettingScore }),
   });
 }
 

@@ -49,6 +49,25 @@ import {
 import { actorOf } from '../auth.js';
 
 const ts = z.string().describe('ISO 8601 UTC with milliseconds');
+const carrierLimitOut = z.object({
+  networkId: z.number(),
+  carrier: z.string(),
+  dailyCap: z.number().nullable().describe('Messages per day (T-Mobile: per brand)'),
+  messagesPerMinute: z.number().nullable().describe('Messages per minute (AT&T: per campaign)'),
+  messageClass: z.string().nullable().describe('AT&T message class'),
+  note: z.string().nullable(),
+});
+const tierDescription = 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR';
+const brandThroughputOut = z.object({
+  tier: z.string().describe(tierDescription),
+  vettingScore: z.number().nullable(),
+  carriers: z.array(carrierLimitOut),
+});
+const campaignThroughputOut = z.object({
+  tier: z.string().describe(tierDescription),
+  messageClass: z.string().describe('AT&T message class: A–F, T (low volume) or SP (sole proprietor)'),
+  carriers: z.array(carrierLimitOut),
+});
 const brandOut = z.object({
   id: z.string(),
   name: z.string(),
@@ -61,8 +80,25 @@ const brandOut = z.object({
   phone: z.string().nullable(),
   stockSymbol: z.string().nullable(),
   stockExchange: z.string().nullable(),
+  companyName: z.string().describe('TCR companyName: the legal name, equal to name'),
+  displayName: z.string().describe('TCR displayName; name when none was given'),
+  street: z.string().nullable(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  mobilePhone: z.string().nullable(),
+  brandRelationship: z.string().nullable(),
+  altBusinessId: z.string().nullable(),
+  altBusinessIdType: z.string().nullable(),
+  businessContactEmail: z.string().nullable(),
+  referenceId: z.string().nullable(),
+  mock: z.boolean(),
   status: z.string().describe('PENDING, ACTIVE or FAILED'),
   identityStatus: z.string().describe('SELF_DECLARED, UNVERIFIED, VERIFIED or VETTED_VERIFIED'),
+  vettingScore: z.number().nullable().describe('Score of the last approved external vetting, 0–100'),
+  throughput: brandThroughputOut,
   createdAt: ts,
   updatedAt: ts,
 });
@@ -82,6 +118,7 @@ const carrierOut = z.object({
   status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
   approvedAt: ts.nullable(),
   rejectionReason: z.string().nullable(),
+  rejectionCode: z.string().nullable().describe('Stable code of the cause (the lint codes)'),
   estimatedDecisionAt: ts.nullable(),
 });
 const campaignOut = z.object({
@@ -93,12 +130,28 @@ const campaignOut = z.object({
   subscriberOptIn: z.boolean(),
   subscriberHelp: z.boolean(),
   numberPool: z.boolean(),
+  messageFlow: z.string().nullable(),
+  helpMessage: z.string().nullable(),
+  optinMessage: z.string().nullable(),
+  optoutMessage: z.string().nullable(),
+  helpKeywords: z.string().nullable(),
+  optinKeywords: z.string().nullable(),
+  optoutKeywords: z.string().nullable(),
+  embeddedLink: z.boolean(),
+  embeddedPhone: z.boolean(),
+  ageGated: z.boolean(),
+  directLending: z.boolean(),
+  affiliateMarketing: z.boolean(),
+  subUsecases: z.array(z.string()),
+  privacyPolicyLink: z.string().nullable(),
+  termsAndConditionsLink: z.string().nullable(),
   status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
   expedited: z.boolean(),
   numberCount: z.number(),
   carriers: z.array(carrierOut),
   sendable: z.boolean(),
   blockingReasons: z.array(z.object({ code: z.string(), message: z.string(), networkId: z.number().nullable() })),
+  throughput: campaignThroughputOut,
   createdAt: ts,
   updatedAt: ts,
 });
