@@ -198,6 +198,10 @@ describe("TCR's brand and campaign fields (issue 14)", () => {
       ageGated: true,
     });
     expect(cleared.status).toBe(200);
-    expect(cleared.body).toMatchObject({ helpMessage: null, ageGated: true, messageFlow: (full as Record<string, unknown>).messageFlow });
+    expect(cleared.body).toMatchObject({
+      helpMessage: null,
+      ageGated: true,
+      messageFlow: (full as Record<string, unknown>).messageFlow,
+    });
   });
 });

@@ -43,7 +43,14 @@ async function markCarriersPending(
   for (const [networkId, dueAt] of due) {
     await tx.campaignCarrier.update({
       where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
-      data: { status: 'PENDING', approvedAt: null, rejectionReason: null, estimatedDecisionAt: dueAt, updatedAt: now },
+      data: {
+        status: 'PENDING',
+        approvedAt: null,
+        rejectionReason: null,
+        rejectionCode: null,
+        estimatedDecisionAt: dueAt,
+        updatedAt: now,
+      },
     });
     const before = previous.get(networkId);
     if (before !== 'PENDING') {

@@ -99,7 +99,7 @@ export async function applyCarrierDecision(
   emit: Emit,
   campaign: Campaign,
   networkId: number,
-  decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null },
+  decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code?: string | null },
   now: Date,
 ): Promise<void> {
   const row = await tx.campaignCarrier.findUnique({
@@ -112,6 +112,7 @@ export async function applyCarrierDecision(
       status: decision.status,
       approvedAt: decision.status === 'APPROVED' ? now : null,
       rejectionReason: decision.reason,
+      rejectionCode: decision.status === 'APPROVED' ? null : (decision.code ?? null),
       estimatedDecisionAt: null,
       updatedAt: now,
     },
@@ -123,6 +124,7 @@ export async function applyCarrierDecision(
     previousStatus: row.status,
     status: decision.status,
     reason: decision.reason,
+    code: decision.code ?? null,
   });
   await refreshCampaignStatus(tx, emit, campaign, now);
 }

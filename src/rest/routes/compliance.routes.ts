@@ -24,6 +24,7 @@ import {
   nudgeCampaign,
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
+import { lintCampaign, lintCampaignUpdate } from '../../domain/compliance/campaign-lint.service.js';
 import {
   brandInput,
   brandUpdateInput,
@@ -31,6 +32,7 @@ import {
   campaignListQuery,
   campaignUpdateInput,
   didMappingQuery,
+  dryRunQuery,
   nudgeInput,
   numbersInput,
   pageQuery,
@@ -195,6 +197,30 @@ const qualifyOut = z.object({
     }),
   ),
 });
+const lintReportOut = z.object({
+  passes: z.boolean().describe('No error finding: every carrier would approve'),
+  errorCount: z.number(),
+  warningCount: z.number(),
+  findings: z.array(
+    z.object({
+      code: z.string(),
+      severity: z.string().describe('error or warning'),
+      field: z.string(),
+      message: z.string(),
+      fix: z.string(),
+      networkIds: z.array(z.number()).describe('Carriers that reject for it'),
+    }),
+  ),
+  carriers: z.array(
+    z.object({
+      networkId: z.number(),
+      carrier: z.string(),
+      wouldApprove: z.boolean(),
+      rejectionCode: z.string().nullable(),
+      rejectionReason: z.string().nullable(),
+    }),
+  ),
+});
 const idParams = z.object({ id: z.string().min(1) });
 const brands = ['compliance: brands'];
 const campaigns = ['compliance: campaigns'];
@@ -347,12 +373,30 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
-        summary: 'Create a campaign under an ACTIVE brand; answers 201 with status PENDING.',
+        summary:
+          'Create a campaign under an ACTIVE brand; answers 201 with status PENDING. With ?dryRun=true: validates, then answers 200 with the lint report and writes nothing.',
+        querystring: dryRunQuery,
         body: campaignInput,
-        response: { 201: campaignOut },
+        response: { 201: campaignOut, 200: lintReportOut },
       },
     },
-    async (request, reply) => reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
+    async (request, reply) =>
+      request.query.dryRun
+        ? reply.status(200).send(await lintCampaign(ctx, actorOf(request), request.body))
+        : reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
+  );
+  r.post(
+    '/compliance/campaigns/lint',
+    {
+      schema: {
+        tags: campaigns,
+        summary:
+          'Pre-submission lint: every likely rejection cause of a campaign body (code, severity, field, message, fix, carriers), and each carrier’s predicted decision. Writes nothing.',
+        body: z.record(z.string(), z.unknown()).describe('The body of POST /compliance/campaigns, complete or not.'),
+        response: { 200: lintReportOut },
+      },
+    },
+    (request) => lintCampaign(ctx, actorOf(request), request.body),
   );
   r.get(
     '/compliance/campaigns/:id',
@@ -371,13 +415,18 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
-        summary: 'Change campaign details; content changes trigger carrier re-review.',
+        summary:
+          'Change campaign details; content changes trigger carrier re-review. With ?dryRun=true: answers the lint report of the campaign as updated and writes nothing.',
         params: idParams,
+        querystring: dryRunQuery,
         body: campaignUpdateInput,
-        response: { 200: campaignOut },
+        response: { 200: z.union([campaignOut, lintReportOut]) },
       },
     },
-    (request) => updateCampaign(ctx, actorOf(request), request.params.id, request.body),
+    (request) =>
+      request.query.dryRun
+        ? lintCampaignUpdate(ctx, actorOf(request), request.params.id, request.body)
+        : updateCampaign(ctx, actorOf(request), request.params.id, request.body),
   );
   r.delete(
     '/compliance/campaigns/:id',
