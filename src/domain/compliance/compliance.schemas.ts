@@ -177,7 +177,8 @@ export const brandUpdateInput = z.preprocess(
 /** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
 
-const usecaseSchema = z.preprocess(
+/** A use case, with the aliases of USECASE_ALIASES accepted. */
+export const usecaseSchema = z.preprocess(
   (v) => (typeof v === 'string' && USECASE_ALIASES[v] ? USECASE_ALIASES[v] : v),
   z.enum(USECASES),
 );

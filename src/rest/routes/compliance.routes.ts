@@ -10,6 +10,7 @@ import {
   listBrands,
   listVettings,
   qualifyBrand,
+  qualifyQuery,
   registerBrand,
   revetBrand,
   updateBrand,
@@ -176,11 +177,22 @@ const qualifyOut = z.object({
   qualified: z.boolean(),
   status: z.string(),
   identityStatus: z.string(),
+  throughputTier: z.string().describe(tierDescription),
   usecases: z.array(
     z.object({
       usecase: z.string(),
+      usecaseClass: z.string().describe('STANDARD or SPECIAL'),
       qualifies: z.boolean(),
       reason: z.string().nullable(),
+      vettingRequired: z.boolean(),
+      minSubUsecases: z.number(),
+      maxSubUsecases: z.number(),
+      messageRequirements: z.object({
+        optinMessage: z.array(z.string()),
+        optoutMessage: z.array(z.string()),
+        helpMessage: z.array(z.string()),
+        sampleMessages: z.array(z.string()),
+      }),
       carriers: z.array(
         z.object({
           networkId: z.number(),
@@ -189,9 +201,13 @@ const qualifyOut = z.object({
           carrierReviewRequired: z.boolean(),
           minMsgSamples: z.number(),
           subscriberOptInRequired: z.boolean(),
+          subscriberOptOutRequired: z.boolean(),
           subscriberHelpRequired: z.boolean(),
           embeddedLinksAllowed: z.boolean(),
           embeddedPhoneAllowed: z.boolean(),
+          dailyCap: z.number().nullable(),
+          messagesPerMinute: z.number().nullable(),
+          messageClass: z.string().nullable(),
         }),
       ),
     }),
@@ -296,12 +312,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
-        summary: 'Whether the brand qualifies and which use cases it may use, per carrier.',
+        summary:
+          'Whether the brand qualifies and which use cases it may use; per use case and carrier TCR’s campaign-builder data (review, minimum samples, opt-in/opt-out/help, embedded rules, throughput). ?usecase= answers one use case.',
         params: idParams,
+        querystring: qualifyQuery,
         response: { 200: qualifyOut },
       },
     },
-    (request) => qualifyBrand(ctx, actorOf(request), request.params.id),
+    (request) => qualifyBrand(ctx, actorOf(request), request.params.id, request.query),
   );
   r.post(
     '/compliance/brands/:id/revet',
