@@ -18,6 +18,7 @@ import {
   nudgeInput,
   subUsecaseIssues,
 } from './compliance.schemas.js';
+import { startCooldown } from './did-lifecycle.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
 
 /** Loads a campaign of the actor's account. @throws NotFoundError (404), also for another account's campaign. */
@@ -235,7 +236,7 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
         carriers.map((c) => c.networkId),
       );
       await markCarriersPending(tx, emit, updated, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
-      await refreshCampaignStatus(tx, emit, updated, now);
+      await refreshCampaignStatus(tx, emit, updated, now, ctx);
     }
     return loadDto(tx, id);
   });
@@ -243,7 +244,8 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
 
 /**
  * DELETE /compliance/campaigns/{id}: deletes the campaign, unlinks every DID assigned to it (spec 3) and withdraws
- * its pending reviews. Emits 10dlc.numbers.removed (when numbers were linked) and 10dlc.campaign.deleted.
+ * its pending reviews. Warming or active numbers start cooling (did-lifecycle.ts, one did.state_changed each). Emits
+ * 10dlc.numbers.removed (when numbers were linked) and 10dlc.campaign.deleted.
  * @returns `{id, deleted: true, unlinkedNumbers}`. @throws NotFoundError.
  */
 export async function deleteCampaign(
@@ -256,7 +258,7 @@ export async function deleteCampaign(
     const campaign = await findOwnCampaign(tx, actor, id);
     const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
     const unlinkedNumbers = linked.map((n) => n.number);
-    await tx.phoneNumber.updateMany({ where: { campaignId: id }, data: { campaignId: null, assignedAt: null } });
+    await startCooldown(ctx, tx, emit, linked, 'CAMPAIGN_DELETED', ctx.clock.now());
     await ctx.registry.withdrawCampaign(tx, id);
     await tx.campaign.delete({ where: { id } });
     if (unlinkedNumbers.length > 0) {
@@ -305,7 +307,7 @@ export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, i
     } else {
       const due = await registry.appealRejection(tx, campaign, targets);
       await markCarriersPending(tx, emit, campaign, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
-      await refreshCampaignStatus(tx, emit, campaign, now);
+      await refreshCampaignStatus(tx, emit, campaign, now, ctx);
     }
     await emit(actor.accountId, '10dlc.campaign.nudged', {
       campaignId: id,

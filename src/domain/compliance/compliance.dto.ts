@@ -232,12 +232,32 @@ export function campaignDto(c: CampaignWithState): CampaignDto {
   };
 }
 
-/** A provisioned number. */
+/** A provisioned number with its lifecycle (did-lifecycle.ts). */
 export interface NumberDto {
   number: string;
   campaignId: string | null;
   assignedAt: string | null;
   createdAt: string;
+  /** unassigned, warming, active or cooling (spec 3). */
+  state: string;
+  /** PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null when on no campaign. */
+  assignmentStatus: string | null;
+  /** `[{code, message}]` of a FAILED_ASSIGNMENT. */
+  failureReasons: { code: string; message: string }[];
+  stateChangedAt: string | null;
+  /** When warming ends (→ active) or cooling ends (→ unassigned); null otherwise. */
+  nextStateAt: string | null;
+}
+
+/** The lifecycle fields of a number row. */
+export function numberState(n: PhoneNumber) {
+  return {
+    state: n.state,
+    assignmentStatus: n.assignmentStatus,
+    failureReasons: (n.failureReasons ?? []) as { code: string; message: string }[],
+    stateChangedAt: n.stateChangedAt?.toISOString() ?? null,
+    nextStateAt: n.stateDueAt?.toISOString() ?? null,
+  };
 }
 
 /** The API shape of a number row. */
@@ -247,6 +267,7 @@ export function numberDto(n: PhoneNumber): NumberDto {
     campaignId: n.campaignId,
     assignedAt: n.assignedAt?.toISOString() ?? null,
     createdAt: n.createdAt.toISOString(),
+    ...numberState(n),
   };
 }
 
@@ -255,4 +276,7 @@ export interface DidMappingDto {
   number: string;
   campaignId: string | null;
   campaignStatus: string | null;
+  /** DID state (spec 3): unassigned, warming, active or cooling. */
+  state: string;
+  assignmentStatus: string | null;
 }

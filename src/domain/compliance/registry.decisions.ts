@@ -1,8 +1,10 @@
+import type { AppContext } from '../../app-context.js';
 import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
+import { onCampaignStatus } from './did-lifecycle.js';
 import type { FeedbackItem } from './registry.port.js';
 import { brandTier } from './throughput.rules.js';
 
@@ -75,10 +77,18 @@ export async function applyVettingDecision(
 }
 
 /**
- * Re-derives a campaign's status from its carrier rows and records a change (10dlc.campaign.status_changed).
+ * Re-derives a campaign's status from its carrier rows and records a change (10dlc.campaign.status_changed); the
+ * campaign's waiting numbers follow it (did-lifecycle.ts: APPROVED starts their warm-up, REJECTED/SUSPENDED fails
+ * their assignment). `ctx` gives the lifecycle timings.
  * @returns the campaign's status now.
  */
-export async function refreshCampaignStatus(tx: Tx, emit: Emit, campaign: Campaign, now: Date): Promise<string> {
+export async function refreshCampaignStatus(
+  tx: Tx,
+  emit: Emit,
+  campaign: Campaign,
+  now: Date,
+  ctx: AppContext,
+): Promise<string> {
   const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: campaign.id } });
   const status = deriveCampaignStatus(carriers);
   if (status !== campaign.status) {
@@ -89,6 +99,7 @@ export async function refreshCampaignStatus(tx: Tx, emit: Emit, campaign: Campai
       previousStatus: campaign.status,
       status,
     });
+    await onCampaignStatus(ctx, tx, emit, campaign.id, status, now);
   }
   return status;
 }
@@ -101,6 +112,7 @@ export async function applyCarrierDecision(
   networkId: number,
   decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code?: string | null },
   now: Date,
+  ctx: AppContext,
 ): Promise<void> {
   const row = await tx.campaignCarrier.findUnique({
     where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
@@ -126,5 +138,5 @@ export async function applyCarrierDecision(
     reason: decision.reason,
     code: decision.code ?? null,
   });
-  await refreshCampaignStatus(tx, emit, campaign, now);
+  await refreshCampaignStatus(tx, emit, campaign, now, ctx);
 }

@@ -155,6 +155,7 @@ export class SandboxRegistry implements CampaignRegistry {
             task.networkId,
             carrierDecision(campaign, campaign.brand, task.networkId),
             now,
+            this.ctx,
           );
         }
       }

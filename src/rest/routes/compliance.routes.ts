@@ -158,11 +158,22 @@ const campaignOut = z.object({
   createdAt: ts,
   updatedAt: ts,
 });
+const lifecycleOut = {
+  state: z.string().describe('DID state: unassigned, warming, active or cooling'),
+  assignmentStatus: z
+    .string()
+    .nullable()
+    .describe('PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign'),
+  failureReasons: z.array(z.object({ code: z.string(), message: z.string() })),
+  stateChangedAt: ts.nullable(),
+  nextStateAt: ts.nullable().describe('When warming or cooling ends'),
+};
 const numberOut = z.object({
   number: z.string(),
   campaignId: z.string().nullable(),
   assignedAt: ts.nullable(),
   createdAt: ts,
+  ...lifecycleOut,
 });
 const feedbackOut = z.object({
   brandId: z.string(),
@@ -493,7 +504,10 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         summary: 'Numbers currently assigned to the campaign.',
         params: idParams,
         response: {
-          200: z.object({ campaignId: z.string(), numbers: z.array(z.object({ number: z.string(), assignedAt: ts })) }),
+          200: z.object({
+            campaignId: z.string(),
+            numbers: z.array(z.object({ number: z.string(), assignedAt: ts, ...lifecycleOut })),
+          }),
         },
       },
     },
@@ -556,7 +570,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         querystring: didMappingQuery,
         response: {
           200: z.array(
-            z.object({ number: z.string(), campaignId: z.string().nullable(), campaignStatus: z.string().nullable() }),
+            z.object({
+              number: z.string(),
+              campaignId: z.string().nullable(),
+              campaignStatus: z.string().nullable(),
+              state: lifecycleOut.state,
+              assignmentStatus: lifecycleOut.assignmentStatus,
+            }),
           ),
         },
       },
