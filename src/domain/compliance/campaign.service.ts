@@ -40,6 +40,7 @@ async function markCarriersPending(
   due: Map<number, Date>,
   now: Date,
   previous: Map<number, string>,
+  cause: 'RESUBMITTED' | 'APPEAL',
 ): Promise<void> {
   for (const [networkId, dueAt] of due) {
     await tx.campaignCarrier.update({
@@ -62,6 +63,7 @@ async function markCarriersPending(
         previousStatus: before ?? null,
         status: 'PENDING',
         reason: null,
+        cause,
       });
     }
   }
@@ -235,7 +237,15 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
         updated,
         carriers.map((c) => c.networkId),
       );
-      await markCarriersPending(tx, emit, updated, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
+      await markCarriersPending(
+        tx,
+        emit,
+        updated,
+        due,
+        now,
+        new Map(carriers.map((c) => [c.networkId, c.status])),
+        'RESUBMITTED',
+      );
       await refreshCampaignStatus(tx, emit, updated, now, ctx);
     }
     return loadDto(tx, id);
@@ -306,7 +316,15 @@ export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, i
       }
     } else {
       const due = await registry.appealRejection(tx, campaign, targets);
-      await markCarriersPending(tx, emit, campaign, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
+      await markCarriersPending(
+        tx,
+        emit,
+        campaign,
+        due,
+        now,
+        new Map(carriers.map((c) => [c.networkId, c.status])),
+        'APPEAL',
+      );
       await refreshCampaignStatus(tx, emit, campaign, now, ctx);
     }
     await emit(actor.accountId, '10dlc.campaign.nudged', {

@@ -39,6 +39,7 @@ import {
   pageQuery,
   vettingApplyInput,
 } from '../../domain/compliance/compliance.schemas.js';
+import { brandHistory, campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import {
   assignNumbers,
   didMapping,
@@ -559,6 +560,57 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
       },
     },
     (request) => getCampaignCarriers(ctx, actorOf(request), request.params.id),
+  );
+
+  const transitionOut = z.object({
+    eventId: z.string().describe('Event log id (the SSE id)'),
+    at: ts,
+    field: z.string().describe('status, identityStatus or carrierStatus'),
+    from: z.string().nullable(),
+    to: z.string(),
+    cause: z.string(),
+    carrier: z.object({ networkId: z.number(), name: z.string() }).nullable(),
+    reason: z.string().nullable(),
+    code: z.string().nullable(),
+  });
+  r.get(
+    '/compliance/brands/:id/history',
+    {
+      schema: {
+        tags: brands,
+        summary: 'The brand’s status and identity transitions (from, to, cause, at), oldest first, from the event log.',
+        params: idParams,
+        querystring: historyQuery,
+        response: {
+          200: z.object({
+            brandId: z.string(),
+            transitions: z.array(transitionOut),
+            nextCursor: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    (request) => brandHistory(ctx, actorOf(request), request.params.id, request.query),
+  );
+  r.get(
+    '/compliance/campaigns/:id/history',
+    {
+      schema: {
+        tags: campaigns,
+        summary:
+          'The campaign’s status and per-carrier transitions (from, to, cause, carrier, reason, at), oldest first, from the event log.',
+        params: idParams,
+        querystring: historyQuery,
+        response: {
+          200: z.object({
+            campaignId: z.string(),
+            transitions: z.array(transitionOut),
+            nextCursor: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    (request) => campaignHistory(ctx, actorOf(request), request.params.id, request.query),
   );
 
   r.get(
