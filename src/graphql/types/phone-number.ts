@@ -1,0 +1,134 @@
+// The PhoneNumber noun (DIDs, spec 2.5): provisioning, assignment to campaigns, the DID mapping, and compliance enums.
+
+import { resolveCursorConnection } from '@pothos/plugin-relay';
+import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
+import {
+  type AssignResult,
+  assignNumbers,
+  didMapping,
+  getEnum,
+  pageNumbers,
+  provisionNumbers,
+  releaseNumber,
+  removeNumbers,
+} from '../../domain/compliance/number.service.js';
+import { decodeCursor, encodeCursor } from '../../domain/paging.js';
+import { builder } from '../builder.js';
+import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
+
+const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
+  description: 'A number (DID) provisioned in the account.',
+  fields: (t) => ({
+    number: t.exposeString('number', { description: 'E.164.' }),
+    campaignId: t.exposeID('campaignId', { nullable: true }),
+    assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
+    createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
+  }),
+});
+
+const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').implement({
+  description: 'A number and the campaign it is assigned to (spec 2.5).',
+  fields: (t) => ({
+    number: t.exposeString('number'),
+    campaignId: t.exposeID('campaignId', { nullable: true }),
+    campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
+  }),
+});
+
+const DidMappingPageRef = builder
+  .objectRef<{ entries: DidMappingDto[]; nextCursor: string | null }>('DidMappingPage')
+  .implement({
+    description: 'A page of the DID mapping, ascending by number.',
+    fields: (t) => ({
+      entries: t.field({ type: [DidMappingEntryRef], resolve: (p) => p.entries }),
+      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page.' }),
+    }),
+  });
+
+const ComplianceEnumRef = builder.objectRef<{ name: string; values: string[] }>('ComplianceEnum').implement({
+  description: 'An enum of the compliance API (spec 2.10).',
+  fields: (t) => ({ name: t.exposeString('name'), values: t.exposeStringList('values') }),
+});
+
+builder.queryFields((t) => ({
+  phoneNumbers: t.connection(
+    {
+      type: PhoneNumberRef,
+      description: 'Numbers provisioned in the account, ascending (Relay connection; REST GET /api/numbers).',
+      resolve: (_root, args, ctx) =>
+        resolveCursorConnection<Promise<NumberDto[]>>(
+          { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
+          (w) =>
+            pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+        ),
+    },
+    { name: 'PhoneNumberConnection' },
+    { name: 'PhoneNumberEdge' },
+  ),
+  didMapping: t.field({
+    type: DidMappingPageRef,
+    description: 'Every number with its campaign, assigned or not (spec 2.5).',
+    args: {
+      limit: t.arg.int({ description: '1–1000, default 1000.' }),
+      cursor: t.arg.string({ description: '`nextCursor` of the previous page.' }),
+    },
+    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, withoutNulls(args)),
+  }),
+  complianceEnum: t.field({
+    type: ComplianceEnumRef,
+    description: 'Values of the vertical, entityType or usecase enum.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => getEnum(ctx.actor, args.name),
+  }),
+}));
+
+const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPayload').implement({
+  description: 'Result of an assignment.',
+  fields: (t) => ({
+    campaignId: t.exposeID('campaignId'),
+    assigned: t.exposeStringList('assigned', { description: 'Linked by this call.' }),
+    alreadyAssigned: t.exposeStringList('alreadyAssigned', { description: 'Already on this campaign.' }),
+    numbers: t.exposeStringList('numbers', { description: 'Every number on the campaign now.' }),
+  }),
+});
+
+const RemoveNumbersPayload = builder
+  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveNumbersPayload')
+  .implement({
+    description: 'Result of a removal.',
+    fields: (t) => ({
+      campaignId: t.exposeID('campaignId'),
+      removed: t.exposeStringList('removed'),
+      numbers: t.exposeStringList('numbers', { description: 'Numbers still on the campaign.' }),
+    }),
+  });
+
+builder.mutationFields((t) => ({
+  assignNumbers: t.field({
+    type: AssignNumbersPayload,
+    description: 'Assigns provisioned numbers to a campaign, all or nothing.',
+    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
+    resolve: (_root, args, ctx) =>
+      assignNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+  }),
+  removeNumbers: t.field({
+    type: RemoveNumbersPayload,
+    description: 'Unlinks numbers from a campaign, all or nothing.',
+    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
+    resolve: (_root, args, ctx) =>
+      removeNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+  }),
+  provisionNumbers: t.field({
+    type: [PhoneNumberRef],
+    description: 'Provisions E.164 numbers in the account, all or nothing.',
+    args: { numbers: t.arg.stringList({ required: true }) },
+    resolve: async (_root, args, ctx) =>
+      (await provisionNumbers(ctx.app, ctx.actor, { numbers: args.numbers })).numbers,
+  }),
+  releaseNumber: t.field({
+    type: 'String',
+    description: 'Releases a number that is not assigned; returns it.',
+    args: { number: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => (await releaseNumber(ctx.app, ctx.actor, args.number)).number,
+  }),
+}));
