@@ -16,6 +16,11 @@ import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
 
+const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
+  description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
+  fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+});
+
 const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
   description: 'A number (DID) provisioned in the account.',
   fields: (t) => ({
@@ -23,6 +28,19 @@ const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
     campaignId: t.exposeID('campaignId', { nullable: true }),
     assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
+    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', {
+      nullable: true,
+      description: 'PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign.',
+    }),
+    failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }),
+    stateChangedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.stateChangedAt }),
+    nextStateAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When warming or cooling ends.',
+      resolve: (n) => n.nextStateAt,
+    }),
   }),
 });
 
@@ -32,6 +50,8 @@ const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').i
     number: t.exposeString('number'),
     campaignId: t.exposeID('campaignId', { nullable: true }),
     campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
+    state: t.exposeString('state', { description: 'DID state (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
   }),
 });
 
