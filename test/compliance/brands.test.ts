@@ -237,9 +237,13 @@ describe('brands over REST (spec 4.1)', () => {
       carrierReviewRequired: false,
       minMsgSamples: 2,
       subscriberOptInRequired: true,
+      subscriberOptOutRequired: true,
       subscriberHelpRequired: true,
       embeddedLinksAllowed: true,
       embeddedPhoneAllowed: true,
+      dailyCap: null,
+      messagesPerMinute: 75,
+      messageClass: 'T',
     });
     const political = res.body.usecases.find((u: { usecase: string }) => u.usecase === 'POLITICAL');
     expect(political).toMatchObject({
