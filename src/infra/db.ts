@@ -19,10 +19,25 @@ export interface RawSql {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/**
+ * One SQL statement run as a named prepared statement: on PostgreSQL each pooled connection parses and plans it
+ * once (`name` must be unique per `text`); PGlite runs it through its own extended-protocol path.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
 /** An open database: the Prisma client, a raw runner on a dedicated connection, and how to close both. */
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: Db;
+  /**
+   * Runs one read on the pool, below Prisma, for the hottest read paths (issue 9: Prisma's per-query cost is the
+   * largest item of a read's CPU profile). Columns come back under their SQL names or aliases; `timestamptz` as
+   * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
+   */
+  read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -53,6 +68,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     return {
       kind: 'postgres',
       prisma,
+      async read<T>(statement: Statement, params: unknown[]) {
+        return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
+      },
       async raw() {
         const client = await pool.connect();
         return {
@@ -122,6 +140,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   return {
     kind: 'pglite',
     prisma,
+    async read<T>(statement: Statement, params: unknown[]) {
+      return (await lite.query<T>(statement.text, params)).rows;
+    },
     async raw() {
       return {
         async exec(sql) {
