@@ -61,20 +61,20 @@ describe.skipIf(!available)('GraphiQL in Chromium', () => {
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 60_000 });
 
     // Without a key the page says so, and GraphQL answers in its own error shape (GraphiQL can show it).
-    await expect(page.locator('#sb-key-status').innerText()).resolves.toMatch(/No key/);
+    await expect(page.locator('#sb-key-status').textContent()).resolves.toMatch(/No key/);
     await page.locator('#sb-api-key').fill(a.apiKey);
     await page.locator('#sb-save-key').click();
     await page.reload();
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 60_000 });
-    await expect(page.locator('#sb-key-status').innerText()).resolves.toMatch(/Key saved/);
+    await expect(page.locator('#sb-key-status').textContent()).resolves.toMatch(/Key saved/);
     expect(await page.locator('#sb-api-key').inputValue()).toBe(a.apiKey);
 
     await page.locator('.graphiql-execute-button').click();
     const response = page.locator('.graphiql-response');
     await expect
-      .poll(async () => (await response.innerText()).replace(/\s+/g, ' '), { timeout: 60_000, interval: 250 })
+      .poll(async () => ((await response.textContent()) ?? '').replace(/\s+/g, ' '), { timeout: 60_000, interval: 250 })
       .toMatch(/Browser Test Brand/);
-    const text = (await response.innerText()).replace(/\s+/g, ' ');
+    const text = ((await response.textContent()) ?? '').replace(/\s+/g, ' ');
     expect(text).toMatch(/"name": "Browser Test Brand", "status": "(PENDING|ACTIVE|FAILED)"/);
     expect(text).not.toMatch(/UNAUTHENTICATED/);
     expect(foreign).toEqual([]);

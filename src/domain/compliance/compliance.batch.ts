@@ -102,3 +102,27 @@ export async function vettingsByBrandIds(
   });
   return groupBy(brandIds, rows, (v) => v.brandId).map((list) => list.map(vettingDto));
 }
+
+/** How many brands the account has (a connection's `totalCount`). Scope: compliance. */
+export async function countBrands(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.brand.count({ where: { accountId: actor.accountId } });
+}
+
+/** How many campaigns the account (or one of its brands) has. Scope: compliance. */
+export async function countCampaigns(
+  ctx: AppContext,
+  actor: Actor,
+  filter: { brandId?: string } = {},
+): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.campaign.count({
+    where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}) },
+  });
+}
+
+/** How many numbers the account has provisioned. Scope: compliance. */
+export async function countNumbers(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.phoneNumber.count({ where: { accountId: actor.accountId } });
+}

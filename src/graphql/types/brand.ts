@@ -17,7 +17,12 @@ import {
   type UsecaseQualification,
   updateBrand,
 } from '../../domain/compliance/brand.service.js';
-import { brandFeedbackOf, brandRowsByIds, vettingsByBrandIds } from '../../domain/compliance/compliance.batch.js';
+import {
+  brandFeedbackOf,
+  brandRowsByIds,
+  countBrands,
+  vettingsByBrandIds,
+} from '../../domain/compliance/compliance.batch.js';
 import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
 import { brandHistory, type Transition } from '../../domain/compliance/history.service.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
@@ -25,6 +30,8 @@ import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/thro
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
   BrandStatusEnum,
   EntityTypeEnum,
@@ -37,6 +44,7 @@ import {
   VettingStatusEnum,
   withoutNulls,
 } from './compliance-enums.js';
+import { NodeRef } from './node.js';
 
 const FeedbackItemRef = builder.objectRef<FeedbackItem>('BrandFeedbackItem').implement({
   description: 'A registry feedback item: why the identity check failed and which fields to correct.',
@@ -187,6 +195,7 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
 });
 
 export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
+  interfaces: [NodeRef],
   description: 'A business brand registered for 10DLC (spec 2.1).',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -260,11 +269,19 @@ builder.queryFields((t) => ({
       type: BrandRef,
       description: 'Brands of the account, oldest first (Relay connection).',
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<BrandDto[]>>({ args, toCursor: (b: BrandDto) => encodeCursor(b.id) }, (w) =>
-          pageBrands(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+        withTotalCount(
+          resolveCursorConnection<Promise<BrandDto[]>>({ args, toCursor: (b: BrandDto) => encodeCursor(b.id) }, (w) =>
+            pageBrands(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countBrands(ctx.app, ctx.actor),
         ),
     },
-    { name: 'BrandConnection' },
+    {
+      name: 'BrandConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'BrandEdge' },
   ),
   brandHistory: t.field({
@@ -403,3 +420,47 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => applyForVetting(ctx.app, ctx.actor, String(args.brandId), withoutNulls(args.input)),
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const BrandChangeRef = builder.objectRef<Change<BrandDto>>('BrandChange').implement({
+  description: 'A change of a brand: the event that caused it and the brand re-read after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.brand.status_changed, 10dlc.vetting.completed.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    brand: t.field({
+      type: BrandRef,
+      nullable: true,
+      description: 'The brand now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('brandUpdated', (t) =>
+  t.field({
+    type: BrandChangeRef,
+    description:
+      'Changes of one brand (registration, updates, identity decision, vetting, deletion), each with the brand as it ' +
+      'is now (scopes compliance and events:read). With `lastEventId`, first the changes after it (replay), then ' +
+      'live ones, in event order. NOT_FOUND for another account’s brand.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getBrand(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'brandId') === id,
+        load: () => orNull(getBrand(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

@@ -13,7 +13,7 @@ import {
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
 import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
-import { brandsByIds, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
+import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
 import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
 import { campaignHistory } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
@@ -21,8 +21,11 @@ import type { CampaignThroughput } from '../../domain/compliance/throughput.rule
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
 import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
+import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
   description: 'One carrier’s review of a campaign (spec 2.4).',
@@ -110,6 +113,7 @@ const LintReportRef = builder.objectRef<LintReport>('CampaignLintReport').implem
 });
 
 export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement({
+  interfaces: [NodeRef],
   description: 'A 10DLC campaign (spec 2.3) with its carrier reviews and readiness.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -173,18 +177,26 @@ builder.queryFields((t) => ({
       description: 'Campaigns of the account (or of one brand), oldest first (Relay connection).',
       args: { brandId: t.arg.id({ description: 'Only campaigns of this brand.' }) },
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<CampaignDto[]>>(
-          { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
-          (w) =>
-            pageCampaigns(
-              ctx.app,
-              ctx.actor,
-              { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
-              { brandId: args.brandId ? String(args.brandId) : undefined },
-            ),
+        withTotalCount(
+          resolveCursorConnection<Promise<CampaignDto[]>>(
+            { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
+            (w) =>
+              pageCampaigns(
+                ctx.app,
+                ctx.actor,
+                { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
+                { brandId: args.brandId ? String(args.brandId) : undefined },
+              ),
+          ),
+          () => countCampaigns(ctx.app, ctx.actor, { brandId: args.brandId ? String(args.brandId) : undefined }),
         ),
     },
-    { name: 'CampaignConnection' },
+    {
+      name: 'CampaignConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'CampaignEdge' },
   ),
   lintCampaign: t.field({
@@ -310,3 +322,48 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => expediteCampaign(ctx.app, ctx.actor, String(args.id)),
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const CampaignChangeRef = builder.objectRef<Change<CampaignDto>>('CampaignChange').implement({
+  description:
+    'A change of a campaign: the event that caused it and the campaign (status, carriers, sendable) after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.carrier.status_changed, 10dlc.campaign.status_changed, 10dlc.numbers.assigned.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    campaign: t.field({
+      type: CampaignRef,
+      nullable: true,
+      description: 'The campaign now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('campaignUpdated', (t) =>
+  t.field({
+    type: CampaignChangeRef,
+    description:
+      'Changes of one campaign: carrier decisions, status, readiness (`sendable`, `blockingReasons`), numbers, ' +
+      'updates and deletion, each with the campaign as it is now (scopes compliance and events:read). With ' +
+      '`lastEventId`, first the changes after it, then live ones. NOT_FOUND for another account’s campaign.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getCampaign(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'campaignId') === id,
+        load: () => orNull(getCampaign(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

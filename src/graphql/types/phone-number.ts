@@ -1,12 +1,15 @@
 // The PhoneNumber noun (DIDs, spec 2.5): provisioning, assignment to campaigns, the DID mapping, and compliance enums.
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { countNumbers } from '../../domain/compliance/compliance.batch.js';
 import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
 import {
+  type AssignedNumberDto,
   type AssignResult,
   assignNumbers,
   didMapping,
   getEnum,
+  listCampaignNumbers,
   pageNumbers,
   provisionNumbers,
   releaseNumber,
@@ -14,6 +17,8 @@ import {
 } from '../../domain/compliance/number.service.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
@@ -76,13 +81,21 @@ builder.queryFields((t) => ({
       type: PhoneNumberRef,
       description: 'Numbers provisioned in the account, ascending (Relay connection; REST GET /api/numbers).',
       resolve: (_root, args, ctx) =>
-        resolveCursorConnection<Promise<NumberDto[]>>(
-          { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
-          (w) =>
-            pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+        withTotalCount(
+          resolveCursorConnection<Promise<NumberDto[]>>(
+            { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
+            (w) =>
+              pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countNumbers(ctx.app, ctx.actor),
         ),
     },
-    { name: 'PhoneNumberConnection' },
+    {
+      name: 'PhoneNumberConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
     { name: 'PhoneNumberEdge' },
   ),
   didMapping: t.field({
@@ -152,3 +165,61 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => (await releaseNumber(ctx.app, ctx.actor, args.number)).number,
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const NumberAssignmentChangeRef = builder
+  .objectRef<Change<{ campaignId: string; numbers: AssignedNumberDto[] }>>('NumberAssignmentChange')
+  .implement({
+    description: 'Numbers assigned to or removed from a campaign, with the campaign’s numbers after the change.',
+    fields: (t) => ({
+      eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+      eventType: t.field({
+        type: NumberAssignmentEventEnum,
+        description: 'Assigned or removed.',
+        resolve: (c) => (c.eventType === '10dlc.numbers.assigned' ? 'ASSIGNED' : 'REMOVED'),
+      }),
+      timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+      campaignId: t.string({ resolve: (c) => String(c.payload.campaignId ?? '') }),
+      changed: t.stringList({
+        description: 'The numbers this change assigned or removed (E.164).',
+        resolve: (c) => (Array.isArray(c.payload.numbers) ? c.payload.numbers.map(String) : []),
+      }),
+      numbers: t.stringList({
+        nullable: true,
+        description: 'Every number on the campaign now; null once the campaign is gone.',
+        resolve: (c) => c.node?.numbers.map((n) => n.number) ?? null,
+      }),
+    }),
+  });
+
+const NumberAssignmentEventEnum = builder.enumType('NumberAssignmentEvent', {
+  description: 'What happened to the numbers.',
+  values: ['ASSIGNED', 'REMOVED'] as const,
+});
+
+builder.subscriptionField('numberAssignmentChanged', (t) =>
+  t.field({
+    type: NumberAssignmentChangeRef,
+    description:
+      'Number assignments of the account (or of one campaign): each assign or remove, with the campaign’s numbers ' +
+      'after it (scopes compliance and events:read). With `lastEventId`, first the changes after it, then live ones.',
+    args: {
+      campaignId: t.arg.id({ description: 'Only this campaign’s assignments.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const only = args.campaignId ? String(args.campaignId) : undefined;
+      if (only) await listCampaignNumbers(ctx.app, ctx.actor, only);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) =>
+          (e.eventType === '10dlc.numbers.assigned' || e.eventType === '10dlc.numbers.removed') &&
+          (only === undefined || payloadString(e, 'campaignId') === only),
+        load: (e) => orNull(listCampaignNumbers(ctx.app, ctx.actor, payloadString(e, 'campaignId') ?? '')),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);
