@@ -55,11 +55,10 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.setChildLoggerFactory((logger, bindings, childOpts) =>
     logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
   );
-  http.addHook('onRequest', (request, _reply, done) => {
-    requestScope.run({ reqId: request.id }, done);
-  });
-  http.addHook('onSend', async (request, reply) => {
+  // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
+  http.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    requestScope.run({ reqId: request.id }, done);
   });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.

@@ -65,7 +65,11 @@ const DidMappingPageRef = builder
   .implement({
     description: 'A page of the DID mapping, ascending by number.',
     fields: (t) => ({
-      entries: t.field({ type: [DidMappingEntryRef], resolve: (p) => p.entries }),
+      entries: t.field({
+        type: [DidMappingEntryRef],
+        complexity: { field: 1, multiplier: 1 }, // `limit` of didMapping already multiplies it
+        resolve: (p) => p.entries,
+      }),
       nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page.' }),
     }),
   });
