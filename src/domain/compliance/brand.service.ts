@@ -131,12 +131,12 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
  * row alike. The hot reads (one brand, a page of brands) run as prepared statements below Prisma (issue 9).
  */
 const BRAND_SELECT = `SELECT id, name, ein, vertical, entity_type AS "entityType", country, website, email, phone,
-  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", status, identity_status AS "identityStatus",
-  display_name AS "displayName", street, city, state, postal_code AS "postalCode", first_name AS "firstName",
-  last_name AS "lastName", mobile_phone AS "mobilePhone", brand_relationship AS "brandRelationship",
-  alt_business_id AS "altBusinessId", alt_business_id_type AS "altBusinessIdType",
-  business_contact_email AS "businessContactEmail", reference_id AS "referenceId", mock,
-  vetting_score AS "vettingScore", created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
+  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", display_name AS "displayName", street, city,
+  state, postal_code AS "postalCode", first_name AS "firstName", last_name AS "lastName",
+  mobile_phone AS "mobilePhone", brand_relationship AS "brandRelationship", alt_business_id AS "altBusinessId",
+  alt_business_id_type AS "altBusinessIdType", business_contact_email AS "businessContactEmail",
+  reference_id AS "referenceId", mock, vetting_score AS "vettingScore", status, identity_status AS "identityStatus",
+  created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
 
 const BRAND_BY_ID: Statement = { name: 'brand_by_id', text: `${BRAND_SELECT} WHERE id = $1 AND account_id = $2` };
 
