@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/db.js';
@@ -154,7 +154,8 @@ export class KeyAuthenticator {
   /** @throws UnauthenticatedError as {@link authenticate}. */
   async authenticate(rawKey: string | undefined): Promise<Actor> {
     if (!rawKey) throw new UnauthenticatedError();
-    const digest = createHash('sha256').update(rawKey).digest('base64');
+    // One-shot hash: no Hash object per request (issue 9); the digest, not the key, is what the cache holds.
+    const digest = hash('sha256', rawKey, 'base64');
     const hit = this.#cache.get(digest);
     if (hit) return hit;
     const actor = await authenticate(this.db, rawKey);
