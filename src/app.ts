@@ -25,6 +25,13 @@ import { WorkerSet } from './infra/workers.js';
 import { installAuth } from './rest/auth.js';
 import { installErrorHandling } from './rest/errors.js';
 import { idempotencyPruner, installIdempotency } from './rest/idempotency.js';
+import {
+  badTextFields,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  installInputRules,
+  MAX_PARAM_LENGTH,
+} from './rest/inputs.js';
 import { complianceRoutes } from './rest/routes/compliance.routes.js';
 import { emailRoutes } from './rest/routes/email.routes.js';
 import { eventsRoutes } from './rest/routes/events.routes.js';
@@ -57,22 +64,6 @@ export interface BuildOptions {
 
 /** The request a piece of async work belongs to, so log lines from domain code carry its id. */
 const requestScope = new AsyncLocalStorage<{ reqId: string }>();
-
-/** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
-function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []): string[] {
-  if (out.length >= 20) return out;
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) out.push(path.join('.') || '(body)');
-  } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) fieldsWithNul(v, [...path, String(i)], out);
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) out.push([...path, k.replaceAll('\u0000', '\\u0000')].join('.'));
-      else fieldsWithNul(v, [...path, k], out);
-    }
-  }
-  return out;
-}
 
 /**
  * The service's logger: JSON lines (pino) at `level`, secrets redacted, and the id of the request the line belongs
@@ -158,6 +149,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    // Over-long ids reach the routes' schemas (400 naming the parameter); router errors answer in the error body.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   http.setChildLoggerFactory((logger, bindings, childOpts) =>
     logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
@@ -176,21 +171,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     return defaultJsonParser(request, body as string, (err, parsed) => {
       if (err) return done(err);
-      // PostgreSQL text and jsonb cannot hold U+0000: refuse it by field instead of failing later with a 500.
-      const fields = fieldsWithNul(parsed);
-      if (fields.length > 0) {
-        return done(
-          new ValidationError(
-            fields.map((field) => ({ code: 'INVALID_CHARACTER', field, message: 'must not contain U+0000 (NUL)' })),
-          ),
-        );
-      }
+      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (src/rest/inputs.ts).
+      const bad = badTextFields(parsed);
+      if (bad.length > 0) return done(new ValidationError(bad));
       return done(null, parsed);
     });
   });
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
+  installInputRules(http);
   installAuth(http, ctx);
   installIdempotency(http, ctx);
   await http.register(fastifySwagger, {

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../app-context.js';
+import { MAX_BIGINT } from '../validation.js';
 import type { EventBus } from './event-bus.js';
 import type { Channel } from './event-catalog.js';
 import { type StoredEvent, storedEventFromRow } from './event-log.js';
@@ -191,7 +192,9 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
   if (value === undefined || value === null) return undefined;
   const trimmed = value.trim();
   if (!/^\d{1,19}$/.test(trimmed)) return undefined;
-  return BigInt(trimmed);
+  const id = BigInt(trimmed);
+  // Past PostgreSQL's bigint no event id exists: an unknown cursor, not a query that fails with 22003.
+  return id <= MAX_BIGINT ? id : undefined;
 }
 
 function channelWhere(channels: readonly Channel[] | undefined) {
