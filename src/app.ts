@@ -223,12 +223,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   http.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
+    config: { allowStreamToken: true },
     schema: { hide: true },
     handler: yogaHandler,
   });
   http.route({
     url: '/graphql/stream',
     method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    config: { allowStreamToken: true },
     schema: { hide: true },
     handler: yogaHandler,
   });

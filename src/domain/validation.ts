@@ -106,4 +106,7 @@ export const MAX_BIGINT = 9_223_372_036_854_775_807n;
 export const decimalBigintString = z
   .string()
   .regex(/^\d{1,19}$/, 'must be an event id (decimal digits)')
-  .refine((v) => BigInt(v) <= MAX_BIGINT, { message: 'is larger than any event id (2^63 - 1)' });
+  // Zod runs every check even after the regex failed: only compare what is digits.
+  .refine((v) => !/^\d{1,19}$/.test(v) || BigInt(v) <= MAX_BIGINT, {
+    message: 'is larger than any event id (2^63 - 1)',
+  });

@@ -1,5 +1,6 @@
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { UnauthenticatedError } from '../domain/errors.js';
@@ -29,6 +30,24 @@ const subscribeErrorsWithData: Plugin = {
 };
 
 /**
+ * A stream token (stream-token.ts) opens subscriptions only: queries and mutations with one answer
+ * UNAUTHENTICATED, as REST routes other than the stream do.
+ */
+const streamTokenSubscribesOnly: Plugin<GraphQLContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    if (args.contextValue.actor?.expiresAt) {
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError('A stream token only opens event streams (subscriptions).', {
+            extensions: { code: 'UNAUTHENTICATED', status: 401 },
+          }),
+        ],
+      });
+    }
+  },
+};
+
+/**
  * Yoga at /graphql: masked errors with our codes in `extensions`, GraphiQL, Yoga's SSE transport for
  * subscriptions, and the graphql-sse protocol at /graphql/stream (distinct and single-connection modes).
  */
@@ -39,7 +58,7 @@ export function createGraphQLServer(ctx: AppContext) {
     logging: false,
     maskedErrors: { maskError: createMaskError(ctx.log) },
     graphiql: { title: 'Switchboard GraphQL' },
-    plugins: [subscribeErrorsWithData, useGraphQLSSE({ endpoint: '/graphql/stream' })],
+    plugins: [subscribeErrorsWithData, streamTokenSubscribesOnly, useGraphQLSSE({ endpoint: '/graphql/stream' })],
     context: ({ req }): GraphQLContext => {
       if (!req.actor) throw new UnauthenticatedError();
       return { app: ctx, actor: req.actor, requestId: req.id };

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
+import { credentialActive, issueStreamToken } from '../../domain/accounts/stream-token.js';
 import {
   eventHistoryInput,
   getEventCatalog,
@@ -152,7 +153,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
   r.get(
     '/api/events',
     {
-      config: { allowQueryToken: true },
+      config: { allowQueryToken: true, allowStreamToken: true },
       schema: {
         tags: ['events'],
         summary:
@@ -176,9 +177,26 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
       res.write('retry: 1000\n: connected\n\n');
-      const { keyId } = actorOf(request);
-      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId));
+      const actor = actorOf(request);
+      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => credentialActive(ctx, actor));
     },
+  );
+
+  r.post(
+    '/api/events/tokens',
+    {
+      schema: {
+        tags: ['events'],
+        summary:
+          'Trade the API key for a short-lived stream token (scope events:read, STREAM_TOKEN_TTL_SECONDS, default ' +
+          '5 min) to pass as `?token=` to GET /api/events or the GraphQL stream endpoints instead of the API key. ' +
+          'It opens streams of this account only; open streams end when it expires or its key is revoked (201).',
+        response: {
+          201: z.object({ token: z.string(), expiresAt: z.string(), scopes: z.array(z.string()) }),
+        },
+      },
+    },
+    async (request, reply) => reply.status(201).send(issueStreamToken(ctx, actorOf(request))),
   );
 
   r.get(
