@@ -1,6 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import { MAX_BIGINT } from '../validation.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 import { type StoredEvent, storedEventFromRow } from './event-log.js';
 
