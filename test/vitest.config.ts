@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    exclude: ['test/distributed/**', 'node_modules/**'],
+    exclude: ['test/distributed/**', 'test/faults/**', 'node_modules/**'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
