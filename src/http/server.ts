@@ -4,18 +4,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
+import { badTextFields } from '../domain/validation.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
 import { requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
-import {
-  badTextFields,
-  clientErrorHandler,
-  frameworkErrorHandler,
-  installInputRules,
-  MAX_PARAM_LENGTH,
-} from '../rest/inputs.js';
+import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM_LENGTH } from '../rest/inputs.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
@@ -64,7 +59,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     return defaultJsonParser(request, body as string, (err, parsed) => {
       if (err) return done(err);
-      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (src/rest/inputs.ts).
+      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (badTextFields, src/domain/validation.ts).
       const bad = badTextFields(parsed);
       if (bad.length > 0) return done(new ValidationError(bad));
       return done(null, parsed);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequestError, type ErrorDetail } from '../domain/errors.js';
+import { BadRequestError } from '../domain/errors.js';
 import type { ErrorBody } from './errors.js';
 
 /**
@@ -16,40 +16,6 @@ import type { ErrorBody } from './errors.js';
  * characters) and is refused there as a 400 naming the parameter; Node's 16 KiB header limit bounds the URL anyway.
  */
 export const MAX_PARAM_LENGTH = 16_384;
-
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u; // with the u flag, only unpaired surrogates match
-const LONE_SURROGATE_ALL = /[\uD800-\uDFFF]/gu;
-
-/**
- * Dotted paths of every string (or key) in a parsed JSON body that PostgreSQL cannot store faithfully, with why,
- * at most 20: U+0000 (text and jsonb cannot hold it: a 500 before) and lone UTF-16 surrogates (`"\ud800"`, valid
- * JSON escapes that are not Unicode text: stored as U+FFFD before, silently altering the data). Detail code
- * INVALID_CHARACTER. Keys are checked too and reported with the offending character escaped.
- */
-export function badTextFields(value: unknown, path: string[] = [], out: ErrorDetail[] = []): ErrorDetail[] {
-  if (out.length >= 20) return out;
-  const problem = (s: string) =>
-    s.includes('\u0000')
-      ? 'must not contain U+0000 (NUL)'
-      : !LONE_SURROGATE.test(s)
-        ? undefined
-        : 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)';
-  if (typeof value === 'string') {
-    const message = problem(value);
-    if (message) out.push({ code: 'INVALID_CHARACTER', field: path.join('.') || '(body)', message });
-  } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) badTextFields(v, [...path, String(i)], out);
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const message = problem(k);
-      if (message) {
-        const shown = k.replaceAll('\u0000', '\\u0000').replace(LONE_SURROGATE_ALL, '\uFFFD');
-        out.push({ code: 'INVALID_CHARACTER', field: [...path, shown].join('.'), message: `key ${message}` });
-      } else badTextFields(v, [...path, k], out);
-    }
-  }
-  return out;
-}
 
 /** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
 function isNoBody(body: unknown): boolean {

@@ -191,4 +191,45 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
       }
     }
   });
+
+  it('GraphQL: ids with NUL bytes, bad characters or 5000 characters are refused by field, never INTERNAL_ERROR', async () => {
+    const fields = [
+      'brand',
+      'campaign',
+      'webhook',
+      'emailIdentity',
+      'agent',
+      'deleteBrand',
+      'deleteWebhook',
+      'expediteCampaign',
+    ] as const;
+    const schema = await a.request('POST', '/graphql', {
+      query: '{ __schema { queryType { fields { name } } mutationType { fields { name } } } }',
+    });
+    const queries = new Set(schema.body.data.__schema.queryType.fields.map((f: { name: string }) => f.name));
+    for (const field of fields) {
+      for (const id of ['\u0000', 'a\u0000b', 'x'.repeat(5000), '\ud800']) {
+        const kind = queries.has(field) ? 'query' : 'mutation';
+        const query = `${kind}($id: ID!) { ${field}(id: $id) { __typename } }`;
+        // Queries also over GET, where the variables do not pass the JSON body parser's character check.
+        const res =
+          kind === 'query' && id.length < 100
+            ? await a.request(
+                'GET',
+                `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ id }))}`,
+                undefined,
+                { accept: 'application/json' },
+              )
+            : await a.request('POST', '/graphql', { query, variables: { id } });
+        const label = `${field}(${JSON.stringify(id).slice(0, 20)}): ${JSON.stringify(res.body).slice(0, 300)}`;
+        expect(res.status, label).toBeLessThan(500);
+        // Refused by the HTTP body parser (the REST envelope) or by GraphQL (errors with codes).
+        const codes = res.body.error
+          ? [res.body.error.code]
+          : (res.body.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code);
+        expect(codes, label).not.toContain('INTERNAL_ERROR');
+        expect(codes.length, label).toBeGreaterThan(0);
+      }
+    }
+  });
 });

@@ -29,6 +29,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
     '%ZZ',
     '../../etc/passwd',
     "' OR 1=1 --",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a log-injection probe, literal on purpose
     '${jndi:ldap://x}',
     '<script>alert(1)</script>',
     '0x10',
