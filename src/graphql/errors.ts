@@ -3,15 +3,33 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 
+/** Code of a request the client got wrong that is not a domain rule (bad variables, bad paging arguments). */
+export const BAD_USER_INPUT = 'BAD_USER_INPUT';
+
+/** A coded client error: HTTP 400 when it fails the whole request (Yoga reads `extensions.http.status`). */
+function clientError(error: GraphQLError | undefined, message: string, code: string): GraphQLError {
+  return new GraphQLError(message, {
+    nodes: error?.nodes,
+    source: error?.source,
+    positions: error?.positions,
+    path: error?.path,
+    extensions: { ...error?.extensions, code, status: 400, ...(error?.path ? {} : { http: { status: 400 } }) },
+  });
+}
+
 /**
- * Yoga's `maskError`: a {@link DomainError} reaches the client with the REST codes in `extensions`
- * (`code`, `field`, `details`, `status`); anything else is masked as INTERNAL_ERROR and logged with the request id.
+ * Yoga's `maskError`, applied to every error of a result:
+ * - a {@link DomainError} keeps the REST codes in `extensions` (`code`, `field`, `details`, `status`);
+ * - GraphQL's own request errors (syntax, validation, variable coercion such as `{"n": "abc"}` for `Int`) and
+ *   Pothos argument checks (`first: -1`) are client mistakes: `BAD_USER_INPUT` (or the code they already carry,
+ *   e.g. QUERY_TOO_COMPLEX), HTTP 400 when they fail the request as a whole;
+ * - anything else is masked as INTERNAL_ERROR (500) and logged with the request id.
  */
 export function createMaskError(log: Logger) {
   return (error: unknown, message: string): Error => {
-    const original = error instanceof GraphQLError ? error.originalError : error;
+    const gqlError = error instanceof GraphQLError ? error : undefined;
+    const original = gqlError ? gqlError.originalError : error;
     if (original instanceof DomainError) {
-      const gqlError = error instanceof GraphQLError ? error : undefined;
       return new GraphQLError(original.message, {
         nodes: gqlError?.nodes,
         source: gqlError?.source,
@@ -22,35 +40,23 @@ export function createMaskError(log: Logger) {
           status: original.status,
           ...(original.field ? { field: original.field } : {}),
           ...(original.details ? { details: original.details } : {}),
+          ...(gqlError?.path || original.status >= 500 ? {} : { http: { status: original.status } }),
         },
       });
     }
-    // Pothos refuses bad connection arguments at run time (a `before`/`after` that is not a cursor it issued, a
-    // negative `first`): the client's input, answered as such (issue 13 fuzzing found these masked).
-    if (original instanceof PothosValidationError) {
-      const gqlError = error instanceof GraphQLError ? error : undefined;
-      return new GraphQLError(original.message, {
-        nodes: gqlError?.nodes,
-        positions: gqlError?.positions,
-        path: gqlError?.path,
-        extensions: { code: /cursor/i.test(original.message) ? 'INVALID_CURSOR' : 'VALIDATION_FAILED', status: 400 },
-      });
-    }
-    if (error instanceof GraphQLError && !error.originalError) return error; // parse/validation errors of GraphQL itself
-    // A variable that does not coerce to its type (`$id: ID!` given 6e-323, `$limit: Int` given "x"): graphql-js wraps
-    // the scalar's own GraphQLError, so it has an originalError but is the client's input, not a server failure
-    // (issue 13 fuzzing found these masked as INTERNAL_ERROR).
-    if (error instanceof GraphQLError && !error.path && error.originalError instanceof GraphQLError) {
-      return new GraphQLError(error.message, {
-        nodes: error.nodes,
-        source: error.source,
-        positions: error.positions,
-        extensions: { code: 'VALIDATION_FAILED', status: 400 },
-      });
+    if (original instanceof PothosValidationError) return clientError(gqlError, original.message, BAD_USER_INPUT);
+    if (gqlError && typeof gqlError.extensions?.code === 'string' && !original) return gqlError; // already coded
+    // GraphQL's own errors before execution (parse, validate, coerce variables) carry no path: the client's mistake.
+    if (
+      gqlError &&
+      !gqlError.path &&
+      (!original || original instanceof GraphQLError || original instanceof TypeError)
+    ) {
+      return clientError(gqlError, gqlError.message, BAD_USER_INPUT);
     }
     log.error({ err: original }, 'unexpected error in GraphQL resolver');
     return new GraphQLError(message, {
-      path: error instanceof GraphQLError ? error.path : undefined,
+      path: gqlError?.path,
       extensions: { code: 'INTERNAL_ERROR', status: 500 },
     });
   };
