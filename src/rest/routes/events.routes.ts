@@ -174,7 +174,12 @@ function pump(
 }
 
 const streamQuery = z.object({
-  token: z.string().optional().describe('API key (spec 5.2); `Authorization: Bearer` works too.'),
+  token: z
+    .string()
+    .optional()
+    .describe(
+      'A stream token (POST /api/events/tokens; recommended for browsers) or the API key (spec 5.2); `Authorization: Bearer` works too.',
+    ),
   channels: z
     .string()
     .optional()
