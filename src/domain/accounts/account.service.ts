@@ -169,6 +169,20 @@ export class KeyAuthenticator {
     return key !== null && key.revokedAt === null;
   }
 
+  /**
+   * Which of `keyIds` still exist unrevoked, in ONE query (the SSE heartbeat re-checks every key with an open
+   * stream on the instance at once, rather than one query per connection).
+   * @returns the ids among `keyIds` that are active.
+   */
+  async activeAmong(keyIds: readonly string[]): Promise<Set<string>> {
+    if (keyIds.length === 0) return new Set();
+    const rows = await this.db.apiKey.findMany({
+      where: { id: { in: [...keyIds] }, revokedAt: null },
+      select: { id: true },
+    });
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Forgets every cached verification of `keyId` (after a revocation). */
   invalidate(keyId: string): void {
     for (const [digest, actor] of this.#cache.entries()) if (actor.keyId === keyId) this.#cache.delete(digest);
