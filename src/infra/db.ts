@@ -61,10 +61,20 @@ export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const
  * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
  * `dataDir/pglite` (or in memory when `dataDir` is `memory://`).
  */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  /** Emit Prisma `query` events (one per SQL statement) for tests that count statements. */
+  logQueries?: boolean;
+}): Promise<Database> {
+  const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg(pool),
+      transactionOptions: TRANSACTION_OPTIONS,
+      ...(log ? { log: [...log] } : {}),
+    }) as PrismaClient;
     return {
       kind: 'postgres',
       prisma,
@@ -136,7 +146,11 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     mkdirSync(dataDir, { recursive: true });
   }
   const lite = await PGlite.create(dataDir ? { dataDir } : {});
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPGlite(lite),
+    transactionOptions: TRANSACTION_OPTIONS,
+    ...(log ? { log: [...log] } : {}),
+  }) as PrismaClient;
   return {
     kind: 'pglite',
     prisma,
