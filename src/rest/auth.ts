@@ -42,14 +42,12 @@ function bearer(header: string | undefined): string | undefined {
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config;
+    // `routeOptions` is a getter that builds and freezes a new object on every access: read it once.
+    const route = request.routeOptions;
+    const config = route.config;
     if (config?.public) return;
-    if (!request.routeOptions.url) return; // unknown route: the 404 handler answers
-    if (
-      request.method === 'GET' &&
-      request.routeOptions.url === '/graphql' &&
-      (request.headers.accept ?? '').includes('text/html')
-    ) {
+    if (!route.url) return; // unknown route: the 404 handler answers
+    if (request.method === 'GET' && route.url === '/graphql' && (request.headers.accept ?? '').includes('text/html')) {
       return; // GraphiQL page; its queries carry the key
     }
     let key = bearer(request.headers.authorization);
