@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { KeyAuthenticator } from './domain/accounts/account.service.js';
+import type { AdminTokens } from './domain/accounts/admin.service.js';
 import type { EventBus } from './domain/events/event-bus.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { Clock } from './infra/clock.js';
@@ -23,6 +24,8 @@ export interface AppContext {
   workers: WorkerSet;
   /** Verifies API keys (with a short cache). */
   auth: KeyAuthenticator;
+  /** Tokens that open the operator surface /admin/* (ADMIN_TOKEN and the per-start local token). */
+  admin: AdminTokens;
   /** 32-byte AES-256-GCM key for secrets at rest (SECRETS_KEY, or DATA_DIR/secrets.key; src/infra/secrets.ts). */
   secretsKey: Buffer;
 }

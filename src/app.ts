@@ -7,6 +7,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/accounts/account.service.js';
+import { AdminTokens } from './domain/accounts/admin.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import { setupEmail } from './domain/email/email.module.js';
 import { ValidationError } from './domain/errors.js';
@@ -16,6 +17,7 @@ import { setupEvents } from './domain/events/events.module.js';
 import { OrderedEventBus } from './domain/events/ordered-bus.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createGraphQLServer } from './graphql/yoga.js';
+import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
 import type { AreaModule } from './infra/area-module.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
@@ -25,6 +27,7 @@ import { WorkerSet } from './infra/workers.js';
 import { installAuth } from './rest/auth.js';
 import { installErrorHandling } from './rest/errors.js';
 import { idempotencyPruner, installIdempotency } from './rest/idempotency.js';
+import { adminRoutes } from './rest/routes/admin.routes.js';
 import { complianceRoutes } from './rest/routes/compliance.routes.js';
 import { emailRoutes } from './rest/routes/email.routes.js';
 import { eventsRoutes } from './rest/routes/events.routes.js';
@@ -141,6 +144,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     events: new EventLog(database.prisma, bus, clock),
     workers,
     auth: new KeyAuthenticator(database.prisma),
+    admin: new AdminTokens(config.ADMIN_TOKEN),
     secretsKey,
   };
   workers.add(idempotencyPruner(ctx));
@@ -214,6 +218,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await eventsRoutes(http, ctx);
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
+  await adminRoutes(http, ctx);
 
   const yoga = createGraphQLServer(ctx);
   const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -243,6 +248,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     handler: yogaHandler,
   });
 
+  // The local CLI finds this instance through DATA_DIR/admin.json (docs/operations.md "CLI").
+  const writesAdminFile = !config.DATA_DIR.startsWith('memory://');
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -251,10 +258,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const address = await http.listen({ host: config.HOST, port: config.PORT });
       for (const m of modules) await m.start?.();
       if (opts.startWorkers !== false) workers.start();
+      if (writesAdminFile) {
+        const port = (http.server.address() as { port: number }).port;
+        writeAdminFile(config.DATA_DIR, {
+          url: localUrl(config.HOST, port),
+          token: ctx.admin.localToken,
+          pid: process.pid,
+        });
+      }
       return address;
     },
     close() {
       closed ??= (async () => {
+        if (writesAdminFile) removeAdminFile(config.DATA_DIR, ctx.admin.localToken);
         await workers.stop();
         await http.close();
         for (const m of [...modules].reverse()) await m.stop?.();

@@ -13,6 +13,8 @@ declare module 'fastify' {
     public?: boolean;
     /** Also accept the key as `?token=` (spec 5.2: stream connections cannot send headers). */
     allowQueryToken?: boolean;
+    /** Operator route (/admin/*): needs an admin token (ADMIN_TOKEN or the local token), not an API key. */
+    admin?: boolean;
   }
 }
 
@@ -31,7 +33,8 @@ function bearer(header: string | undefined): string | undefined {
 /**
  * Spec 5.1: every request carries `Authorization: Bearer <API_KEY>`; routes marked `allowQueryToken` also accept
  * `?token=` (5.2). Public routes and the GraphiQL page (GET /graphql asking for HTML) need no key.
- * Failures answer 401 UNAUTHENTICATED with `WWW-Authenticate: Bearer`.
+ * Routes marked `admin` take an admin token instead (docs/operations.md). Failures answer 401 UNAUTHENTICATED with
+ * `WWW-Authenticate: Bearer`.
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('onRequest', async (request) => {
@@ -44,6 +47,10 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
       (request.headers.accept ?? '').includes('text/html')
     ) {
       return; // GraphiQL page; its queries carry the key
+    }
+    if (config?.admin) {
+      ctx.admin.verify(bearer(request.headers.authorization));
+      return;
     }
     let key = bearer(request.headers.authorization);
     if (!key && config?.allowQueryToken) {
