@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../infra/db.js';
-import { decodeCursor, encodeCursor } from '../compliance/paging.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
+import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { createAccount, issueKey, SCOPES, type Scope } from './account.service.js';
 
@@ -123,16 +123,10 @@ export async function adminListAccounts(
 ): Promise<{ accounts: { id: string; name: string; createdAt: string }[]; nextCursor: string | null }> {
   const { limit, cursor } = parseInput(adminListQuery, query);
   const after = decodeCursor(cursor);
-  const rows = await db.account.findMany({
-    where: after ? { id: { gt: after } } : {},
-    orderBy: { id: 'asc' },
-    take: limit + 1,
-  });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const page = await keysetPage(limit, (take) => db.account.findMany({ ...keysetArgs('id', { after, limit: take }) }));
   return {
-    accounts: page.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt.toISOString() })),
-    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+    accounts: page.items.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt.toISOString() })),
+    nextCursor: page.last ? encodeCursor(page.last.id) : null,
   };
 }
 
