@@ -60,7 +60,7 @@ export interface BuildOptions {
  * @throws when the database cannot be opened or a migration fails.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
-  const log = opts.logger ?? createLogger(config.LOG_LEVEL);
+  const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });

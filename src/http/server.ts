@@ -5,7 +5,7 @@ import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
 import { createGraphQLServer } from '../graphql/yoga.js';
-import { requestScope } from '../infra/logger.js';
+import { markRequestBound, requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
@@ -52,9 +52,11 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     },
     bodyLimit: 1024 * 1024,
   });
-  http.setChildLoggerFactory((logger, bindings, childOpts) =>
-    logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
-  );
+  http.setChildLoggerFactory((logger, bindings, childOpts) => {
+    const child = logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
+    // Its bindings carry reqId; the logger's mixin must not add a second one (src/infra/logger.ts).
+    return 'reqId' in bindings ? markRequestBound(child) : child;
+  });
   http.addHook('onRequest', (request, _reply, done) => {
     requestScope.run({ reqId: request.id }, done);
   });
