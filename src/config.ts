@@ -41,7 +41,7 @@ export const configSchema = z.object({
   METRICS_PUBLIC: bool.default(false),
 
   /** Requests one API key may make per RATE_LIMIT_WINDOW_MS (answers 429 RATE_LIMITED past it); 0 disables. */
-  RATE_LIMIT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(600),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(6000),
   /** Window of RATE_LIMIT_MAX, in ms. */
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   /** Failed authentications (401) one client address may cause per AUTH_FAILURE_WINDOW_MS before 429; 0 disables. */

@@ -16,6 +16,7 @@ import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
+import { installRateLimits } from './rate-limit.js';
 
 /** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
 function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []): string[] {
@@ -38,6 +39,18 @@ function requestSerializer(req: { method: string; url: string; id: string }) {
   return { method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), id: req.id };
 }
 
+/** Fastify's trustProxy from TRUST_PROXY: `true`/`false`, a hop count, or comma-separated addresses/CIDRs. */
+function trustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  // Fastify accepts a hop count at runtime (documented) though its type does not list number.
+  if (/^\d+$/.test(value)) return Number(value) as unknown as boolean;
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
 /**
  * The HTTP host, a front door: Fastify with the service's logger and request ids, the JSON body parser, error
  * envelope, auth, idempotency, the OpenAPI document, every REST route (src/rest/routes) and GraphQL (Yoga) at
@@ -51,6 +64,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    trustProxy: trustProxy(ctx.config.TRUST_PROXY),
   });
   http.setChildLoggerFactory((logger, bindings, childOpts) => {
     const child = logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
@@ -86,7 +100,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
-  installAuth(http, ctx);
+  installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
   await http.register(fastifySwagger, {
     openapi: {

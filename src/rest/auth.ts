@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
-import { UnauthenticatedError } from '../domain/errors.js';
+import { DomainError, UnauthenticatedError } from '../domain/errors.js';
+import type { AuthFailureGuard } from '../http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,10 +35,11 @@ function bearer(header: string | undefined): string | undefined {
  * Spec 5.1: every request carries `Authorization: Bearer <API_KEY>`; routes marked `allowQueryToken` also accept
  * `?token=` (5.2). Public routes and the GraphiQL page (GET /graphql asking for HTML) need no key.
  * Routes marked `admin` take an admin token instead (docs/operations.md). Failures answer 401 UNAUTHENTICATED with
- * `WWW-Authenticate: Bearer`.
+ * `WWW-Authenticate: Bearer` and count against the client address (`guard`, src/http/rate-limit.ts): past its
+ * limit, 429 AUTH_RATE_LIMITED before any credential is checked.
  */
-export function installAuth(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('onRequest', async (request) => {
+export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthFailureGuard): void {
+  app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
     if (config?.public) return;
     if (!request.routeOptions.url) return; // unknown route: the 404 handler answers
@@ -48,15 +50,21 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
     ) {
       return; // GraphiQL page; its queries carry the key
     }
-    if (config?.admin) {
-      ctx.admin.verify(bearer(request.headers.authorization));
-      return;
+    await guard?.check(request, reply);
+    try {
+      if (config?.admin) {
+        ctx.admin.verify(bearer(request.headers.authorization));
+        return;
+      }
+      let key = bearer(request.headers.authorization);
+      if (!key && config?.allowQueryToken) {
+        const token = (request.query as Record<string, unknown> | undefined)?.token;
+        if (typeof token === 'string') key = token;
+      }
+      request.actor = await ctx.auth.authenticate(key);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 401) await guard?.fail(request);
+      throw err;
     }
-    let key = bearer(request.headers.authorization);
-    if (!key && config?.allowQueryToken) {
-      const token = (request.query as Record<string, unknown> | undefined)?.token;
-      if (typeof token === 'string') key = token;
-    }
-    request.actor = await ctx.auth.authenticate(key);
   });
 }
