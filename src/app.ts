@@ -21,6 +21,7 @@ import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { migrate } from './infra/migrate.js';
 import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
+import { SandboxModel } from './infra/model/sandbox.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { loadSecretsKey } from './infra/secrets.js';
 import { WorkerSet } from './infra/workers.js';
@@ -99,7 +100,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
-    model: new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY),
+    // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
+    model: config.LLM_BASE_URL
+      ? new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY)
+      : new SandboxModel(),
   };
   const registry = new SandboxRegistry(ctx);
   ctx.registry = registry;

@@ -119,7 +119,7 @@ export const configSchema = z.object({
   /** The window of AGENT_REPLIES_PER_SENDER, in minutes. */
   AGENT_REPLY_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
 
-  /** OpenAI-compatible endpoint for agents (chat completions). */
+  /** OpenAI-compatible endpoint for agents (chat completions). Unset: agents answer with the offline sandbox model. */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
 });
