@@ -9,6 +9,7 @@ import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { Clock } from './infra/clock.js';
 import type { Database, Db } from './infra/db.js';
+import type { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import type { WorkerSet } from './infra/workers.js';
 
 /**
@@ -36,6 +37,8 @@ export interface AppContext {
   registry: CampaignRegistry;
   /** The mail port: compose, parse, relay (nodemailer + mailparser). */
   mail: MailTransport;
+  /** Prometheus metrics (GET /metrics); domain code counts through its MetricsRecorder methods. */
+  metrics: PrometheusMetrics;
   /** The model port agents answer with. */
   model: ModelProvider;
 }

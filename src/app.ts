@@ -19,6 +19,7 @@ import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
 import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
+import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
 import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
 import { SandboxModel } from './infra/model/sandbox.js';
@@ -85,6 +86,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     throw err;
   }
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
+  const metrics = new PrometheusMetrics(database, clock);
   const ctx: AppContext = {
     config,
     database,
@@ -95,16 +97,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     events: new EventLog(database.prisma, bus, clock),
     workers,
     auth: new KeyAuthenticator(database.prisma),
-    admin: new AdminTokens(config.ADMIN_TOKEN),
+    admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
     secretsKey,
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
     // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
-    model: config.LLM_BASE_URL
-      ? new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY)
-      : new SandboxModel(),
+    model: measuredModel(
+      config.LLM_BASE_URL ? new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY) : new SandboxModel(),
+      metrics,
+    ),
+    metrics,
   };
+  ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
   const registry = new SandboxRegistry(ctx);
   ctx.registry = registry;
   workers.add(registry.worker());

@@ -77,6 +77,16 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
+  // reach onResponse; they are counted by switchboard_open_streams instead.
+  http.addHook('onResponse', async (request, reply) => {
+    ctx.metrics.httpRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+  });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.
   const defaultJsonParser = http.getDefaultJsonParser('error', 'error');

@@ -16,6 +16,8 @@ declare module 'fastify' {
     allowQueryToken?: boolean;
     /** Operator route (/admin/*): needs an admin token (ADMIN_TOKEN or the local token), not an API key. */
     admin?: boolean;
+    /** GET /metrics: METRICS_TOKEN or an admin token, or nothing when METRICS_PUBLIC is true. */
+    metrics?: boolean;
   }
 }
 
@@ -50,8 +52,13 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
     ) {
       return; // GraphiQL page; its queries carry the key
     }
+    if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
     await guard?.check(request, reply);
     try {
+      if (config?.metrics) {
+        ctx.admin.verify(bearer(request.headers.authorization), 'metrics');
+        return;
+      }
       if (config?.admin) {
         ctx.admin.verify(bearer(request.headers.authorization));
         return;

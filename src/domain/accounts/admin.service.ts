@@ -23,25 +23,34 @@ function digest(token: string): Buffer {
  */
 export class AdminTokens {
   readonly #digests: Buffer[];
+  readonly #metricsDigests: Buffer[];
   /** The per-start local token, handed to the admin file once and not logged. */
   readonly localToken: string;
 
-  constructor(configured: string | undefined) {
+  /**
+   * @param configured ADMIN_TOKEN, if set.
+   * @param metricsToken METRICS_TOKEN, if set: it opens GET /metrics only (admin tokens open it too).
+   */
+  constructor(configured: string | undefined, metricsToken?: string) {
     this.localToken = `sba_${randomBytes(32).toString('base64url')}`;
     this.#digests = [digest(this.localToken), ...(configured ? [digest(configured)] : [])];
+    this.#metricsDigests = [...this.#digests, ...(metricsToken ? [digest(metricsToken)] : [])];
   }
 
   /**
-   * Checks a presented admin token.
+   * Checks a presented admin token (or, with `scope: 'metrics'`, a token that may read /metrics).
    * @throws UnauthenticatedError (401) when it is missing or matches none.
    */
-  verify(presented: string | undefined): void {
-    if (!presented)
-      throw new UnauthenticatedError('An admin token is required: send "Authorization: Bearer <ADMIN_TOKEN>".');
+  verify(presented: string | undefined, scope: 'admin' | 'metrics' = 'admin'): void {
+    const name = scope === 'metrics' ? 'METRICS_TOKEN' : 'ADMIN_TOKEN';
+    if (!presented) throw new UnauthenticatedError(`A token is required: send "Authorization: Bearer <${name}>".`);
     const d = digest(presented);
     let ok = false;
-    for (const known of this.#digests) ok = timingSafeEqual(known, d) || ok;
-    if (!ok) throw new UnauthenticatedError('The admin token is not valid.');
+    // Compare against every known digest, always, so timing does not tell which (if any) matched.
+    for (const known of scope === 'metrics' ? this.#metricsDigests : this.#digests) {
+      ok = timingSafeEqual(known, d) || ok;
+    }
+    if (!ok) throw new UnauthenticatedError(`The ${scope} token is not valid.`);
   }
 }
 

@@ -291,6 +291,7 @@ export async function attemptClaimed(
   );
   const ok = next === 'delivered';
 
+  ctx.metrics.webhookAttempt(ok ? 'delivered' : result.refused ? 'refused' : next === 'pending' ? 'retry' : 'failed');
   if (ok) log.info({ attempt, status }, 'webhook delivered');
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');

@@ -23,13 +23,19 @@ import { actorOf } from '../auth.js';
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
 const SHUTDOWN_GRACE_MS = 2_000;
 
-/** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`. */
-export function formatSse(item: StreamItem): string {
+/**
+ * Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`.
+ * `unnamed` (GET /api/events?unnamed=1, for browser EventSource `onmessage`) leaves out the `event:` line: the type
+ * is the envelope's `eventType` (the notice carries `"eventType":"stream.truncated"`).
+ */
+export function formatSse(item: StreamItem, unnamed = false): string {
   if (isTruncation(item)) {
     const { kind: _kind, ...data } = item;
+    if (unnamed) return `data: ${JSON.stringify({ eventType: 'stream.truncated', ...data })}\n\n`;
     return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
   }
-  return `event: ${item.eventType}\nid: ${item.id}\ndata: ${JSON.stringify(toEnvelope(item))}\n\n`;
+  const data = `id: ${item.id}\ndata: ${JSON.stringify(toEnvelope(item))}\n\n`;
+  return unnamed ? data : `event: ${item.eventType}\n${data}`;
 }
 
 /**
@@ -41,6 +47,7 @@ async function pump(
   sub: EventSubscription,
   heartbeatMs: number,
   keyActive: () => Promise<boolean>,
+  unnamed: boolean,
 ): Promise<void> {
   let gone = false;
   const onGone = () => {
@@ -68,7 +75,7 @@ async function pump(
   try {
     for await (const item of sub) {
       if (gone) break;
-      if (!res.write(formatSse(item))) {
+      if (!res.write(formatSse(item, unnamed))) {
         await new Promise<void>((resolve) => {
           let removeEndListener = () => {};
           const done = () => {
@@ -101,6 +108,13 @@ const streamQuery = z.object({
     .max(100)
     .optional()
     .describe('Resume after this id, for clients that cannot send the `Last-Event-ID` header (the header wins).'),
+  unnamed: z
+    .enum(['1', 'true', '0', 'false'])
+    .optional()
+    .describe(
+      'With 1/true, messages have no `event:` line so a browser EventSource `onmessage` sees them all; the type ' +
+        'is `eventType` in the data.',
+    ),
 });
 
 const historyEvent = z.object({
@@ -177,7 +191,13 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
       res.write('retry: 1000\n: connected\n\n');
       const { keyId } = actorOf(request);
-      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId));
+      const unnamed = request.query.unnamed === '1' || request.query.unnamed === 'true';
+      const closed = ctx.metrics.streamOpened('sse');
+      try {
+        await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId), unnamed);
+      } finally {
+        closed();
+      }
     },
   );
 
