@@ -21,7 +21,6 @@ import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
-import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
 import { SandboxModel } from './infra/model/sandbox.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { loadSecretsKey } from './infra/secrets.js';
@@ -104,7 +103,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
     // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
     model: measuredModel(
-      config.LLM_BASE_URL ? new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY) : new SandboxModel(),
+      // The AI SDK is loaded only when a real endpoint is configured (startup time, docs/operations.md).
+      config.LLM_BASE_URL
+        ? new (await import('./infra/model/openai-compatible.js')).OpenAICompatibleModel(
+            config.LLM_BASE_URL,
+            config.LLM_API_KEY,
+          )
+        : new SandboxModel(),
       metrics,
     ),
     metrics,

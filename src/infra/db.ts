@@ -1,10 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 
@@ -52,7 +49,9 @@ export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const
  * @throws DataDirLockedError (src/infra/data-dir-lock.ts) when another live process has `dataDir` open.
  */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  // Each mode loads only its own driver (startup time, docs/operations.md).
   if (opts.databaseUrl) {
+    const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
     return {
@@ -91,6 +90,10 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     }
   }
   let lite: PGlite;
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('pglite-prisma-adapter'),
+  ]);
   try {
     lite = await PGlite.create(dataDir ? { dataDir, ...(loadDataDir ? { loadDataDir } : {}) } : {});
   } catch (err) {
