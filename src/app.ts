@@ -17,13 +17,15 @@ import { OrderedEventBus } from './infra/bus/ordered-bus.js';
 import { createEventBus } from './infra/bus/redis-bus.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
+import { JobQueue } from './infra/jobs/job-queue.js';
 import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
 import { SandboxModel } from './infra/model/sandbox.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
-import { loadSecretsKey } from './infra/secrets.js';
+import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
@@ -98,6 +100,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     auth: new KeyAuthenticator(database.prisma),
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
     secretsKey,
+    secretsKeyId: secretsKeyId(secretsKey),
+    jobs: new JobQueue({ db: database.prisma, clock, log, database, workers }),
+    webhookTransport: new UndiciWebhookTransport({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    }),
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
@@ -117,7 +125,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
   const registry = new SandboxRegistry(ctx);
   ctx.registry = registry;
-  workers.add(registry.worker());
+  ctx.jobs.register(registry.jobKind());
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [
     await setupCompliance(ctx),
@@ -141,7 +149,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         smtp = await startSmtpListener(ctx, config.SMTP_PORT);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
-      if (opts.startWorkers !== false) workers.start();
+      if (opts.startWorkers !== false) {
+        await ctx.jobs.start();
+        workers.start();
+      }
       if (writesAdminFile) {
         const port = (http.server.address() as { port: number }).port;
         writeAdminFile(config.DATA_DIR, {
@@ -156,6 +167,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     close() {
       closed ??= (async () => {
         if (writesAdminFile) removeAdminFile(config.DATA_DIR, ctx.admin.localToken);
+        await ctx.jobs.stop();
         await workers.stop();
         await http.close();
         await smtp?.close();

@@ -71,11 +71,10 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     // Its bindings carry reqId; the logger's mixin must not add a second one (src/infra/logger.ts).
     return 'reqId' in bindings ? markRequestBound(child) : child;
   });
-  http.addHook('onRequest', (request, _reply, done) => {
-    requestScope.run({ reqId: request.id }, done);
-  });
-  http.addHook('onSend', async (request, reply) => {
+  // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
+  http.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    requestScope.run({ reqId: request.id }, done);
   });
   // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
   // reach onResponse; they are counted by switchboard_open_streams instead.

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 
@@ -26,12 +27,34 @@ export interface RawSql {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/**
+ * One SQL statement run as a named prepared statement: on PostgreSQL each pooled connection parses and plans it
+ * once (`name` must be unique per `text`); PGlite runs it through its own extended-protocol path.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
 /** An open database: the Prisma client, a raw runner on a dedicated connection, and how to close both. */
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: Db;
+  /**
+   * Runs one read on the pool, below Prisma, for the hottest read paths (issue 9: Prisma's per-query cost is the
+   * largest item of a read's CPU profile). Columns come back under their SQL names or aliases; `timestamptz` as
+   * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
+   */
+  read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
+  /**
+   * LISTENs on `channel` (PostgreSQL NOTIFY, delivered after the notifying transaction commits): on PostgreSQL on a
+   * dedicated connection outside the pool, reconnecting after 1 s when it drops (`onReconnect` is then called, since
+   * notifications may have been missed); on PGlite on the instance itself (one connection, same process).
+   * @returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -57,6 +80,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     return {
       kind: 'postgres',
       prisma,
+      async read<T>(statement: Statement, params: unknown[]) {
+        return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
+      },
       async raw() {
         const client = await pool.connect();
         return {
@@ -69,6 +95,44 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
           async release() {
             client.release();
           },
+        };
+      },
+      async listen(channel, onNotify, onReconnect) {
+        let client: pg.Client | undefined;
+        let stopped = false;
+        let retry: NodeJS.Timeout | undefined;
+        const connect = async (again: boolean): Promise<void> => {
+          const c = new pg.Client({ connectionString: opts.databaseUrl });
+          c.on('notification', (n) => {
+            if (n.channel === channel) onNotify(n.payload ?? '');
+          });
+          c.on('error', () => reconnect());
+          c.on('end', () => reconnect());
+          await c.connect();
+          await c.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+          client = c;
+          if (again) onReconnect?.();
+        };
+        const reconnect = () => {
+          if (stopped || retry) return;
+          client?.removeAllListeners();
+          client?.end().catch(() => {});
+          client = undefined;
+          retry = setTimeout(() => {
+            retry = undefined;
+            connect(true).catch(() => reconnect());
+          }, 1000);
+          retry.unref();
+        };
+        await connect(false);
+        return async () => {
+          stopped = true;
+          if (retry) clearTimeout(retry);
+          const c = client;
+          client = undefined;
+          c?.removeAllListeners();
+          c?.on('error', () => {});
+          await c?.end().catch(() => {});
         };
       },
       async close() {
@@ -104,6 +168,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   return {
     kind: 'pglite',
     prisma,
+    async read<T>(statement: Statement, params: unknown[]) {
+      return (await lite.query<T>(statement.text, params)).rows;
+    },
     async raw() {
       return {
         async exec(sql) {
@@ -113,6 +180,12 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
           return (await lite.query(sql, params as unknown[])).rows as never;
         },
         async release() {},
+      };
+    },
+    async listen(channel, onNotify) {
+      const unsubscribe = await lite.listen(channel, onNotify);
+      return async () => {
+        await unsubscribe().catch(() => {});
       };
     },
     async close() {

@@ -71,16 +71,16 @@ describe('GET /metrics (Prometheus)', () => {
     ).toBe(sent + 3);
     expect(sample(after, 'switchboard_events_ingested_total', { channel: 'sms' })).toBe(ingested + 3);
     // Workers are off (manual clock): three deliveries wait, due since 30 s.
-    expect(sample(after, 'switchboard_queue_depth', { kind: 'webhook_delivery', state: 'all' })).toBe(3);
-    expect(sample(after, 'switchboard_queue_depth', { kind: 'webhook_delivery', state: 'due' })).toBe(3);
-    expect(sample(after, 'switchboard_queue_oldest_due_age_seconds', { kind: 'webhook_delivery' })).toBe(30);
-    expect(sample(after, 'switchboard_queue_depth', { kind: 'agent_job', state: 'all' })).toBe(0);
+    expect(sample(after, 'switchboard_queue_depth', { kind: 'webhook-delivery', state: 'all' })).toBe(3);
+    expect(sample(after, 'switchboard_queue_depth', { kind: 'webhook-delivery', state: 'due' })).toBe(3);
+    expect(sample(after, 'switchboard_queue_oldest_due_age_seconds', { kind: 'webhook-delivery' })).toBe(30);
+    expect(sample(after, 'switchboard_queue_depth', { kind: 'email-agent', state: 'all' })).toBe(0);
 
     await t.drain();
     const drained = await scrape();
     expect(sample(drained, 'switchboard_webhook_attempts_total', { outcome: 'delivered' })).toBe(delivered + 3);
-    expect(sample(drained, 'switchboard_queue_depth', { kind: 'webhook_delivery', state: 'all' })).toBe(0);
-    expect(sample(drained, 'switchboard_queue_oldest_due_age_seconds', { kind: 'webhook_delivery' })).toBe(0);
+    expect(sample(drained, 'switchboard_queue_depth', { kind: 'webhook-delivery', state: 'all' })).toBe(0);
+    expect(sample(drained, 'switchboard_queue_oldest_due_age_seconds', { kind: 'webhook-delivery' })).toBe(0);
   });
 
   it('counts open SSE streams while they are open', async () => {

@@ -4,9 +4,9 @@ import type { MetricsRecorder } from '../../domain/metrics.port.js';
 import type { Database } from '../db.js';
 
 /**
- * One queue of durable work, measured at scrape time from its table: `depth` rows waiting, `due` of them due now,
- * and the age in seconds of the oldest due one (how late the queue runs). Replace these queries when the queues
- * move to the one job table (src/infra/jobs/, "queue" helper): only {@link QUEUES} changes.
+ * One kind of the job queue (src/infra/jobs, docs/jobs.md; same kind names), measured at scrape time from its
+ * table: `depth` rows waiting, `due` of them due now, and the age in seconds of the oldest due one (how late the
+ * queue runs). A kind whose table or condition changes changes here too.
  */
 interface QueueQuery {
   kind: string;
@@ -17,25 +17,25 @@ interface QueueQuery {
 /** The durable queues of the service and how to measure each (table and "waiting" condition). */
 export const QUEUES: QueueQuery[] = [
   {
-    kind: 'webhook_delivery',
+    kind: 'webhook-delivery',
     sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
                  min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
           FROM webhook_deliveries WHERE status = 'pending'`,
   },
   {
-    kind: 'email_outbound',
+    kind: 'email-outbound',
     sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
                  min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
           FROM email_messages WHERE status = 'queued'`,
   },
   {
-    kind: 'agent_job',
+    kind: 'email-agent',
     sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
                  min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
           FROM email_agent_jobs WHERE status = 'pending'`,
   },
   {
-    kind: 'registry_decision',
+    kind: 'registry-task',
     sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE due_at <= $1)::int AS due,
                  min(due_at) FILTER (WHERE due_at <= $1) AS oldest_due
           FROM compliance_registry_tasks`,
