@@ -50,7 +50,7 @@ describe('JSON logs', () => {
 });
 
 describe('log lines of a request', () => {
-  it('carry the key reqId exactly once, in JSON and in the pretty format', async () => {
+  it('carry the key reqId exactly once, in JSON and in the pretty format', { timeout: 240_000 }, async () => {
     for (const format of ['json', 'pretty'] as const) {
       const raw: string[] = [];
       const sink = new Writable({

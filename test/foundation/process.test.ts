@@ -82,12 +82,12 @@ describe('npm run cli -- accounts:create', { timeout: 120_000 }, () => {
   });
 });
 
-describe('accounts while the service runs on the embedded default', { timeout: 180_000 }, () => {
+describe('accounts while the service runs on the embedded default', { timeout: 600_000 }, () => {
   it('the CLI goes through the running service: its key works at once and after a restart', async () => {
     const { dir, cleanup } = await tempDir();
     const service = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
     try {
-      const [, address] = await service.waitFor(/"address":"(http:\/\/[^"]+)"/);
+      const [, address] = await service.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
       const adminFile = await stat(path.join(dir, 'admin.json'));
       expect(adminFile.mode & 0o777).toBe(0o600);
 
@@ -115,7 +115,7 @@ describe('accounts while the service runs on the embedded default', { timeout: 1
       expect(await service.exited).toBe(0);
       const again = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
       try {
-        const [, address2] = await again.waitFor(/"address":"(http:\/\/[^"]+)"/);
+        const [, address2] = await again.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
         const after = accountClient(address2 as string, printed.accountId, printed.apiKey);
         expect((await after.request('POST', '/graphql', viewer)).status).toBe(200);
       } finally {
@@ -133,7 +133,7 @@ describe('accounts while the service runs on the embedded default', { timeout: 1
     const { dir, cleanup } = await tempDir();
     const first = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
     try {
-      await first.waitFor(/"address":"(http:\/\/[^"]+)"/);
+      await first.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
       const second = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0' });
       expect(await second.exited).toBe(3);
       expect(second.stderr()).toContain(`is in use by process ${first.child.pid}`);
@@ -151,7 +151,7 @@ describe('accounts while the service runs on the embedded default', { timeout: 1
       await first.exited;
       const third = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
       try {
-        const [, address] = await third.waitFor(/"address":"(http:\/\/[^"]+)"/);
+        const [, address] = await third.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
         expect((await fetch(`${address}/healthz`)).status).toBe(200);
       } finally {
         third.child.kill('SIGTERM');
