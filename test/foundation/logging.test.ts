@@ -21,7 +21,8 @@ describe('JSON logs', () => {
         callback();
       },
     });
-    t = await startApp({ logger: createLogger('info', sink) });
+    // Debug: 'webhook delivered' is a debug line since the job queue (one per delivery at volume).
+    t = await startApp({ logger: createLogger('debug', sink) });
   });
   afterAll(async () => {
     await t?.close();
