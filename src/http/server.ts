@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
-import { createGraphQLServer } from '../graphql/yoga.js';
+import { mountGraphQL } from '../graphql/http.js';
 import { markRequestBound, requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
@@ -16,6 +16,7 @@ import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
+import { registerCors } from './cors.js';
 import { installRateLimits } from './rate-limit.js';
 
 /** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
@@ -109,6 +110,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
+  await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
   await http.register(fastifySwagger, {
@@ -134,32 +136,6 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await emailRoutes(http, ctx);
   await adminRoutes(http, ctx);
 
-  const yoga = createGraphQLServer(ctx);
-  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-    response.headers.forEach((value, key) => {
-      reply.header(key, value);
-    });
-    reply.status(response.status);
-    const type = response.headers.get('content-type') ?? '';
-    const streaming = type.includes('text/event-stream') || type.includes('multipart/');
-    // A stream's connection is not reused: closing it when the stream ends lets shutdown finish at once.
-    if (streaming) reply.header('connection', 'close');
-    // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
-    reply.send(streaming ? response.body : await response.text());
-    return reply;
-  };
-  http.route({
-    url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
-  http.route({
-    url: '/graphql/stream',
-    method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
+  mountGraphQL(http, ctx);
   return http;
 }

@@ -71,12 +71,22 @@ export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const
  * A new PGlite directory starts from {@link PGLITE_TEMPLATE} when the build made one.
  * @throws DataDirLockedError (src/infra/data-dir-lock.ts) when another live process has `dataDir` open.
  */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  /** Emit Prisma `query` events (one per SQL statement) for tests that count statements. */
+  logQueries?: boolean;
+}): Promise<Database> {
+  const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
   // Each mode loads only its own driver (startup time, docs/operations.md).
   if (opts.databaseUrl) {
     const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg(pool),
+      transactionOptions: TRANSACTION_OPTIONS,
+      ...(log ? { log: [...log] } : {}),
+    }) as PrismaClient;
     return {
       kind: 'postgres',
       prisma,
@@ -164,7 +174,11 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     release();
     throw err;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPGlite(lite),
+    transactionOptions: TRANSACTION_OPTIONS,
+    ...(log ? { log: [...log] } : {}),
+  }) as PrismaClient;
   return {
     kind: 'pglite',
     prisma,

@@ -1,0 +1,369 @@
+// The Campaign noun (spec 2.3, 2.4): its type with carriers, readiness, brand and numbers, its queries and mutations.
+
+import { resolveCursorConnection } from '@pothos/plugin-relay';
+import type { CarrierPrediction, LintFinding } from '../../domain/compliance/campaign.lint.js';
+import type { BlockingReason } from '../../domain/compliance/campaign.rules.js';
+import {
+  createCampaign,
+  deleteCampaign,
+  expediteCampaign,
+  getCampaign,
+  nudgeCampaign,
+  pageCampaigns,
+  updateCampaign,
+} from '../../domain/compliance/campaign.service.js';
+import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
+import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
+import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
+import { campaignHistory } from '../../domain/compliance/history.service.js';
+import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
+import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
+import { NotFoundError } from '../../domain/errors.js';
+import { decodeCursor, encodeCursor } from '../../domain/paging.js';
+import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
+import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
+import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
+import { NodeRef } from './node.js';
+
+const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
+  description: 'One carrier’s review of a campaign (spec 2.4).',
+  fields: (t) => ({
+    carrier: t.exposeString('carrier', { description: 'Carrier name.' }),
+    networkId: t.exposeInt('networkId', { description: 'TCR mobile network id (10017 AT&T, 10035 T-Mobile, …).' }),
+    status: t.field({ type: CarrierStatusEnum, resolve: (c) => c.status as never }),
+    approvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.approvedAt }),
+    rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
+    rejectionCode: t.exposeString('rejectionCode', {
+      nullable: true,
+      description: 'Stable code of the cause (the lint codes, e.g. SAMPLE_MISSING_OPT_OUT).',
+    }),
+    estimatedDecisionAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the registry is expected to decide (null once decided).',
+      resolve: (c) => c.estimatedDecisionAt,
+    }),
+  }),
+});
+
+const BlockingReasonRef = builder.objectRef<BlockingReason>('BlockingReason').implement({
+  description: 'Why a campaign cannot send yet.',
+  fields: (t) => ({
+    code: t.exposeString('code', {
+      description: 'BRAND_NOT_ACTIVE, CARRIER_PENDING, CARRIER_REJECTED, CARRIER_SUSPENDED or NO_NUMBERS_ASSIGNED.',
+    }),
+    message: t.exposeString('message'),
+    networkId: t.exposeInt('networkId', { nullable: true, description: 'The carrier, for carrier reasons.' }),
+  }),
+});
+
+const AssignedNumberRef = builder.objectRef<AssignedNumberDto>('AssignedNumber').implement({
+  description: 'A number assigned to a campaign, with its lifecycle.',
+  fields: (t) => ({
+    number: t.exposeString('number', { description: 'E.164.' }),
+    assignedAt: t.field({ type: 'DateTime', resolve: (n) => n.assignedAt }),
+    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+  }),
+});
+
+const CampaignThroughputRef = builder.objectRef<CampaignThroughput>('CampaignThroughput').implement({
+  description: 'The campaign’s effective per-carrier limits: AT&T class and TPM, T-Mobile’s brand cap.',
+  fields: (t) => ({
+    tier: t.exposeString('tier'),
+    messageClass: t.exposeString('messageClass', { description: 'AT&T message class (A–F, T, SP).' }),
+    carriers: t.field({ type: [CarrierLimitRef], resolve: (c) => c.carriers }),
+  }),
+});
+
+const LintFindingRef = builder.objectRef<LintFinding>('LintFinding').implement({
+  description: 'A likely rejection cause (error) or a TCR recommendation (warning), with the field and a fix.',
+  fields: (t) => ({
+    code: t.exposeString('code'),
+    severity: t.exposeString('severity', { description: 'error or warning.' }),
+    field: t.exposeString('field'),
+    message: t.exposeString('message'),
+    fix: t.exposeString('fix'),
+    networkIds: t.exposeIntList('networkIds', { description: 'Carriers that reject for it.' }),
+  }),
+});
+
+const CarrierPredictionRef = builder.objectRef<CarrierPrediction>('CarrierPrediction').implement({
+  description: 'A carrier’s predicted decision (the sandbox carriers decide exactly so).',
+  fields: (t) => ({
+    networkId: t.exposeInt('networkId'),
+    carrier: t.exposeString('carrier'),
+    wouldApprove: t.exposeBoolean('wouldApprove'),
+    rejectionCode: t.exposeString('rejectionCode', { nullable: true }),
+    rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
+  }),
+});
+
+const LintReportRef = builder.objectRef<LintReport>('CampaignLintReport').implement({
+  description: 'Pre-submission lint of a campaign (REST POST /compliance/campaigns/lint).',
+  fields: (t) => ({
+    passes: t.exposeBoolean('passes', { description: 'No error: every carrier would approve.' }),
+    errorCount: t.exposeInt('errorCount'),
+    warningCount: t.exposeInt('warningCount'),
+    findings: t.field({ type: [LintFindingRef], resolve: (r) => r.findings }),
+    carriers: t.field({ type: [CarrierPredictionRef], resolve: (r) => r.carriers }),
+  }),
+});
+
+export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement({
+  interfaces: [NodeRef],
+  description: 'A 10DLC campaign (spec 2.3) with its carrier reviews and readiness.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    brandId: t.exposeID('brandId'),
+    usecase: t.exposeString('usecase', { description: 'TCR use case (complianceEnum(name: "usecase")).' }),
+    description: t.exposeString('description'),
+    sampleMessages: t.exposeStringList('sampleMessages'),
+    subscriberOptIn: t.exposeBoolean('subscriberOptIn'),
+    subscriberHelp: t.exposeBoolean('subscriberHelp'),
+    numberPool: t.exposeBoolean('numberPool'),
+    messageFlow: t.exposeString('messageFlow', { nullable: true }),
+    helpMessage: t.exposeString('helpMessage', { nullable: true }),
+    optinMessage: t.exposeString('optinMessage', { nullable: true }),
+    optoutMessage: t.exposeString('optoutMessage', { nullable: true }),
+    helpKeywords: t.exposeString('helpKeywords', { nullable: true }),
+    optinKeywords: t.exposeString('optinKeywords', { nullable: true }),
+    optoutKeywords: t.exposeString('optoutKeywords', { nullable: true }),
+    embeddedLink: t.exposeBoolean('embeddedLink'),
+    embeddedPhone: t.exposeBoolean('embeddedPhone'),
+    ageGated: t.exposeBoolean('ageGated'),
+    directLending: t.exposeBoolean('directLending'),
+    affiliateMarketing: t.exposeBoolean('affiliateMarketing'),
+    subUsecases: t.exposeStringList('subUsecases'),
+    privacyPolicyLink: t.exposeString('privacyPolicyLink', { nullable: true }),
+    termsAndConditionsLink: t.exposeString('termsAndConditionsLink', { nullable: true }),
+    throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
+    history: t.field({
+      type: HistoryPageRef,
+      description: 'Status and per-carrier transitions from the event log (REST …/history).',
+      args: { limit: t.arg.int(), cursor: t.arg.string() },
+      resolve: (c, args, ctx) => campaignHistory(ctx.app, ctx.actor, c.id, withoutNulls(args)),
+    }),
+    status: t.field({ type: CampaignStatusEnum, resolve: (c) => c.status as never }),
+    expedited: t.exposeBoolean('expedited', { description: 'Whether expedited review was requested.' }),
+    numberCount: t.exposeInt('numberCount', { description: 'Numbers assigned.' }),
+    carriers: t.field({ type: [CarrierApprovalRef], description: 'Carrier reviews.', resolve: (c) => c.carriers }),
+    sendable: t.exposeBoolean('sendable', { description: 'True when there is no blocking reason.' }),
+    blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
+    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (c) => c.updatedAt }),
+    brand: t.loadable({
+      type: BrandRef,
+      description: 'The campaign’s brand.',
+      load: async (ids: string[], ctx) =>
+        (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
+      resolve: (c) => c.brandId,
+    }),
+    numbers: t.loadableList({
+      type: AssignedNumberRef,
+      description: 'Numbers assigned to the campaign, ascending.',
+      load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
+      resolve: (c) => c.id,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  campaigns: t.connection(
+    {
+      type: CampaignRef,
+      description: 'Campaigns of the account (or of one brand), oldest first (Relay connection).',
+      args: { brandId: t.arg.id({ description: 'Only campaigns of this brand.' }) },
+      resolve: (_root, args, ctx) =>
+        withTotalCount(
+          resolveCursorConnection<Promise<CampaignDto[]>>(
+            { args, toCursor: (c: CampaignDto) => encodeCursor(c.id) },
+            (w) =>
+              pageCampaigns(
+                ctx.app,
+                ctx.actor,
+                { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) },
+                { brandId: args.brandId ? String(args.brandId) : undefined },
+              ),
+          ),
+          () => countCampaigns(ctx.app, ctx.actor, { brandId: args.brandId ? String(args.brandId) : undefined }),
+        ),
+    },
+    {
+      name: 'CampaignConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
+    { name: 'CampaignEdge' },
+  ),
+  lintCampaign: t.field({
+    type: LintReportRef,
+    description:
+      'Pre-submission lint: every likely rejection cause of a campaign body (the fields of CreateCampaignInput, complete or not, as JSON). Writes nothing.',
+    args: { input: t.arg({ type: 'JSON', required: true }) },
+    resolve: (_root, args, ctx) => lintCampaign(ctx.app, ctx.actor, args.input),
+  }),
+  campaignHistory: t.field({
+    type: HistoryPageRef,
+    description: 'A campaign’s transitions, also after it was deleted (REST GET /compliance/campaigns/{id}/history).',
+    args: { id: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      campaignHistory(ctx.app, ctx.actor, String(args.id), withoutNulls({ limit: args.limit, cursor: args.cursor })),
+  }),
+  campaign: t.field({
+    type: CampaignRef,
+    description: 'One campaign with carriers, sendable and blockingReasons.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getCampaign(ctx.app, ctx.actor, String(args.id)),
+  }),
+}));
+
+const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
+  description: 'Campaign fields (spec 2.3).',
+  fields: (t) => ({
+    brandId: t.id({ required: true }),
+    usecase: t.string({ required: true }),
+    description: t.string({ required: true, description: '40–4096 characters.' }),
+    sampleMessages: t.stringList({ required: true, description: '2–5 items of 20–1024 characters.' }),
+    subscriberOptIn: t.boolean({ required: true }),
+    subscriberHelp: t.boolean({ required: true }),
+    numberPool: t.boolean(),
+    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
+    helpMessage: t.string({ description: '20–320.' }),
+    optinMessage: t.string({ description: '20–320.' }),
+    optoutMessage: t.string({ description: '20–320.' }),
+    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
+    optinKeywords: t.string(),
+    optoutKeywords: t.string(),
+    embeddedLink: t.boolean(),
+    embeddedPhone: t.boolean(),
+    ageGated: t.boolean(),
+    directLending: t.boolean(),
+    affiliateMarketing: t.boolean(),
+    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
+    privacyPolicyLink: t.string(),
+    termsAndConditionsLink: t.string(),
+  }),
+});
+
+const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
+  description: 'Fields to change; content changes trigger carrier re-review.',
+  fields: (t) => ({
+    description: t.string(),
+    sampleMessages: t.stringList(),
+    subscriberOptIn: t.boolean(),
+    subscriberHelp: t.boolean(),
+    numberPool: t.boolean(),
+    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
+    helpMessage: t.string({ description: '20–320.' }),
+    optinMessage: t.string({ description: '20–320.' }),
+    optoutMessage: t.string({ description: '20–320.' }),
+    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
+    optinKeywords: t.string(),
+    optoutKeywords: t.string(),
+    embeddedLink: t.boolean(),
+    embeddedPhone: t.boolean(),
+    ageGated: t.boolean(),
+    directLending: t.boolean(),
+    affiliateMarketing: t.boolean(),
+    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
+    privacyPolicyLink: t.string(),
+    termsAndConditionsLink: t.string(),
+  }),
+});
+
+const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
+  description: 'Nudge of carrier review (TCR).',
+  fields: (t) => ({
+    nudgeIntent: t.field({ type: NudgeIntentEnum, required: true }),
+    description: t.string({ description: 'At most 1024 characters.' }),
+  }),
+});
+
+const DeleteCampaignPayload = builder
+  .objectRef<{ id: string; unlinkedNumbers: string[] }>('DeleteCampaignPayload')
+  .implement({
+    description: 'The deleted campaign and the numbers it unlinked.',
+    fields: (t) => ({ id: t.exposeID('id'), unlinkedNumbers: t.exposeStringList('unlinkedNumbers') }),
+  });
+
+builder.mutationFields((t) => ({
+  createCampaign: t.field({
+    type: CampaignRef,
+    description: 'Creates a campaign under an ACTIVE brand (status PENDING).',
+    args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
+    resolve: (_root, args, ctx) => createCampaign(ctx.app, ctx.actor, withoutNulls(args.input)),
+  }),
+  updateCampaign: t.field({
+    type: CampaignRef,
+    description: 'Changes campaign details; content changes trigger carrier re-review.',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
+    resolve: (_root, args, ctx) => updateCampaign(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+  }),
+  deleteCampaign: t.field({
+    type: DeleteCampaignPayload,
+    description: 'Deletes a campaign and unlinks its numbers.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => deleteCampaign(ctx.app, ctx.actor, String(args.id)),
+  }),
+  nudgeCampaign: t.field({
+    type: CampaignRef,
+    description: 'Nudges pending carrier review or appeals rejections.',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput, required: true }) },
+    resolve: (_root, args, ctx) => nudgeCampaign(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+  }),
+  expediteCampaign: t.field({
+    type: CampaignRef,
+    description: 'Requests expedited review of every pending carrier.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => expediteCampaign(ctx.app, ctx.actor, String(args.id)),
+  }),
+}));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const CampaignChangeRef = builder.objectRef<Change<CampaignDto>>('CampaignChange').implement({
+  description:
+    'A change of a campaign: the event that caused it and the campaign (status, carriers, sendable) after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.carrier.status_changed, 10dlc.campaign.status_changed, 10dlc.numbers.assigned.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    campaign: t.field({
+      type: CampaignRef,
+      nullable: true,
+      description: 'The campaign now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('campaignUpdated', (t) =>
+  t.field({
+    type: CampaignChangeRef,
+    description:
+      'Changes of one campaign: carrier decisions, status, readiness (`sendable`, `blockingReasons`), numbers, ' +
+      'updates and deletion, each with the campaign as it is now (scopes compliance and events:read). With ' +
+      '`lastEventId`, first the changes after it, then live ones. NOT_FOUND for another account’s campaign.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getCampaign(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'campaignId') === id,
+        load: () => orNull(getCampaign(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);
