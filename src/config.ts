@@ -27,6 +27,32 @@ export const configSchema = z.object({
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json`: one JSON object per line (pino; for log collectors). `pretty`: coloured, readable lines (pino-pretty). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+
+  /**
+   * Bearer token of the operator surface /admin/* (docs/operations.md). Unset: /admin/* only accepts the local token
+   * a running service writes to DATA_DIR/admin.json (mode 0600) for `npm run cli` on the same host.
+   */
+  ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  /** Bearer token of GET /metrics (Prometheus). Unset: /metrics takes ADMIN_TOKEN, or is open if METRICS_PUBLIC. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Serve GET /metrics without a token (for a scraper on a private network). Default false. */
+  METRICS_PUBLIC: bool.default(false),
+
+  /** Requests one API key may make per RATE_LIMIT_WINDOW_MS (answers 429 RATE_LIMITED past it); 0 disables. */
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(6000),
+  /** Window of RATE_LIMIT_MAX, in ms. */
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  /** Failed authentications (401) one client address may cause per AUTH_FAILURE_WINDOW_MS before 429; 0 disables. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  /** Window of AUTH_FAILURE_LIMIT, in ms. */
+  AUTH_FAILURE_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  /**
+   * Trust X-Forwarded-For from a reverse proxy for the client address (rate limits, logs): `true`, a hop count, or
+   * comma-separated proxy addresses/CIDRs (Fastify trustProxy). Default: not trusted.
+   */
+  TRUST_PROXY: z.string().optional(),
   /** Externally visible base URL, used in links the service prints. Default http://HOST:PORT. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Create an account and print its API key on a first start with no account at all. */
@@ -142,7 +168,7 @@ export const configSchema = z.object({
   /** GraphQL: execute queries and mutations with graphql-jit (compiled per document, cached). */
   GRAPHQL_JIT: bool.default(true),
 
-  /** OpenAI-compatible endpoint for agents (chat completions). */
+  /** OpenAI-compatible endpoint for agents (chat completions). Unset: agents answer with the offline sandbox model. */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
 });
