@@ -326,4 +326,38 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     const after = (await a.request('GET', `/compliance/brands/${brand.id}`)).body;
     expect(after).toMatchObject({ status: 'FAILED', identityStatus: 'UNVERIFIED' });
   });
+
+  it('orders an external vetting at TCR; EVP_REPORT_SCORE completes it; deleting the brand deletes it at TCR', async () => {
+    const a = await t.newAccount();
+    const { brand, tcrBrandId } = await verifiedBrand(a, '31-7000006');
+    const applied = await a.request('POST', `/compliance/brands/${brand.id}/vetting/apply`);
+    expect(applied.status).toBeLessThan(300);
+    await t.drain();
+    const [order] = tcr.calls('POST', `/brand/${tcrBrandId}/externalVetting`);
+    expect(order).toMatchObject({
+      authorization: auth,
+      body: { evpId: expect.any(String), vettingClass: expect.any(String) },
+    });
+    const vettingRef = await t.app.ctx.db.tcrRef.findFirstOrThrow({
+      where: { entity: 'vetting', accountId: a.accountId },
+    });
+    const res = await hook({
+      eventType: 'EVP_REPORT_SCORE',
+      brandId: tcrBrandId,
+      vettingId: vettingRef.tcrId,
+      vettingScore: 85,
+    });
+    expect(res.body.results[0].outcome).toBe('applied');
+    expect((await a.request('GET', `/compliance/brands/${brand.id}`)).body.identityStatus).toBe('VETTED_VERIFIED');
+    const vetting = await t.app.ctx.db.vetting.findUniqueOrThrow({ where: { id: vettingRef.localId } });
+    expect(vetting).toMatchObject({ status: 'APPROVED', vettingScore: 85 });
+    expect(
+      (await hook({ eventType: 'EVP_REPORT_SCORE', brandId: tcrBrandId, vettingId: vettingRef.tcrId })).body.results[0]
+        .outcome,
+    ).toBe('unchanged');
+
+    expect((await a.request('DELETE', `/compliance/brands/${brand.id}`)).status).toBe(200);
+    await t.drain();
+    expect(tcr.calls('DELETE', `/brand/${tcrBrandId}`)).toMatchObject([{ authorization: auth }]);
+  });
 });
