@@ -325,6 +325,28 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(row).toMatchObject({ status: 'failed', attempts: 1, responseCode: 400 });
     const after = (await a.request('GET', `/compliance/brands/${brand.id}`)).body;
     expect(after).toMatchObject({ status: 'FAILED', identityStatus: 'UNVERIFIED' });
+    const feedback = (await a.request('GET', `/compliance/brands/${brand.id}/feedback`)).body;
+    expect(feedback.category).toMatchObject([{ id: 'OTHERS', description: expect.stringContaining('Invalid EIN') }]);
+
+    // A campaign TCR refuses for good: its pending carriers are rejected with TCR_REFUSED; deletion reaches TCR.
+    const { brand: ok } = await verifiedBrand(a, '31-7000008');
+    tcr.refuseNext = 1;
+    const id = (await a.request('POST', '/compliance/campaigns', campaignBody(ok.id))).body.id as string;
+    await t.drain();
+    const carriers = (await a.request('GET', `/compliance/campaigns/${id}/carriers`)).body.carriers;
+    expect(carriers.map((c: any) => [c.status, c.rejectionCode])).toEqual(Array(4).fill(['REJECTED', 'TCR_REFUSED']));
+    expect((await a.request('GET', `/compliance/campaigns/${id}`)).body.status).toBe('REJECTED');
+  });
+
+  it('deleting a campaign deactivates it at TCR', async () => {
+    const a = await t.newAccount();
+    const { brand } = await verifiedBrand(a, '31-7000009');
+    const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id as string;
+    await t.drain();
+    const tcrCampaignId = (await t.app.ctx.db.tcrRef.findFirstOrThrow({ where: { localId: id } })).tcrId;
+    expect((await a.request('DELETE', `/compliance/campaigns/${id}`)).status).toBe(200);
+    await t.drain();
+    expect(tcr.calls('DELETE', `/campaign/${tcrCampaignId}`)).toMatchObject([{ authorization: auth }]);
   });
 
   it('orders an external vetting at TCR; EVP_REPORT_SCORE completes it; deleting the brand deletes it at TCR', async () => {
@@ -359,5 +381,20 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect((await a.request('DELETE', `/compliance/brands/${brand.id}`)).status).toBe(200);
     await t.drain();
     expect(tcr.calls('DELETE', `/brand/${tcrBrandId}`)).toMatchObject([{ authorization: auth }]);
+  });
+
+  it('an event that overtakes the recorded TCR id is matched by brandReferenceId (our id), not lost', async () => {
+    const a = await t.newAccount();
+    const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein: '31-7000007' }))).body;
+    // Not drained: the registration job has not recorded TCR's id yet.
+    const res = await hook({
+      eventType: 'BRAND_IDENTITY_STATUS_UPDATE',
+      brandId: 'B9Z9Z9Z',
+      brandReferenceId: brand.id,
+      brandIdentityStatus: 'VERIFIED',
+    });
+    expect(res.body.results[0].outcome).toBe('applied');
+    expect((await a.request('GET', `/compliance/brands/${brand.id}`)).body.status).toBe('ACTIVE');
+    await t.drain();
   });
 });

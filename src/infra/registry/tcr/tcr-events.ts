@@ -23,6 +23,8 @@ export const tcrEventSchema = z
     mnoId: z.union([z.number().int(), z.string().regex(/^\d{1,9}$/)]).optional(),
     vettingId: z.string().max(100).optional(),
     vettingScore: z.union([z.number(), z.string().regex(/^\d{1,3}$/)]).optional(),
+    brandReferenceId: z.string().max(100).optional(),
+    campaignReferenceId: z.string().max(100).optional(),
     description: z.string().max(10_000).optional(),
     mock: z.boolean().optional(),
   })
@@ -70,10 +72,25 @@ function brandDecisionOf(
   }
 }
 
-async function localId(ctx: AppContext, entity: 'brand' | 'campaign' | 'vetting', tcrId: string | undefined) {
-  if (!tcrId) return undefined;
-  const ref = await ctx.db.tcrRef.findUnique({ where: { entity_tcrId: { entity, tcrId } } });
-  return ref?.localId;
+/**
+ * Our id for TCR's id. When the mapping is not written yet (the event overtook the job that records TCR's answer),
+ * the event's `brandReferenceId` / `campaignReferenceId` (our id, sent as TCR's referenceId) is used if such a row
+ * exists, so an early notification is not lost.
+ */
+async function localId(
+  ctx: AppContext,
+  entity: 'brand' | 'campaign' | 'vetting',
+  tcrId: string | undefined,
+  referenceId?: string,
+) {
+  if (tcrId) {
+    const ref = await ctx.db.tcrRef.findUnique({ where: { entity_tcrId: { entity, tcrId } } });
+    if (ref) return ref.localId;
+  }
+  if (!referenceId) return undefined;
+  if (entity === 'brand') return (await ctx.db.brand.findUnique({ where: { id: referenceId } }))?.id;
+  if (entity === 'campaign') return (await ctx.db.campaign.findUnique({ where: { id: referenceId } }))?.id;
+  return undefined;
 }
 
 /**
@@ -133,7 +150,7 @@ export async function applyTcrEvent(
   if (type.startsWith('MNO_CAMPAIGN_OPERATION_')) {
     const mapped = MNO_EVENT[type];
     if (!mapped) return out('ignored', 'no mapping for this event type');
-    const campaignId = await localId(ctx, 'campaign', event.campaignId);
+    const campaignId = await localId(ctx, 'campaign', event.campaignId, event.campaignReferenceId);
     if (!campaignId) return out('unknown', `campaign ${event.campaignId ?? '(none)'} is not registered here`);
     if (mapped === 'REVIEW') return out('unchanged', 'REVIEW is our PENDING');
     if (event.mnoId === undefined) {
@@ -148,7 +165,7 @@ export async function applyTcrEvent(
     const approved = type === 'EVP_REPORT_SCORE' || type === 'EVP_REPORT_IMPORT';
     const failed = type === 'EVP_REPORT_FAIL' || type === 'EVP_REPORT_UNSCORE';
     if (!approved && !failed) return out('ignored', 'no mapping for this event type');
-    const brandId = await localId(ctx, 'brand', event.brandId);
+    const brandId = await localId(ctx, 'brand', event.brandId, event.brandReferenceId);
     if (!brandId) return out('unknown', `brand ${event.brandId ?? '(none)'} is not registered here`);
     const vettingLocal = await localId(ctx, 'vetting', event.vettingId);
     const score = event.vettingScore === undefined ? null : Math.min(100, Math.max(0, Number(event.vettingScore)));
@@ -175,7 +192,7 @@ export async function applyTcrEvent(
     if (!event.brandIdentityStatus) return out('ignored', 'no brandIdentityStatus');
     const decision = brandDecisionOf(event.brandIdentityStatus);
     if (!decision) return out('ignored', `unknown brandIdentityStatus ${event.brandIdentityStatus}`);
-    const brandId = await localId(ctx, 'brand', event.brandId);
+    const brandId = await localId(ctx, 'brand', event.brandId, event.brandReferenceId);
     if (!brandId) return out('unknown', `brand ${event.brandId ?? '(none)'} is not registered here`);
     return ctx.events.transaction(async (tx, emit) => {
       const brand = await tx.brand.findUnique({ where: { id: brandId } });

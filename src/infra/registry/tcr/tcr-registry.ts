@@ -49,8 +49,9 @@ const nonEmpty = (v: string | null | undefined): string | undefined =>
   v === null || v === undefined || v === '' ? undefined : v;
 
 /**
- * Our brand as TCR's `createBrand` body (research §5.1). `referenceId` is the caller's reference or, when none, our
- * brand id, so a registration retried after a lost answer is recognisable at TCR.
+ * Our brand as TCR's `createBrand` body (research §5.1). `referenceId` is our brand id: TCR wants it unique per CSP,
+ * which the caller's referenceId (unique per account only) is not; it makes a registration retried after a lost
+ * answer recognisable at TCR, and webhook events carry it back as `brandReferenceId`.
  */
 export function tcrBrandBody(brand: Brand): TcrBrandRequest {
   const soleProp = brand.entityType === 'SOLE_PROPRIETOR';
@@ -78,7 +79,7 @@ export function tcrBrandBody(brand: Brand): TcrBrandRequest {
     altBusinessId: nonEmpty(brand.altBusinessId),
     altBusinessIdType: nonEmpty(brand.altBusinessIdType),
     businessContactEmail: nonEmpty(brand.businessContactEmail),
-    referenceId: brand.referenceId ?? brand.id,
+    referenceId: brand.id,
     mock: brand.mock,
   };
 }
