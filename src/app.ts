@@ -24,6 +24,8 @@ import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js'
 import { migrate } from './infra/migrate.js';
 import { SandboxModel } from './infra/model/sandbox.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
+import { TcrClient } from './infra/registry/tcr/tcr-client.js';
+import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
@@ -129,7 +131,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     metrics,
   };
   ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
-  const registry = new SandboxRegistry(ctx);
+  // REGISTRY chooses the adapter: the sandbox simulator (default) or TCR's CSP API (config.ts guarantees its settings).
+  const registry =
+    config.REGISTRY === 'tcr'
+      ? new TcrRegistry(
+          ctx,
+          new TcrClient({
+            baseUrl: config.TCR_API_URL ?? '',
+            apiKey: config.TCR_API_KEY ?? '',
+            apiSecret: config.TCR_API_SECRET ?? '',
+            timeoutMs: config.TCR_TIMEOUT_MS,
+          }),
+        )
+      : new SandboxRegistry(ctx);
   ctx.registry = registry;
   ctx.jobs.register(registry.jobKind());
   workers.add(idempotencyPruner(ctx));

@@ -75,6 +75,22 @@ export const configSchema = z.object({
 
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),
+  /**
+   * Campaign registry adapter: `sandbox` (the built-in simulator, default) or `tcr` (The Campaign Registry's CSP REST
+   * API, src/infra/registry/tcr; docs/compliance.md "TCR adapter"). With `tcr`, TCR_API_URL, TCR_API_KEY,
+   * TCR_API_SECRET and TCR_WEBHOOK_SECRET are required.
+   */
+  REGISTRY: z.enum(['sandbox', 'tcr']).default('sandbox'),
+  /** Base URL of TCR's CSP API, e.g. https://csp-api.campaignregistry.com/v2 (paths such as /brand/nonBlocking follow it). */
+  TCR_API_URL: z.string().url().optional(),
+  /** TCR API key: the user name of HTTP basic auth on every CSP API call. */
+  TCR_API_KEY: z.string().min(1).optional(),
+  /** TCR API secret: the password of HTTP basic auth. Never logged. */
+  TCR_API_SECRET: z.string().min(1).optional(),
+  /** Shared secret the inbound TCR webhook must send in `X-TCR-Webhook-Secret` (compared in constant time); ≥16 chars. */
+  TCR_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** Timeout of one TCR API call, in ms. */
+  TCR_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /** DID warm-up: a number assigned to an approved campaign is `warming` this long before `active`, in ms (issue 14). */
   DID_WARMUP_MS: z.coerce
     .number()
@@ -198,6 +214,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  if (result.data.REGISTRY === 'tcr') {
+    const missing = (['TCR_API_URL', 'TCR_API_KEY', 'TCR_API_SECRET', 'TCR_WEBHOOK_SECRET'] as const).filter(
+      (k) => result.data[k] === undefined,
+    );
+    if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k}: required when REGISTRY=tcr`));
   }
   const { EMAIL_DOMAIN, EMAIL_DOMAINS } = result.data;
   if (EMAIL_DOMAINS && !EMAIL_DOMAINS.includes(EMAIL_DOMAIN.toLowerCase())) {

@@ -16,6 +16,7 @@ import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
+import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
 import { registerCors } from './cors.js';
@@ -121,6 +122,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
   await adminRoutes(http, ctx);
+  await tcrWebhookRoutes(http, ctx);
 
   mountGraphQL(http, ctx);
   return http;
