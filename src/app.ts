@@ -95,7 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     throw err;
   }
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
-  const metrics = new PrometheusMetrics(database, clock);
+  const metrics = new PrometheusMetrics(database);
   const ctx: AppContext = {
     config,
     database,
@@ -131,6 +131,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     metrics,
   };
   ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
+  metrics.measureQueues(async () => {
+    const now = clock.now();
+    const states = await Promise.all(ctx.jobs.runners().map((r) => r.state(now)));
+    return states.map((q) => ({
+      kind: q.kind,
+      depth: q.depth,
+      due: q.due,
+      ageSeconds: q.oldestDue ? Math.max(0, (now.getTime() - q.oldestDue.getTime()) / 1000) : 0,
+    }));
+  });
   // REGISTRY chooses the adapter: the sandbox simulator (default) or TCR's CSP API (config.ts guarantees its settings).
   const registry =
     config.REGISTRY === 'tcr'

@@ -355,6 +355,26 @@ export class JobRunner implements Worker {
     this.#heartbeat = undefined;
   }
 
+  /**
+   * How much of this kind waits, for metrics: `depth` rows meeting the kind's condition with a due time, `due` of
+   * them due at `now`, and the oldest due time among those (how late the queue runs). Same table and condition as
+   * the claim, so the measure cannot drift from what is claimed.
+   */
+  async state(now: Date): Promise<{ kind: string; depth: number; due: number; oldestDue: Date | null }> {
+    const k = this.kind;
+    const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
+    const [row] = await this.deps.db.$queryRaw<{ depth: number; due: number; oldest: Date | null }[]>`
+      SELECT count(*)::int AS depth, count(*) FILTER (WHERE ${due} <= ${now})::int AS due,
+             min(${due}) FILTER (WHERE ${due} <= ${now}) AS oldest
+        FROM ${ident(k.table)} j WHERE ${due} IS NOT NULL AND (${k.where()})`;
+    return {
+      kind: k.name,
+      depth: Number(row?.depth ?? 0),
+      due: Number(row?.due ?? 0),
+      oldestDue: row?.oldest ? new Date(row.oldest) : null,
+    };
+  }
+
   /** Extends the lease of every job still running here (fenced by its token). @returns rows extended. */
   async extendLeases(): Promise<number> {
     if (this.#inFlight.size === 0) return 0;
@@ -404,6 +424,11 @@ export class JobQueue {
     this.#runners.set(kind.name, runner);
     this.deps.workers.add(runner);
     return runner;
+  }
+
+  /** Every registered runner (for metrics: {@link JobRunner.state}). */
+  runners(): JobRunner[] {
+    return [...this.#runners.values()];
   }
 
   /** The runner of kind `name`. @throws Error when no such kind is registered. */

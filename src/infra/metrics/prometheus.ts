@@ -3,44 +3,16 @@ import type { ModelProvider, ModelRequest } from '../../domain/email/model.port.
 import type { MetricsRecorder } from '../../domain/metrics.port.js';
 import type { Database } from '../db.js';
 
-/**
- * One kind of the job queue (src/infra/jobs, docs/jobs.md; same kind names), measured at scrape time from its
- * table: `depth` rows waiting, `due` of them due now, and the age in seconds of the oldest due one (how late the
- * queue runs). A kind whose table or condition changes changes here too.
- */
-interface QueueQuery {
+/** One kind of the job queue as measured at scrape time (src/infra/jobs: JobRunner.state, docs/jobs.md). */
+export interface QueueState {
   kind: string;
-  /** SQL returning one row `{depth, due, oldest_due}`; `$1` is now. */
-  sql: string;
+  /** Rows waiting. */
+  depth: number;
+  /** Of them, due now. */
+  due: number;
+  /** Age of the oldest due one, in s (0 when none is due). */
+  ageSeconds: number;
 }
-
-/** The durable queues of the service and how to measure each (table and "waiting" condition). */
-export const QUEUES: QueueQuery[] = [
-  {
-    kind: 'webhook-delivery',
-    sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
-                 min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
-          FROM webhook_deliveries WHERE status = 'pending'`,
-  },
-  {
-    kind: 'email-outbound',
-    sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
-                 min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
-          FROM email_messages WHERE status = 'queued'`,
-  },
-  {
-    kind: 'email-agent',
-    sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE next_attempt_at <= $1)::int AS due,
-                 min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS oldest_due
-          FROM email_agent_jobs WHERE status = 'pending'`,
-  },
-  {
-    kind: 'registry-task',
-    sql: `SELECT count(*)::int AS depth, count(*) FILTER (WHERE due_at <= $1)::int AS due,
-                 min(due_at) FILTER (WHERE due_at <= $1) AS oldest_due
-          FROM compliance_registry_tasks`,
-  },
-];
 
 /**
  * Prometheus metrics of one app (its own prom-client Registry, so several apps in one process do not collide):
@@ -56,13 +28,22 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #streams: Gauge<'transport'>;
   readonly #webhooks: Counter<'outcome'>;
   readonly #model: Histogram<'provider' | 'outcome'>;
+  /** Reads the job queue's state per kind; set by the composition root once the queue exists ({@link measureQueues}). */
+  #queues: () => Promise<QueueState[]> = async () => [];
 
   /**
-   * @param database read at scrape time for queue depth/age and agent jobs by status; a failing query is skipped
+   * @param database read at scrape time for agent jobs by status; a failing query is skipped
    *   (the scrape still answers) and counted in `switchboard_metrics_query_errors_total`.
-   * @param clock the app's clock (queue age is relative to it).
    */
-  constructor(database: Database, clock: { now(): Date }) {
+  /**
+   * Measures queue depth and age per job kind with `read` (the job queue's own `JobRunner.state`, so the measure
+   * uses the claim's table and condition). Failing reads are counted in `switchboard_metrics_query_errors_total`.
+   */
+  measureQueues(read: () => Promise<QueueState[]>): void {
+    this.#queues = read;
+  }
+
+  constructor(database: Database) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });
     this.#http = new Counter({
@@ -150,30 +131,14 @@ export class PrometheusMetrics implements MetricsRecorder {
       },
     });
     // One set of queue queries per scrape, shared by the depth and age gauges (prom-client collects them in parallel).
-    type QueueState = { kind: string; depth: number; due: number; ageSeconds: number };
     let inflight: Promise<QueueState[]> | undefined;
     const readQueues = async (): Promise<QueueState[]> => {
-      const now = clock.now();
-      const states = await Promise.all(
-        QUEUES.map(async (q): Promise<QueueState | undefined> => {
-          try {
-            const [row] = await database.prisma.$queryRawUnsafe<
-              { depth: number; due: number; oldest_due: Date | string | null }[]
-            >(q.sql, now);
-            const oldest = row?.oldest_due ? new Date(row.oldest_due).getTime() : undefined;
-            return {
-              kind: q.kind,
-              depth: Number(row?.depth ?? 0),
-              due: Number(row?.due ?? 0),
-              ageSeconds: oldest === undefined ? 0 : Math.max(0, (now.getTime() - oldest) / 1000),
-            };
-          } catch {
-            queryErrors.inc({ query: `queue:${q.kind}` });
-            return undefined;
-          }
-        }),
-      );
-      return states.filter((s): s is QueueState => s !== undefined);
+      try {
+        return await this.#queues();
+      } catch {
+        queryErrors.inc({ query: 'queues' });
+        return [];
+      }
     };
     const queueSnapshot = () => {
       inflight ??= readQueues().finally(() => {
