@@ -1,8 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
@@ -25,6 +23,7 @@ import { WorkerSet } from './infra/workers.js';
 import { installAuth } from './rest/auth.js';
 import { installErrorHandling } from './rest/errors.js';
 import { idempotencyPruner, installIdempotency } from './rest/idempotency.js';
+import { registerOpenApi } from './rest/openapi.js';
 import { complianceRoutes } from './rest/routes/compliance.routes.js';
 import { emailRoutes } from './rest/routes/email.routes.js';
 import { eventsRoutes } from './rest/routes/events.routes.js';
@@ -193,21 +192,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   installErrorHandling(http);
   installAuth(http, ctx);
   installIdempotency(http, ctx);
-  await http.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Switchboard REST API',
-        version: '0.1.0',
-        description:
-          '10DLC compliance, email identities and agents, webhooks and the event stream. Errors share one body: ' +
-          '{"error": {"code", "message", "field"?, "details"?}}.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  await registerOpenApi(http, config);
 
   await systemRoutes(http, ctx);
   await complianceRoutes(http, ctx);

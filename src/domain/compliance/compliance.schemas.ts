@@ -72,7 +72,8 @@ function readOnly<K extends string>(keys: readonly K[]) {
 export const brandInput = z
   .object(brandFields)
   .strict()
-  .superRefine(requireStockFields, { when: () => true });
+  .superRefine(requireStockFields, { when: () => true })
+  .meta({ id: 'BrandCreate' });
 
 const BRAND_READ_ONLY = ['id', 'status', 'identityStatus', 'createdAt', 'updatedAt'] as const;
 
@@ -84,7 +85,8 @@ export const brandUpdateInput = z
   .object({ ...brandFields, ...readOnly(BRAND_READ_ONLY) })
   .strict()
   .superRefine(requireStockFields, { when: () => true })
-  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest);
+  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest)
+  .meta({ id: 'BrandUpdate' });
 /** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
 
@@ -108,7 +110,7 @@ const campaignFields = {
 };
 
 /** Body of POST /compliance/campaigns (spec 2.3). */
-export const campaignInput = z.object(campaignFields).strict();
+export const campaignInput = z.object(campaignFields).strict().meta({ id: 'CampaignCreate' });
 /** Parsed campaignInput. */
 export type CampaignInput = z.output<typeof campaignInput>;
 
@@ -145,7 +147,8 @@ export const campaignUpdateInput = z
     const out: Record<string, unknown> = { ...v };
     for (const k of CAMPAIGN_READ_ONLY) delete out[k];
     return out as Omit<typeof v, (typeof CAMPAIGN_READ_ONLY)[number]>;
-  });
+  })
+  .meta({ id: 'CampaignUpdate' });
 /** Parsed campaignUpdateInput. */
 export type CampaignUpdateInput = z.output<typeof campaignUpdateInput>;
 
@@ -155,7 +158,8 @@ export const nudgeInput = z
     nudgeIntent: z.enum(NUDGE_INTENTS).describe('REVIEW (pending carriers) or APPEAL_REJECTION (rejected carriers).'),
     description: z.string().max(1024).optional().describe('Note to the reviewers, at most 1024 characters.'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CampaignNudge' });
 /** Parsed nudgeInput. */
 export type NudgeInput = z.output<typeof nudgeInput>;
 
@@ -165,14 +169,16 @@ export const vettingApplyInput = z
     evpId: z.enum(EVP_IDS).default('AEGIS').describe('Vetting provider; default AEGIS.'),
     vettingClass: z.enum(VETTING_CLASSES).default('STANDARD').describe('Vetting class; default STANDARD.'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'VettingApply' });
 /** Parsed vettingApplyInput. */
 export type VettingApplyInput = z.output<typeof vettingApplyInput>;
 
 /** Body of number provisioning, assignment and removal: `{numbers: string[]}`, E.164, 1 to 100 per call. */
 export const numbersInput = z
   .object({ numbers: z.array(e164).min(1).max(100).describe('E.164 numbers, 1 to 100.') })
-  .strict();
+  .strict()
+  .meta({ id: 'NumberSet' });
 /** Parsed numbersInput. */
 export type NumbersInput = z.output<typeof numbersInput>;
 

@@ -86,7 +86,8 @@ export const createWebhookInput = z
       .max(100)
       .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'WebhookCreate' });
 
 /** Query of GET /api/webhooks/{id}/logs. */
 export const webhookLogsQuery = z
@@ -109,11 +110,13 @@ export const testWebhookInput = z
       .refine(isEventType, { message: 'unknown event type', params: { code: 'UNKNOWN_EVENT_TYPE' } })
       .describe('Catalog event type of the example to send.'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'WebhookTest' });
 
 /** Body of POST /api/webhooks/{id}/redeliver: every failed delivery created at or after `since`. */
 export const redeliverFailedInput = z
   .object({
     since: z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp; failed deliveries created at or after it.'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'WebhookRedeliverFailed' });

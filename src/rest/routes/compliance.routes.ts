@@ -142,6 +142,20 @@ const qualifyOut = z.object({
     }),
   ),
 });
+// OpenAPI component names of the shapes above (docs/openapi.md: every schema a client sees twice gets an id).
+z.globalRegistry.add(brandOut, { id: 'Brand', description: 'A 10DLC brand and its registration (TCR) status.' });
+z.globalRegistry.add(vettingOut, { id: 'Vetting', description: 'An external vetting of a brand.' });
+z.globalRegistry.add(carrierOut, { id: 'CarrierStatus', description: 'One carrier’s (MNO’s) review of a campaign.' });
+z.globalRegistry.add(campaignOut, {
+  id: 'Campaign',
+  description: 'A 10DLC campaign with per-carrier approval, `sendable` and `blockingReasons`.',
+});
+z.globalRegistry.add(numberOut, {
+  id: 'PhoneNumber',
+  description: 'A provisioned E.164 number (DID) and its campaign.',
+});
+z.globalRegistry.add(feedbackOut, { id: 'BrandFeedback', description: 'Registry feedback on a brand.' });
+z.globalRegistry.add(qualifyOut, { id: 'BrandQualification', description: 'Use cases the brand qualifies for.' });
 const idParams = z.object({ id: z.string().min(1) });
 const brands = ['compliance: brands'];
 const campaigns = ['compliance: campaigns'];
@@ -156,9 +170,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'listBrands',
         summary: 'All brands of the account, oldest first, paged by ?limit&cursor.',
         querystring: pageQuery,
         response: { 200: z.object({ brands: z.array(brandOut), nextCursor: z.string().nullable() }) },
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listBrands(ctx, actorOf(request), request.query),
@@ -168,9 +184,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'createBrand',
         summary: 'Register a brand; answers 201 with status PENDING.',
         body: brandInput,
         response: { 201: brandOut },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => reply.status(201).send(await registerBrand(ctx, actorOf(request), request.body)),
@@ -180,9 +198,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'getBrand',
         summary: 'One brand with its registration status.',
         params: idParams,
         response: { 200: brandOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getBrand(ctx, actorOf(request), request.params.id),
@@ -192,10 +212,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'updateBrand',
         summary: 'Replace a brand’s fields; identity changes send it back to PENDING (re-vetting).',
         params: idParams,
         body: brandUpdateInput,
         response: { 200: brandOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => updateBrand(ctx, actorOf(request), request.params.id, request.body),
@@ -205,9 +227,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'deleteBrand',
         summary: 'Delete a brand; 409 BRAND_HAS_CAMPAIGNS while it has campaigns.',
         params: idParams,
         response: { 200: z.object({ id: z.string(), deleted: z.literal(true) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_HAS_CAMPAIGNS'],
       },
     },
     (request) => deleteBrand(ctx, actorOf(request), request.params.id),
@@ -217,9 +241,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'qualifyBrand',
         summary: 'Whether the brand qualifies and which use cases it may use, per carrier.',
         params: idParams,
         response: { 200: qualifyOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => qualifyBrand(ctx, actorOf(request), request.params.id),
@@ -229,9 +255,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'revetBrand',
         summary: 'Resubmit the brand to the identity check after corrections (status PENDING).',
         params: idParams,
         response: { 200: brandOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_PENDING'],
       },
     },
     (request) => revetBrand(ctx, actorOf(request), request.params.id),
@@ -241,9 +269,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'getBrandFeedback',
         summary: 'Registry feedback: rejection reasons and required corrections.',
         params: idParams,
         response: { 200: feedbackOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getBrandFeedback(ctx, actorOf(request), request.params.id),
@@ -253,10 +283,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'applyForBrandVetting',
         summary: 'Order an external vetting (201); a pending one is returned instead (200).',
         params: idParams,
         body: vettingApplyInput.nullish(),
         response: { 200: vettingOut, 201: vettingOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE'],
       },
     },
     async (request, reply) => {
@@ -269,9 +301,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: brands,
+        operationId: 'listBrandVettings',
         summary: 'Vetting records of the brand, newest first.',
         params: idParams,
         response: { 200: z.array(vettingOut) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => listVettings(ctx, actorOf(request), request.params.id),
@@ -282,9 +316,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'listCampaigns',
         summary: 'All campaigns of the account (or of ?brandId), oldest first, paged by ?limit&cursor.',
         querystring: campaignListQuery,
         response: { 200: z.object({ campaigns: z.array(campaignOut), nextCursor: z.string().nullable() }) },
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listCampaigns(ctx, actorOf(request), request.query),
@@ -294,9 +330,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'createCampaign',
         summary: 'Create a campaign under an ACTIVE brand; answers 201 with status PENDING.',
         body: campaignInput,
         response: { 201: campaignOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE', 'USECASE_NOT_QUALIFIED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
@@ -306,9 +344,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'getCampaign',
         summary: 'One campaign with carrier approval, sendable and blockingReasons.',
         params: idParams,
         response: { 200: campaignOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getCampaign(ctx, actorOf(request), request.params.id),
@@ -318,10 +358,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'updateCampaign',
         summary: 'Change campaign details; content changes trigger carrier re-review.',
         params: idParams,
         body: campaignUpdateInput,
         response: { 200: campaignOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD'],
       },
     },
     (request) => updateCampaign(ctx, actorOf(request), request.params.id, request.body),
@@ -331,11 +373,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'deleteCampaign',
         summary: 'Delete a campaign and unlink its numbers.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), deleted: z.literal(true), unlinkedNumbers: z.array(z.string()) }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => deleteCampaign(ctx, actorOf(request), request.params.id),
@@ -345,10 +389,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'nudgeCampaign',
         summary: 'Nudge carrier review (REVIEW) or appeal rejections (APPEAL_REJECTION).',
         params: idParams,
         body: nudgeInput,
         response: { 200: campaignOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_NUDGE', 'NOTHING_TO_APPEAL'],
       },
     },
     (request) => nudgeCampaign(ctx, actorOf(request), request.params.id, request.body),
@@ -358,9 +404,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'expediteCampaign',
         summary: 'Request expedited carrier review of every pending carrier.',
         params: idParams,
         response: { 200: campaignOut },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_EXPEDITE'],
       },
     },
     (request) => expediteCampaign(ctx, actorOf(request), request.params.id),
@@ -370,11 +418,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'listCampaignNumbers',
         summary: 'Numbers currently assigned to the campaign.',
         params: idParams,
         response: {
           200: z.object({ campaignId: z.string(), numbers: z.array(z.object({ number: z.string(), assignedAt: ts })) }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => listCampaignNumbers(ctx, actorOf(request), request.params.id),
@@ -384,6 +434,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'assignCampaignNumbers',
         summary: 'Assign provisioned numbers to the campaign, all or nothing.',
         params: idParams,
         body: numbersInput,
@@ -395,6 +446,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
             numbers: z.array(z.string()),
           }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED'],
       },
     },
     (request) => assignNumbers(ctx, actorOf(request), request.params.id, request.body),
@@ -404,12 +456,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'removeCampaignNumbers',
         summary: 'Unlink numbers from the campaign, all or nothing.',
         params: idParams,
         body: numbersInput,
         response: {
           200: z.object({ campaignId: z.string(), removed: z.array(z.string()), numbers: z.array(z.string()) }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBERS_NOT_ASSIGNED'],
       },
     },
     (request) => removeNumbers(ctx, actorOf(request), request.params.id, request.body),
@@ -419,9 +473,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
+        operationId: 'getCampaignCarriers',
         summary: 'Per-carrier approval of the campaign.',
         params: idParams,
         response: { 200: z.object({ campaignId: z.string(), carriers: z.array(carrierOut) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getCampaignCarriers(ctx, actorOf(request), request.params.id),
@@ -432,6 +488,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: numbers,
+        operationId: 'getDidMapping',
         summary: 'Every number with its campaign (null when unassigned); next page cursor in x-next-cursor.',
         querystring: didMappingQuery,
         response: {
@@ -439,6 +496,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
             z.object({ number: z.string(), campaignId: z.string().nullable(), campaignStatus: z.string().nullable() }),
           ),
         },
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     async (request, reply) => {
@@ -452,9 +510,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: ['compliance: enums'],
+        operationId: 'getComplianceEnum',
         summary: 'Values of the vertical, entityType or usecase enum.',
         params: z.object({ name: z.string() }),
         response: { 200: z.object({ name: z.string(), values: z.array(z.string()) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getEnum(actorOf(request), request.params.name),
@@ -465,9 +525,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: numbers,
+        operationId: 'provisionNumbers',
         summary: 'Provision E.164 numbers in the account (201), all or nothing.',
         body: numbersInput,
         response: { 201: z.object({ numbers: z.array(numberOut) }) },
+        errors: ['FORBIDDEN', 'NUMBER_UNAVAILABLE'],
       },
     },
     async (request, reply) => reply.status(201).send(await provisionNumbers(ctx, actorOf(request), request.body)),
@@ -477,9 +539,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: numbers,
+        operationId: 'listNumbers',
         summary: 'Provisioned numbers, ascending, paged by ?limit&cursor.',
         querystring: pageQuery,
         response: { 200: z.object({ numbers: z.array(numberOut), nextCursor: z.string().nullable() }) },
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listNumbers(ctx, actorOf(request), request.query),
@@ -489,9 +553,11 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: numbers,
+        operationId: 'releaseNumber',
         summary: 'Release a number; 409 NUMBER_ASSIGNED while it is assigned to a campaign.',
         params: z.object({ number: z.string() }),
         response: { 200: z.object({ number: z.string(), released: z.literal(true) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED'],
       },
     },
     (request) => releaseNumber(ctx, actorOf(request), request.params.number),

@@ -93,6 +93,13 @@ const knowledgeDocument = z.object({
   content: z.string(),
   createdAt: z.string(),
 });
+// OpenAPI component names of the shapes above (docs/openapi.md).
+z.globalRegistry.add(identity, { id: 'EmailIdentity', description: 'An email identity (address) of the account.' });
+z.globalRegistry.add(threadSummary, { id: 'ThreadSummary', description: 'A thread without its messages.' });
+z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of a thread, in or out.' });
+z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });
+z.globalRegistry.add(agent, { id: 'Agent', description: 'An email agent that answers inbound mail.' });
+z.globalRegistry.add(knowledgeDocument, { id: 'KnowledgeDocument', description: 'A document an agent answers from.' });
 const idParams = z.object({ id: z.string() });
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
@@ -105,9 +112,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'createEmailIdentity',
         summary: 'Provision an email identity (201). 409 ADDRESS_TAKEN for an address in use.',
         body: createIdentityInput,
         response: { 201: identity },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'ADDRESS_TAKEN', 'DOMAIN_NOT_HOSTED', 'AGENT_TEXT_MODEL_REQUIRED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createIdentity(ctx, actorOf(request), request.body)),
@@ -117,15 +126,26 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'listEmailIdentities',
         summary: 'All identities of the account.',
         response: { 200: z.object({ identities: z.array(identity) }) },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ identities: await listIdentities(ctx, actorOf(request)) }),
   );
   r.get(
     '/api/email/identities/:id',
-    { schema: { tags, summary: 'One identity.', params: idParams, response: { 200: identity } } },
+    {
+      schema: {
+        tags,
+        operationId: 'getEmailIdentity',
+        summary: 'One identity.',
+        params: idParams,
+        response: { 200: identity },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+      },
+    },
     async (request) => getIdentity(ctx, actorOf(request), request.params.id),
   );
   r.patch(
@@ -133,10 +153,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'updateEmailIdentity',
         summary: 'Change displayName or agentId (null clears).',
         params: idParams,
         body: updateIdentityInput,
         response: { 200: identity },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'AGENT_TEXT_MODEL_REQUIRED'],
       },
     },
     async (request) => updateIdentity(ctx, actorOf(request), request.params.id, request.body),
@@ -146,9 +168,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'deleteEmailIdentity',
         summary: 'Deprovision: inbound mail is refused from now on; threads stay readable until purged.',
         params: idParams,
         response: { 200: z.object({ status: z.literal('deprovisioning') }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => deleteIdentity(ctx, actorOf(request), request.params.id),
@@ -158,10 +182,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'sendEmail',
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
         body: sendEmailInput,
         response: { 202: sent },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
       },
     },
     async (request, reply) =>
@@ -172,10 +198,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'replyToEmailThread',
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
         body: replyInput,
         response: { 202: sent },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
       },
     },
     async (request, reply) =>
@@ -186,10 +214,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'listEmailThreads',
         summary: 'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page.',
         params: idParams,
         querystring: z.object({ limit: z.coerce.number().optional(), cursor: z.string().optional() }),
         response: { 200: z.object({ threads: z.array(threadSummary), nextCursor: z.string() }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
       },
     },
     async (request) => listThreads(ctx, actorOf(request), request.params.id, request.query),
@@ -199,9 +229,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags,
+        operationId: 'getEmailThread',
         summary: 'Thread detail with every message, oldest first.',
         params: z.object({ id: z.string(), threadId: z.string() }),
         response: { 200: threadSummary.extend({ messages: z.array(message) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getThread(ctx, actorOf(request), request.params.id, request.params.threadId),
@@ -211,7 +243,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/agents',
     {
-      schema: { tags: agentTags, summary: 'Create an agent (201).', body: createAgentInput, response: { 201: agent } },
+      schema: {
+        tags: agentTags,
+        operationId: 'createAgent',
+        summary: 'Create an agent (201).',
+        body: createAgentInput,
+        response: { 201: agent },
+        errors: ['FORBIDDEN'],
+      },
     },
     async (request, reply) => reply.status(201).send(await createAgent(ctx, actorOf(request), request.body)),
   );
@@ -220,15 +259,26 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags: agentTags,
+        operationId: 'listAgents',
         summary: 'All agents of the account.',
         response: { 200: z.object({ agents: z.array(agent) }) },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ agents: await listAgents(ctx, actorOf(request)) }),
   );
   r.get(
     '/api/agents/:id',
-    { schema: { tags: agentTags, summary: 'One agent.', params: idParams, response: { 200: agent } } },
+    {
+      schema: {
+        tags: agentTags,
+        operationId: 'getAgent',
+        summary: 'One agent.',
+        params: idParams,
+        response: { 200: agent },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+      },
+    },
     async (request) => getAgent(ctx, actorOf(request), request.params.id),
   );
   r.patch(
@@ -236,17 +286,28 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags: agentTags,
+        operationId: 'updateAgent',
         summary: 'Change any agent field.',
         params: idParams,
         body: updateAgentInput,
         response: { 200: agent },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'AGENT_ASSIGNED'],
       },
     },
     async (request) => updateAgent(ctx, actorOf(request), request.params.id, request.body),
   );
   r.delete(
     '/api/agents/:id',
-    { schema: { tags: agentTags, summary: 'Delete an agent (204); its identities are unassigned.', params: idParams } },
+    {
+      schema: {
+        tags: agentTags,
+        operationId: 'deleteAgent',
+        summary: 'Delete an agent (204); its identities are unassigned.',
+        params: idParams,
+        response: { 204: z.undefined().describe('Deleted.') },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+      },
+    },
     async (request, reply) => {
       await deleteAgent(ctx, actorOf(request), request.params.id);
       return reply.status(204).send();
@@ -257,10 +318,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags: agentTags,
+        operationId: 'addKnowledgeDocument',
         summary: 'Add a knowledge document (201).',
         params: idParams,
         body: addKnowledgeInput,
         response: { 201: knowledgeDocument },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'KNOWLEDGE_LIMIT_REACHED'],
       },
     },
     async (request, reply) =>
@@ -271,9 +334,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags: agentTags,
+        operationId: 'listKnowledgeDocuments',
         summary: 'The agent’s knowledge documents.',
         params: idParams,
         response: { 200: z.object({ documents: z.array(knowledgeDocument) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => ({ documents: await listKnowledgeDocuments(ctx, actorOf(request), request.params.id) }),
@@ -283,8 +348,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         tags: agentTags,
+        operationId: 'deleteKnowledgeDocument',
         summary: 'Delete a knowledge document (204).',
         params: z.object({ id: z.string(), documentId: z.string() }),
+        response: { 204: z.undefined().describe('Deleted.') },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request, reply) => {

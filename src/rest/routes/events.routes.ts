@@ -134,11 +134,13 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       schema: {
         tags: ['events'],
+        operationId: 'publishEvent',
         summary: 'Publish an event into the account log (scope events:write). Answers 202 with the stored id.',
         body: publishEventInput,
         response: {
           202: z.object({ id: z.string(), channel: z.string(), eventType: z.string(), timestamp: z.string() }),
         },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => {
@@ -158,8 +160,31 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         summary:
           'Server-Sent Events stream of the account (scope events:read): `event:`, `id:`, `data:` per event; replay ' +
           'after `Last-Event-ID` (up to 1000, `event: stream.truncated` first when incomplete); `: heartbeat` comments.',
+        operationId: 'streamEvents',
         querystring: streamQuery,
-        response: { 200: z.string().describe('text/event-stream') },
+        headers: z.looseObject({
+          'last-event-id': z
+            .string()
+            .optional()
+            .describe('Resume after this event id (sent by EventSource on reconnect); wins over `?lastEventId`.'),
+        }),
+        response: {
+          200: {
+            description:
+              'A Server-Sent Events stream (spec 6.2) until the client leaves, the key is revoked or the server stops.',
+            content: {
+              'text/event-stream': {
+                schema: z
+                  .string()
+                  .describe(
+                    'Messages `event: <eventType>`, `id: <event id>`, `data: <envelope JSON>`; `event: stream.truncated` ' +
+                      'without `id:` when a replay is incomplete; `: heartbeat` comments.',
+                  ),
+              },
+            },
+          },
+        },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => {
@@ -186,6 +211,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       schema: {
         tags: ['events'],
+        operationId: 'listEventHistory',
         summary:
           'Past events in id order after the cursor `after` (scope events:read); the ids are those of the stream ' +
           'and webhooks. Default limit 100, max 1000.',
@@ -198,6 +224,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
             truncated: z.boolean(),
           }),
         },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request) => listEventHistory(ctx, actorOf(request), request.query),
@@ -208,6 +235,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       schema: {
         tags: ['events'],
+        operationId: 'getEventCatalog',
         summary: 'Every channel with its event types (any authenticated key).',
         response: {
           200: z.object({

@@ -13,6 +13,7 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
       config: { public: true },
       schema: {
         tags: ['operations'],
+        operationId: 'getHealth',
         summary: 'Liveness: the process answers.',
         response: { 200: z.object({ status: z.literal('ok') }) },
       },
@@ -25,6 +26,7 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
       config: { public: true },
       schema: {
         tags: ['operations'],
+        operationId: 'getReadiness',
         summary: 'Readiness: the database answers and every migration is applied (503 otherwise).',
         response: {
           200: z.object({ status: z.literal('ready'), database: z.string() }),

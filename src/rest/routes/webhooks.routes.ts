@@ -55,6 +55,13 @@ const logShape = z.object({
   ),
 });
 
+// OpenAPI component names of the shapes above (docs/openapi.md).
+z.globalRegistry.add(webhookShape, { id: 'Webhook', description: 'A webhook (its secret shows only on creation).' });
+z.globalRegistry.add(logShape, { id: 'WebhookDelivery', description: 'One delivery to a webhook, with its attempts.' });
+const createdWebhook = webhookShape
+  .extend({ secret: z.string().describe('The signing secret, shown only here.') })
+  .meta({ id: 'CreatedWebhook', description: 'A new webhook with its signing secret.' });
+
 const idParams = z.object({ id: z.string() });
 
 /** REST routes of the webhooks area (spec 4.6 plus rotation, test and redelivery; README "Webhooks"). */
@@ -67,9 +74,11 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'createWebhook',
         summary: 'Register a webhook; the answer carries its secret, shown only here (201).',
         body: createWebhookInput,
-        response: { 201: webhookShape.extend({ secret: z.string() }) },
+        response: { 201: createdWebhook },
+        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createWebhook(ctx, actorOf(request), request.body)),
@@ -80,8 +89,10 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'listWebhooks',
         summary: 'List the account’s webhooks (never their secrets).',
         response: { 200: z.object({ webhooks: z.array(webhookShape) }) },
+        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ webhooks: await listWebhooks(ctx, actorOf(request)) }),
@@ -89,7 +100,16 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   r.get(
     '/api/webhooks/:id',
-    { schema: { tags, summary: 'One webhook.', params: idParams, response: { 200: webhookShape } } },
+    {
+      schema: {
+        tags,
+        operationId: 'getWebhook',
+        summary: 'One webhook.',
+        params: idParams,
+        response: { 200: webhookShape },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+      },
+    },
     async (request) => getWebhook(ctx, actorOf(request), request.params.id),
   );
 
@@ -98,11 +118,13 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook and cancel its pending deliveries.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), deleted: z.literal(true), cancelledDeliveries: z.number() }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => deleteWebhook(ctx, actorOf(request), request.params.id),
@@ -113,10 +135,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'listWebhookDeliveries',
         summary: 'Delivery log of a webhook, newest first.',
         params: idParams,
         querystring: webhookLogsQuery,
         response: { 200: z.object({ logs: z.array(logShape) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => ({ logs: await listWebhookLogs(ctx, actorOf(request), request.params.id, request.query) }),
@@ -127,11 +151,13 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the secret: the new one is shown only here; the old one keeps signing for 24 h.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), secret: z.string(), previousSecretExpiresAt: z.string() }),
         },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_CHANGED'],
       },
     },
     async (request) => rotateWebhookSecret(ctx, actorOf(request), request.params.id),
@@ -142,10 +168,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'testWebhook',
         summary: 'Send a signed example of an event type now (one attempt) and log it.',
         params: idParams,
         body: testWebhookInput,
         response: { 200: logShape },
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => testWebhook(ctx, actorOf(request), request.params.id, request.body),
@@ -156,9 +184,11 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'redeliverWebhookDelivery',
         summary: 'Redeliver one failed delivery (a new delivery with the full retry schedule; 202).',
         params: z.object({ id: z.string(), deliveryId: z.string() }),
         response: { 202: logShape },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'DELIVERY_NOT_FAILED', 'WEBHOOK_INACTIVE'],
       },
     },
     async (request, reply) =>
@@ -172,10 +202,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         tags,
+        operationId: 'redeliverFailedWebhookDeliveries',
         summary: 'Redeliver every failed delivery created at or after `since` (202).',
         params: idParams,
         body: redeliverFailedInput,
         response: { 202: z.object({ count: z.number(), deliveries: z.array(logShape) }) },
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_INACTIVE'],
       },
     },
     async (request, reply) =>

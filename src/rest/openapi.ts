@@ -1,0 +1,308 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /**
+     * Documentation only: the error codes this operation's domain functions raise (404 NOT_FOUND, 409 …), by their
+     * code in {@link ERROR_CODES}. The codes any route of its kind answers (401, 400 VALIDATION_FAILED, the
+     * Idempotency-Key codes of a POST, …) are added by {@link documentRoute}; do not list them.
+     */
+    errors?: readonly ErrorCode[];
+  }
+}
+
+/** One violation of a validation failure (component `ErrorDetail`). */
+export const ErrorDetailSchema = z
+  .object({
+    code: z.string().describe('Stable code, e.g. REQUIRED, INVALID_FORMAT, TOO_LONG, UNKNOWN_FIELD.'),
+    field: z.string().describe('Dotted path of the field, e.g. `sampleMessages.2` or `query.limit`.'),
+    message: z.string(),
+  })
+  .meta({ id: 'ErrorDetail', description: 'One violation of a validation failure.' });
+
+/** The one REST error body `{"error": {code, message, field?, details?}}` (component `Error`; src/rest/errors.ts). */
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().describe('Stable machine-readable code; each operation lists the codes it can answer.'),
+      message: z.string().describe('Human-readable explanation; may change, do not parse it.'),
+      field: z.string().optional().describe('The field at fault, when there is one.'),
+      details: z.array(ErrorDetailSchema).optional().describe('Every violation, for VALIDATION_FAILED.'),
+    }),
+  })
+  .meta({ id: 'Error', description: 'The one error body of every 4xx and 5xx answer.' });
+
+/** Names of the OpenAPI tags, one per area, with their descriptions (order is the reference page's order). */
+export const TAGS = [
+  { name: 'operations', description: 'Liveness and readiness probes; no API key needed.' },
+  {
+    name: 'compliance: brands',
+    description: '10DLC brands: registration with the sandbox TCR registry, identity status, vetting (spec 4.1).',
+  },
+  {
+    name: 'compliance: campaigns',
+    description: '10DLC campaigns: use case, carrier (MNO) review per network, numbers assigned (spec 4.2).',
+  },
+  { name: 'compliance: numbers', description: 'Provisioned E.164 numbers (DIDs) and the DID-to-campaign mapping.' },
+  { name: 'compliance: enums', description: 'Values of the vertical, entityType and usecase enums (spec 4.3).' },
+  {
+    name: 'email',
+    description: 'Email identities, sending and replying, threads by Message-ID/In-Reply-To/References (spec 4.4).',
+  },
+  { name: 'agents', description: 'Email agents that answer inbound mail, and their knowledge documents (spec 4.5).' },
+  {
+    name: 'webhooks',
+    description: 'Signed (HMAC) at-least-once delivery of account events to your URL, logs and redelivery (spec 4.6).',
+  },
+  {
+    name: 'events',
+    description: 'The account event log: publish, Server-Sent Events stream with Last-Event-ID replay, history (4.7).',
+  },
+] as const;
+
+/** Canonical spelling of request headers the document names (Fastify validates them in lower case). */
+const HEADER_NAMES: Record<string, string> = {
+  'idempotency-key': 'Idempotency-Key',
+  'last-event-id': 'Last-Event-ID',
+};
+
+const idempotencyKeyHeader = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe(
+    'Makes a retried POST safe: a retry with the same key, body and API key within 24 h gets the first answer ' +
+      'again (`Idempotent-Replayed: true`) and changes nothing (docs/openapi.md, README "Idempotency").',
+  );
+
+const statusText: Record<string, string> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  503: 'Service Unavailable',
+};
+
+const errorSchemas = new Map<string, z.ZodType>();
+
+/**
+ * The body of one error status of one operation: the `Error` component narrowed to the codes it can carry
+ * (`allOf: [$ref Error, {error: {code: enum}}]`), so a generated client sees the exact codes. Cached per code set.
+ */
+function errorSchemaFor(codes: readonly ErrorCode[]): z.ZodType {
+  const key = codes.join(',');
+  let schema = errorSchemas.get(key);
+  if (!schema) {
+    schema = z.intersection(
+      ErrorSchema,
+      z.looseObject({ error: z.looseObject({ code: z.enum(codes as [ErrorCode, ...ErrorCode[]]) }) }),
+    );
+    errorSchemas.set(key, schema);
+  }
+  return schema;
+}
+
+type RouteSchema = NonNullable<RouteOptions['schema']> & Record<string, unknown>;
+
+/**
+ * The codes a route answers by its kind, beside those it lists in `schema.errors`: 401 UNAUTHENTICATED unless
+ * public (src/rest/auth.ts); 400 VALIDATION_FAILED when it validates a request part (src/rest/zod.ts); the body
+ * parser's codes on POST/PUT/PATCH (src/http JSON parser, src/rest/errors.ts); the Idempotency-Key codes on an
+ * authenticated POST (src/rest/idempotency.ts).
+ */
+export function implicitErrorCodes(schema: RouteSchema, methods: readonly string[], isPublic: boolean): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  if (!isPublic) codes.push('UNAUTHENTICATED');
+  if (schema.body || schema.querystring || schema.params || schema.headers) codes.push('VALIDATION_FAILED');
+  if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) {
+    codes.push('MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE');
+  }
+  if (!isPublic && methods.includes('POST')) {
+    codes.push('INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
+    codes.push('IDEMPOTENCY_RECORD_UNREADABLE');
+  }
+  return codes;
+}
+
+const baseTransform = createJsonSchemaTransform({ skipList: [] });
+const baseTransformObject = createJsonSchemaTransformObject({});
+
+/**
+ * @fastify/swagger `transform`: completes one route's operation from what the route declares and what the house
+ * does to every route of its kind: its error responses (each status with its codes and the `Error` component), the
+ * `Idempotency-Key` header on authenticated POSTs, `security` (none on public routes; `?token=` beside the bearer
+ * key on stream routes), then converts the zod schemas (fastify-type-provider-zod). Throws on a code missing from
+ * {@link ERROR_CODES}.
+ */
+export const documentRoute: typeof baseTransform = (input) => {
+  const schema = input.schema as RouteSchema | undefined;
+  if (!schema || schema.hide) return baseTransform(input);
+  const route = input.route as RouteOptions;
+  const methods = [route.method].flat().map((m) => String(m).toUpperCase());
+  const isPublic = route.config?.public === true;
+  const { errors = [], ...rest } = schema as RouteSchema & { errors?: readonly ErrorCode[] };
+
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set([...implicitErrorCodes(rest, methods, isPublic), ...errors])) {
+    const entry = ERROR_CODES[code];
+    if (!entry) throw new Error(`${route.url}: error code ${code} is not in src/rest/error-codes.ts`);
+    byStatus.set(entry.status, [...(byStatus.get(entry.status) ?? []), code]);
+  }
+  const response: Record<string, unknown> = { ...(rest.response as Record<string, unknown> | undefined) };
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    response[status] = {
+      description: [
+        `${statusText[status] ?? 'Error'}:`,
+        ...codes.map((c) => `- \`${c}\`: ${ERROR_CODES[c].meaning}.`),
+      ].join('\n'),
+      content: { 'application/json': { schema: errorSchemaFor(codes) } },
+    };
+  }
+
+  let headers = rest.headers as z.ZodObject | undefined;
+  if (!isPublic && methods.includes('POST')) {
+    headers = (headers ?? z.object({})).extend({ 'idempotency-key': idempotencyKeyHeader });
+  }
+  const security: { [scheme: string]: string[] }[] | undefined = isPublic
+    ? []
+    : route.config?.allowQueryToken
+      ? [{ bearer: [] }, { queryToken: [] }]
+      : undefined;
+
+  const out = baseTransform({
+    ...input,
+    schema: { ...rest, response, ...(headers ? { headers } : {}), ...(security ? { security } : {}) },
+  });
+  const props = (out.schema as { headers?: { properties?: Record<string, unknown>; required?: string[] } }).headers;
+  if (props?.properties) {
+    props.properties = Object.fromEntries(
+      Object.entries(props.properties).map(([name, s]) => [HEADER_NAMES[name] ?? name, s]),
+    );
+    if (props.required) props.required = props.required.map((name) => HEADER_NAMES[name] ?? name);
+  }
+  return out;
+};
+
+/** Every `$ref` to `#/components/schemas/<name>` inside `value`. */
+function refsIn(value: unknown, out: Set<string>): Set<string> {
+  if (Array.isArray(value)) {
+    for (const v of value) refsIn(v, out);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')) {
+        out.add(v.slice('#/components/schemas/'.length));
+      } else refsIn(v, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * @fastify/swagger `transformObject`: adds the named zod schemas as components (fastify-type-provider-zod emits an
+ * input and an output variant of each), keeps only those the operations reach, and names responses that have no
+ * description by their status.
+ */
+export const finishDocument: typeof baseTransformObject = (input) => {
+  const doc = baseTransformObject(input) as {
+    paths?: Record<string, Record<string, { responses?: Record<string, { description?: string }> }>>;
+    components?: { schemas?: Record<string, unknown> };
+  };
+  const schemas = doc.components?.schemas ?? {};
+  const reachable = refsIn(doc.paths, new Set());
+  const queue = [...reachable];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    for (const ref of refsIn(schemas[name], new Set())) {
+      if (!reachable.has(ref)) {
+        reachable.add(ref);
+        queue.push(ref);
+      }
+    }
+  }
+  if (doc.components) {
+    doc.components.schemas = Object.fromEntries(
+      Object.entries(schemas)
+        .filter(([name]) => reachable.has(name))
+        .sort(([a], [b]) => a.localeCompare(b)),
+    );
+  }
+  for (const operations of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, res] of Object.entries(operation.responses ?? {})) {
+        if (res.description === 'Default Response') res.description = statusText[status] ?? 'Response';
+      }
+    }
+  }
+  return doc as ReturnType<typeof baseTransformObject>;
+};
+
+/**
+ * Registers the OpenAPI 3.1 document (served at GET /openapi.json by the system routes) and the rendered
+ * reference at /docs (Swagger UI from the packaged swagger-ui-dist assets, no CDN, no external validator).
+ * Call before registering routes: @fastify/swagger collects routes added after it.
+ */
+export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Switchboard REST API',
+        version: '0.1.0',
+        description:
+          '10DLC compliance, email identities and agents, webhooks and the event stream of one account. ' +
+          'Authenticate with `Authorization: Bearer <API_KEY>`. Every error answers the one body ' +
+          '`{"error": {"code", "message", "field"?, "details"?}}` (component `Error`); each operation lists its ' +
+          'statuses and codes. GraphQL serves the same operations at `/graphql`.',
+        license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
+      },
+      servers: [
+        ...(config.PUBLIC_BASE_URL
+          ? [{ url: config.PUBLIC_BASE_URL.replace(/\/+$/, ''), description: 'PUBLIC_BASE_URL' }]
+          : []),
+        { url: '/', description: 'The instance serving this document' },
+      ],
+      tags: TAGS.map((t) => ({ ...t })),
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' },
+          queryToken: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'token',
+            description: 'The API key as `?token=`, for stream clients that cannot send headers (spec 5.2).',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: documentRoute,
+    transformObject: finishDocument,
+  });
+  // The reference page and its assets need no API key: mark every route the plugin adds as public and undocumented.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...(route.config as object), public: true };
+      route.schema = { ...route.schema, hide: true };
+    });
+    await docs.register(fastifySwaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { validatorUrl: null, deepLinking: true, displayOperationId: true, tryItOutEnabled: false },
+      staticCSP: true,
+    });
+  });
+}
