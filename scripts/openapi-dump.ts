@@ -4,8 +4,9 @@
  * Usage: `tsx scripts/openapi-dump.ts [out.json]` (default: openapi.json in the working directory).
  */
 import { writeFile } from 'node:fs/promises';
-import { buildApp, createLogger } from '../src/app.js';
+import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/infra/logger.js';
 
 const out = process.argv[2] ?? 'openapi.json';
 // Only what the document needs: the environment (a DATABASE_URL, a REDIS_URL) must not change it.

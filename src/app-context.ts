@@ -1,14 +1,18 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { KeyAuthenticator } from './domain/accounts/account.service.js';
-import type { EventBus } from './domain/events/event-bus.js';
+import type { CampaignRegistry } from './domain/compliance/registry.port.js';
+import type { MailTransport } from './domain/email/mail-transport.port.js';
+import type { ModelProvider } from './domain/email/model.port.js';
+import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { Clock } from './infra/clock.js';
 import type { Database, Db } from './infra/db.js';
 import type { WorkerSet } from './infra/workers.js';
 
 /**
- * What every domain function receives: configuration, the database, the clock, the log, and the event log/bus.
+ * What every domain function receives: configuration, the database, the clock, the log, the event log/bus, and
+ * every adapter (port implementation) the areas use.
  * Built once per app in src/app.ts; read-only after that. (Passed explicitly rather than as module singletons so
  * one process can run several apps, e.g. the restart and two-instance tests.)
  */
@@ -25,4 +29,10 @@ export interface AppContext {
   auth: KeyAuthenticator;
   /** 32-byte AES-256-GCM key for secrets at rest (SECRETS_KEY, or DATA_DIR/secrets.key; src/infra/secrets.ts). */
   secretsKey: Buffer;
+  /** The campaign registry adapter (TCR port; the sandbox simulator by default). */
+  registry: CampaignRegistry;
+  /** The mail port: compose, parse, relay (nodemailer + mailparser). */
+  mail: MailTransport;
+  /** The model port agents answer with. */
+  model: ModelProvider;
 }

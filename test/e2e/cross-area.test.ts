@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smtpPortOf } from '../../src/domain/email/email.module.js';
 import { brandBody, freshNumbers } from '../compliance/fixtures.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { smtpSend } from '../helpers/mail-peers.js';
@@ -54,7 +53,7 @@ describe('every area’s events reach SSE, webhooks and history alike', () => {
     expect((await a.request('POST', '/api/numbers', { numbers: [number] })).status).toBe(201);
     const identity = await a.request('POST', '/api/email/identities', { localPart: `e2e${Date.now()}` });
     expect(identity.status).toBe(201);
-    await smtpSend(smtpPortOf(t.app.ctx)!, {
+    await smtpSend(t.app.smtpPort()!, {
       from: 'customer@example.org',
       to: identity.body.address,
       subject: 'Hello',

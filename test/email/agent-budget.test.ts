@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { smtpPortOf } from '../../src/domain/email/email.module.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startApp, type TestApp, usingPostgres } from '../helpers/app.js';
 import { smtpSend } from '../helpers/mail-peers.js';
@@ -66,7 +65,7 @@ describe.skipIf(!usingPostgres)('agent reply budget across two instances (Postgr
       localPart: `budget${Date.now().toString(36)}`,
       agentId: agent.body.id,
     });
-    const port = smtpPortOf(t1.app.ctx)!;
+    const port = t1.app.smtpPort()!;
     for (const subject of ['First', 'Second']) {
       await smtpSend(port, { from: 'peer@example.com', to: box.body.address, subject, text: 'Hello?' });
     }
@@ -90,7 +89,7 @@ describe.skipIf(!usingPostgres)('agent reply budget across two instances (Postgr
       localPart: `fence${Date.now().toString(36)}`,
       agentId: agent.body.id,
     });
-    await smtpSend(smtpPortOf(t1.app.ctx)!, {
+    await smtpSend(t1.app.smtpPort()!, {
       from: 'slow@example.com',
       to: box.body.address,
       subject: 'Q',

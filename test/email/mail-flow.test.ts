@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { smtpPortOf } from '../../src/domain/email/email.module.js';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
@@ -30,7 +29,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
         EMAIL_DOMAINS: 'agents.switchboard.local, Mail.Acme.test',
       },
     });
-    port = smtpPortOf(t.app.ctx)!;
+    port = t.app.smtpPort()!;
     t.app.ctx.bus.subscribe((e) => events.push(e));
   });
   afterAll(async () => {

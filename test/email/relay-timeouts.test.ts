@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CLAIM_LEASE_MS, RELAY_TIMEOUTS_MS } from '../../src/domain/email/outbound.service.js';
+import { CLAIM_LEASE_MS } from '../../src/domain/email/outbound.service.js';
+import { RELAY_TIMEOUTS_MS } from '../../src/infra/mail/nodemailer-transport.js';
 
 describe('relay client timeouts', () => {
   // One relay attempt must end before its claim lease does, or a second dispatcher claims the message again and

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/app.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 

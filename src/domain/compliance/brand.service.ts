@@ -4,6 +4,7 @@ import type { Brand } from '../../generated/prisma/client.js';
 import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { type BrandDto, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, USECASES, VETTED_USECASES } from './compliance.enums.js';
@@ -15,9 +16,7 @@ import {
   pageQuery,
   vettingApplyInput,
 } from './compliance.schemas.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
-import { registryOf } from './registry.port.js';
-import type { FeedbackItem } from './sandbox.rules.js';
+import type { FeedbackItem } from './registry.port.js';
 
 /**
  * Brand fields whose change sends the brand back to the registry's identity check (TCR re-vets a brand when its
@@ -69,7 +68,7 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
         updatedAt: now,
       },
     });
-    await registryOf(ctx).submitBrand(tx, created);
+    await ctx.registry.submitBrand(tx, created);
     await emit(actor.accountId, '10dlc.brand.registered', { brandId: created.id, ...brandDto(created) });
     return created;
   });
@@ -94,9 +93,9 @@ export async function listBrands(
   query: unknown,
 ): Promise<{ brands: BrandDto[]; nextCursor: string | null }> {
   const q: PageQuery = parseInput(pageQuery, query);
-  const rows = await pageBrands(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 });
-  const page = rows.slice(0, q.limit);
-  return { brands: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.id) : null };
+  const after = decodeCursor(q.cursor);
+  const page = await keysetPage(q.limit, (limit) => pageBrands(ctx, actor, { after, limit }));
+  return { brands: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
 /** GET /compliance/brands/{id}. @throws NotFoundError. */
@@ -128,7 +127,7 @@ export async function updateBrand(ctx: AppContext, actor: Actor, id: string, inp
         ...(revetting ? { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [] } : {}),
       },
     });
-    if (revetting) await registryOf(ctx).submitBrand(tx, updated);
+    if (revetting) await ctx.registry.submitBrand(tx, updated);
     await emit(actor.accountId, '10dlc.brand.updated', { brandId: id, changedFields, revetting });
     if (updated.status !== current.status) {
       await emit(actor.accountId, '10dlc.brand.status_changed', {
@@ -162,7 +161,7 @@ export async function deleteBrand(ctx: AppContext, actor: Actor, id: string): Pr
         'id',
       );
     }
-    await registryOf(ctx).withdrawBrand(tx, id);
+    await ctx.registry.withdrawBrand(tx, id);
     await tx.brand.delete({ where: { id } });
     await emit(actor.accountId, '10dlc.brand.deleted', { brandId: id });
   });
@@ -262,7 +261,7 @@ export async function revetBrand(ctx: AppContext, actor: Actor, id: string): Pro
       where: { id },
       data: { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [], updatedAt: now },
     });
-    await registryOf(ctx).submitBrand(tx, updated);
+    await ctx.registry.submitBrand(tx, updated);
     await emit(actor.accountId, '10dlc.brand.status_changed', {
       brandId: id,
       previousStatus: current.status,
@@ -333,7 +332,7 @@ export async function applyForVetting(
         createdAt: now,
       },
     });
-    await registryOf(ctx).submitVetting(tx, vetting, brand);
+    await ctx.registry.submitVetting(tx, vetting, brand);
     await emit(actor.accountId, '10dlc.vetting.requested', {
       brandId: id,
       vettingId: vetting.id,

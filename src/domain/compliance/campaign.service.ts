@@ -5,15 +5,14 @@ import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
 import { campaignInput, campaignListQuery, campaignUpdateInput, nudgeInput } from './compliance.schemas.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
-import { registryOf } from './registry.port.js';
 
 /** Loads a campaign of the actor's account. @throws NotFoundError (404), also for another account's campaign. */
 export async function findOwnCampaign(db: Db | Tx, actor: Actor, id: string): Promise<Campaign> {
@@ -92,7 +91,7 @@ export async function createCampaign(ctx: AppContext, actor: Actor, input: unkno
         updatedAt: now,
       },
     });
-    const due = await registryOf(ctx).submitCampaign(
+    const due = await ctx.registry.submitCampaign(
       tx,
       campaign,
       CARRIERS.map((c) => c.networkId),
@@ -144,9 +143,9 @@ export async function listCampaigns(
   query: unknown,
 ): Promise<{ campaigns: CampaignDto[]; nextCursor: string | null }> {
   const q = parseInput(campaignListQuery, query);
-  const rows = await pageCampaigns(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 }, q);
-  const page = rows.slice(0, q.limit);
-  return { campaigns: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.id) : null };
+  const after = decodeCursor(q.cursor);
+  const page = await keysetPage(q.limit, (limit) => pageCampaigns(ctx, actor, { after, limit }, q));
+  return { campaigns: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
 /** GET /compliance/campaigns/{id}: the campaign with carriers, `sendable` and `blockingReasons`. @throws NotFoundError. */
@@ -190,7 +189,7 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
     await emit(actor.accountId, '10dlc.campaign.updated', { campaignId: id, changedFields, carrierReview });
     if (carrierReview) {
       const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: id } });
-      const due = await registryOf(ctx).submitCampaign(
+      const due = await ctx.registry.submitCampaign(
         tx,
         updated,
         carriers.map((c) => c.networkId),
@@ -218,7 +217,7 @@ export async function deleteCampaign(
     const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
     const unlinkedNumbers = linked.map((n) => n.number);
     await tx.phoneNumber.updateMany({ where: { campaignId: id }, data: { campaignId: null, assignedAt: null } });
-    await registryOf(ctx).withdrawCampaign(tx, id);
+    await ctx.registry.withdrawCampaign(tx, id);
     await tx.campaign.delete({ where: { id } });
     if (unlinkedNumbers.length > 0) {
       await emit(actor.accountId, '10dlc.numbers.removed', { campaignId: id, numbers: unlinkedNumbers });
@@ -247,7 +246,7 @@ export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, i
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
     const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: id }, orderBy: { networkId: 'asc' } });
-    const registry = registryOf(ctx);
+    const registry = ctx.registry;
     const wanted = data.nudgeIntent === 'REVIEW' ? 'PENDING' : 'REJECTED';
     const targets = carriers.filter((c) => c.status === wanted).map((c) => c.networkId);
     if (targets.length === 0) {
@@ -296,7 +295,7 @@ export async function expediteCampaign(ctx: AppContext, actor: Actor, id: string
     if (pending.length === 0) {
       throw new UnprocessableError('NOTHING_TO_EXPEDITE', 'No carrier review is pending.', 'id');
     }
-    const due = await registryOf(ctx).expedite(
+    const due = await ctx.registry.expedite(
       tx,
       campaign,
       pending.map((c) => c.networkId),

@@ -1,15 +1,10 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
-import { setRegistry } from './registry.port.js';
-import { SandboxRegistry } from './sandbox-registry.js';
 
 /**
- * Sets up the compliance area for one app: installs the campaign registry adapter (the sandbox simulator) and
- * registers its worker, which executes the registry's due decisions from the database.
+ * Sets up the compliance area for one app. The campaign registry adapter (`ctx.registry`, the sandbox simulator
+ * by default) and its worker are chosen by the composition root (src/app.ts); the area itself starts nothing.
  */
-export async function setupCompliance(ctx: AppContext): Promise<AreaModule> {
-  const registry = new SandboxRegistry(ctx);
-  setRegistry(ctx, registry);
-  ctx.workers.add(registry.worker());
+export async function setupCompliance(_ctx: AppContext): Promise<AreaModule> {
   return { name: 'compliance' };
 }

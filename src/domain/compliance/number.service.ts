@@ -1,12 +1,12 @@
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto } from './compliance.dto.js';
 import { ENUMS } from './compliance.enums.js';
 import { didMappingQuery, numbersInput, type PageQuery, pageQuery } from './compliance.schemas.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs } from './paging.js';
 
 /** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
 function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
@@ -88,9 +88,9 @@ export async function listNumbers(
   query: unknown,
 ): Promise<{ numbers: NumberDto[]; nextCursor: string | null }> {
   const q: PageQuery = parseInput(pageQuery, query);
-  const rows = await pageNumbers(ctx, actor, { after: decodeCursor(q.cursor), limit: q.limit + 1 });
-  const page = rows.slice(0, q.limit);
-  return { numbers: page, nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.number) : null };
+  const after = decodeCursor(q.cursor);
+  const page = await keysetPage(q.limit, (limit) => pageNumbers(ctx, actor, { after, limit }));
+  return { numbers: page.items, nextCursor: page.last ? encodeCursor(page.last.number) : null };
 }
 
 /**
@@ -134,20 +134,22 @@ export async function didMapping(
 ): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
   requireScope(actor, 'compliance');
   const q = parseInput(didMappingQuery, query);
-  const args = keysetArgs('number', { after: decodeCursor(q.cursor), limit: q.limit + 1 });
-  const rows = await ctx.db.phoneNumber.findMany({
-    ...args,
-    where: { accountId: actor.accountId, ...args.where },
-    include: { campaign: { select: { status: true } } },
+  const after = decodeCursor(q.cursor);
+  const page = await keysetPage(q.limit, (limit) => {
+    const args = keysetArgs('number', { after, limit });
+    return ctx.db.phoneNumber.findMany({
+      ...args,
+      where: { accountId: actor.accountId, ...args.where },
+      include: { campaign: { select: { status: true } } },
+    });
   });
-  const page = rows.slice(0, q.limit);
   return {
-    entries: page.map((n) => ({
+    entries: page.items.map((n) => ({
       number: n.number,
       campaignId: n.campaignId,
       campaignStatus: n.campaign?.status ?? null,
     })),
-    nextCursor: rows.length > q.limit ? encodeCursor(page.at(-1)!.number) : null,
+    nextCursor: page.last ? encodeCursor(page.last.number) : null,
   };
 }
 

@@ -3,7 +3,7 @@ import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
-import type { FeedbackItem } from './sandbox.rules.js';
+import type { FeedbackItem } from './registry.port.js';
 
 /**
  * Applying the registry's decisions: the state changes and 10dlc events that follow a decision, whichever adapter

@@ -1,12 +1,21 @@
-import type { AppContext } from '../../app-context.js';
 import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
+import type { FeedbackCategory } from './compliance.enums.js';
+
+/** A registry feedback item (TCR brand feedback category). */
+export interface FeedbackItem {
+  id: FeedbackCategory;
+  displayName: string;
+  description: string;
+  fields: string[];
+}
 
 /**
  * The campaign registry port (ARCHITECTURE.md "Outside systems sit behind ports"): what the domain asks of TCR (or a
  * CPaaS in front of it). Every call runs inside the domain's transaction, so a submission and the change that
  * caused it commit together. Decisions come back later through the functions of registry.decisions.ts, which the
- * adapter calls (the sandbox from its worker; a real adapter would from the registry's webhooks).
+ * adapter calls (the sandbox from its worker; a real adapter would from the registry's webhooks). The app's adapter is
+ * `ctx.registry` (src/app.ts chooses it; the sandbox simulator is in src/infra/registry/).
  */
 export interface CampaignRegistry {
   readonly name: string;
@@ -29,18 +38,4 @@ export interface CampaignRegistry {
   withdrawBrand(tx: Tx, brandId: string): Promise<void>;
   /** Withdraws everything pending for a campaign (deletion). */
   withdrawCampaign(tx: Tx, campaignId: string): Promise<void>;
-}
-
-const registries = new WeakMap<AppContext, CampaignRegistry>();
-
-/** Installs the registry adapter of one app (done by setupCompliance). */
-export function setRegistry(ctx: AppContext, registry: CampaignRegistry): void {
-  registries.set(ctx, registry);
-}
-
-/** The registry adapter of `ctx`'s app. @throws when the compliance module was not set up. */
-export function registryOf(ctx: AppContext): CampaignRegistry {
-  const registry = registries.get(ctx);
-  if (!registry) throw new Error('compliance module not set up: no campaign registry');
-  return registry;
 }

@@ -1,5 +1,3 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText } from 'ai';
 import type { AppContext } from '../../app-context.js';
 import type { AgentJob } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
@@ -10,28 +8,7 @@ import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js
 /** Model attempts per inbound message, and the delays before attempts 2 and 3 (ms). */
 export const MODEL_MAX_ATTEMPTS = 3;
 export const MODEL_RETRY_DELAYS_MS = [30_000, 120_000];
-/** Timeout of one model call (ms). */
-export const MODEL_TIMEOUT_MS = 60_000;
 const CLAIM_LEASE_MS = 5 * 60_000;
-
-/** Asks the account's model (spec 6.3 step 3). @throws on HTTP/protocol errors, timeouts and empty answers. */
-async function generateReply(ctx: AppContext, textModel: string, system: string, prompt: string): Promise<string> {
-  if (!ctx.config.LLM_BASE_URL) throw new Error('LLM_NOT_CONFIGURED: LLM_BASE_URL is not set');
-  const provider = createOpenAICompatible({
-    name: 'switchboard-llm',
-    baseURL: ctx.config.LLM_BASE_URL,
-    apiKey: ctx.config.LLM_API_KEY,
-  });
-  const { text } = await generateText({
-    model: provider.chatModel(textModel),
-    system,
-    prompt,
-    maxRetries: 0, // retries are durable rows (MODEL_RETRY_DELAYS_MS), not in-process loops
-    abortSignal: AbortSignal.timeout(MODEL_TIMEOUT_MS),
-  });
-  if (text.trim() === '') throw new Error('EMPTY_COMPLETION: the model returned no text');
-  return text.trim();
-}
 
 /**
  * The row condition that holds while this dispatcher owns `job`: still pending, with the lease time the claim
@@ -86,7 +63,7 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
   let text: string;
   try {
     const { system, prompt } = await buildAgentPrompt(ctx, agent, identity.address, message);
-    text = await generateReply(ctx, agent.textModel, system, prompt);
+    text = await ctx.model.complete({ model: agent.textModel, system, prompt });
   } catch (err) {
     const error = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
     const attempts = job.attempts + 1;

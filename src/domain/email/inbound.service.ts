@@ -1,10 +1,10 @@
-import { type AddressObject, simpleParser } from 'mailparser';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
+import type { InboundMessage } from './mail-transport.port.js';
 
 /** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
 export interface Envelope {
@@ -29,11 +29,6 @@ export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
-  const list = Array.isArray(field) ? field : field ? [field] : [];
-  return list.flatMap((a) => a.value.map((v) => stripNul(v.address ?? ''))).filter((a) => a !== '');
-}
-
 /** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
   const hosted = list.filter((a) => isHostedAddress(ctx.config, a)).map(normalizeAddress);
@@ -49,7 +44,7 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
 }
 
 /**
- * Stores one inbound RFC 5322 message (U+0000 removed from every stored field, see {@link stripNul}) for every active identity among the envelope recipients and emits
+ * Stores one inbound message, parsed from RFC 5322 by the mail port (U+0000 removed from every stored field, see {@link stripNul}) for every active identity among the envelope recipients and emits
  * `email.received` per copy (spec 6.1 payload) in the same transaction. Threading (RFC 5322 3.6.4): the message
  * joins the identity's thread that holds any id of its In-Reply-To or References, else it starts a new thread.
  * When the identity has an agent, a durable agent job is written in the same transaction: `pending`, or `skipped`
@@ -58,34 +53,29 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
  * model failure. This is the one inbound path: the SMTP listener and local delivery between identities both call it.
  * @returns one entry per recipient identity stored.
  */
-export async function deliverInbound(ctx: AppContext, raw: Buffer, envelope: Envelope): Promise<StoredInbound[]> {
-  const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
+export async function deliverInbound(
+  ctx: AppContext,
+  parsed: InboundMessage,
+  envelope: Envelope,
+): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
-  const from = normalizeAddress(addresses(parsed.from)[0] ?? stripNul(envelope.mailFrom ?? ''));
-  const to = addresses(parsed.to).map(normalizeAddress);
-  const cc = addresses(parsed.cc).map(normalizeAddress);
+  const from = normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? ''));
+  const to = parsed.to.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
+  const cc = parsed.cc.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
   const parsedId = parsed.messageId ? stripNul(parsed.messageId) : '';
   const messageId = parsedId ? (messageIdsIn(parsedId)[0] ?? parsedId) : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
   const inReplyTo = messageIdsIn(parsed.inReplyTo ? stripNul(parsed.inReplyTo) : undefined)[0] ?? null;
-  const refs = parsed.references as string | string[] | undefined;
+  const refs = parsed.references;
   const references = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
-  const subject = stripNul(parsed.subject ?? '');
-  const body = stripNul(parsed.text ?? '')
-    .replace(/\r\n/g, '\n')
-    .replace(/\n+$/, '');
-  const autoSubmittedHeader = parsed.headers.get('auto-submitted');
-  const autoSubmitted = autoSubmittedHeader === undefined ? null : stripNul(String(autoSubmittedHeader));
-  // Raw header lines: mailparser folds List-* headers into a structured `list` entry.
-  const rawHeaders = new Map<string, string>();
-  for (const h of parsed.headerLines) {
-    if (!rawHeaders.has(h.key)) rawHeaders.set(h.key, h.line.slice(h.line.indexOf(':') + 1).trim());
-  }
+  const subject = stripNul(parsed.subject);
+  const body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  const autoSubmitted = parsed.autoSubmitted === null ? null : stripNul(parsed.autoSubmitted);
   const blocker = autoReplyBlocker({
     returnPath: envelope.mailFrom,
     from,
-    headers: rawHeaders,
-    contentType: (parsed.headers.get('content-type') as { value?: string } | undefined)?.value,
+    headers: parsed.headers,
+    contentType: parsed.contentType,
   });
   const senderIdentity = await ctx.db.emailIdentity.findUnique({
     where: { address: from },

@@ -1,4 +1,3 @@
-import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
@@ -12,6 +11,7 @@ import { replyInput, sendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { deliverInbound, mergeParticipants } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import type { OutgoingMail, RelayError } from './mail-transport.port.js';
 
 /** Relay attempts before an outbound message is `failed`, and the delays before attempts 2..5 (ms). */
 export const RELAY_MAX_ATTEMPTS = 5;
@@ -19,44 +19,10 @@ export const RELAY_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000];
 /** How long a dispatcher owns a claimed message before another may retry it (ms). */
 export const CLAIM_LEASE_MS = 5 * 60_000;
 
-/**
- * Timeouts of the relay SMTP client (ms), kept well below {@link CLAIM_LEASE_MS}: nodemailer's defaults (2 min to
- * connect, 10 min of socket inactivity) would let one attempt outlive the claim, so a second dispatcher could claim
- * the same message and the relay would get it twice. `connection` covers DNS and TCP connect, `greeting` the
- * server's 220 banner, `socket` any silence of the server after that, `dns` the lookup. Parameters of the same name
- * in the SMTP_RELAY_URL query string override them.
- */
-export const RELAY_TIMEOUTS_MS = { connection: 30_000, greeting: 30_000, socket: 60_000, dns: 30_000 } as const;
-
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
 export interface SentRef {
   messageId: string;
   threadId: string;
-}
-
-const transports = new WeakMap<AppContext, Transporter>();
-const localComposer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-
-function relayTransport(ctx: AppContext): Transporter | undefined {
-  if (!ctx.config.SMTP_RELAY_URL) return undefined;
-  let t = transports.get(ctx);
-  if (!t) {
-    t = nodemailer.createTransport({
-      url: ctx.config.SMTP_RELAY_URL,
-      connectionTimeout: RELAY_TIMEOUTS_MS.connection,
-      greetingTimeout: RELAY_TIMEOUTS_MS.greeting,
-      socketTimeout: RELAY_TIMEOUTS_MS.socket,
-      dnsTimeout: RELAY_TIMEOUTS_MS.dns,
-    } as Parameters<typeof nodemailer.createTransport>[0]);
-    transports.set(ctx, t);
-  }
-  return t;
-}
-
-/** Closes the relay connection pool of `ctx` (module stop). */
-export function closeRelay(ctx: AppContext): void {
-  transports.get(ctx)?.close();
-  transports.delete(ctx);
 }
 
 /** A new Message-ID on the identity's domain (RFC 5322 3.6.4: globally unique, `<left@right>`). */
@@ -241,8 +207,8 @@ async function finish(
 
 /**
  * Delivers one `queued` outbound message, if it is due and no other dispatcher holds it:
- * - to an active identity of this service: composed by nodemailer and handed to the inbound path
- *   ({@link deliverInbound}), status `delivered`;
+ * - to an active identity of this service: composed by the mail port and handed to the inbound path
+ *   ({@link deliverInbound}) through the mail port's compose and parse, status `delivered`;
  * - to a deprovisioning identity or an unknown mailbox on a hosted domain (EMAIL_DOMAINS): `failed` (550, as the
  *   listener answers); only hosted domains are delivered locally, so no identity can capture mail for a domain the
  *   service does not host;
@@ -262,16 +228,16 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
   const m = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: messageRowId } });
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
   const to = m.to[0] ?? '';
-  const mail: SendMailOptions = {
-    from: identity.displayName ? { name: identity.displayName, address: identity.address } : identity.address,
+  const mail: OutgoingMail = {
+    fromAddress: identity.address,
+    fromName: identity.displayName || null,
     to,
     subject: m.subject,
     text: m.body,
     messageId: m.messageId,
-    ...(m.inReplyTo ? { inReplyTo: m.inReplyTo } : {}),
-    ...(m.references.length > 0 ? { references: m.references } : {}),
+    inReplyTo: m.inReplyTo,
+    references: m.references,
     headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
-    envelope: { from: identity.address, to: [to] },
     date: m.sentAt,
   };
   if (isHostedAddress(ctx.config, to)) {
@@ -280,8 +246,9 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
       await finish(ctx, m, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
       return true;
     }
-    const { message } = (await localComposer.sendMail(mail)) as unknown as { message: Buffer };
-    const stored = await deliverInbound(ctx, message, { mailFrom: identity.address, rcptTo: [to] });
+    // Composed and parsed again, so local delivery stores exactly what a relay would have carried.
+    const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
+    const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [to] });
     await finish(
       ctx,
       m,
@@ -291,8 +258,7 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
     );
     return true;
   }
-  const relay = relayTransport(ctx);
-  if (!relay) {
+  if (!ctx.mail.hasRelay) {
     await finish(ctx, m, {
       status: 'undelivered',
       detail: 'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
@@ -300,10 +266,10 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
     return true;
   }
   try {
-    const info = await relay.sendMail(mail);
-    await finish(ctx, m, { status: 'sent', detail: String(info.response ?? 'accepted') });
+    const response = await ctx.mail.relay(mail);
+    await finish(ctx, m, { status: 'sent', detail: response });
   } catch (err) {
-    const e = err as { responseCode?: number; response?: string; message: string };
+    const e = err as RelayError;
     const detail = e.response ?? e.message;
     const permanent = (e.responseCode ?? 0) >= 500;
     if (permanent || m.attempts >= RELAY_MAX_ATTEMPTS) {

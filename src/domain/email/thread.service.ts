@@ -2,6 +2,7 @@ import type { AppContext } from '../../app-context.js';
 import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
+import { keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { listThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
@@ -155,10 +156,10 @@ export async function listThreads(
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
   const { limit, cursor } = parseInput(listThreadsInput, query);
-  const rows = await pageThreads(ctx, actor, identityId, { after: cursor, limit: limit + 1, inverted: false });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { threads: page.map(threadSummary), nextCursor: rows.length > limit && last ? threadCursor(last) : '' };
+  const page = await keysetPage(limit, (take) =>
+    pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false }),
+  );
+  return { threads: page.items.map(threadSummary), nextCursor: page.last ? threadCursor(page.last) : '' };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../../infra/clock.js';
 import type { Db, Tx } from '../../infra/db.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from './event-bus.port.js';
 import { type Channel, channelOf } from './event-catalog.js';
 
 /** An event as stored in the log. `id` is the global monotonic log id as a decimal string (SSE `id:`). */

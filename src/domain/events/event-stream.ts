@@ -1,5 +1,5 @@
 import type { AppContext } from '../../app-context.js';
-import type { EventBus } from './event-bus.js';
+import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 import { type StoredEvent, storedEventFromRow } from './event-log.js';
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ValidationError } from '../errors.js';
+import { keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
@@ -161,16 +162,18 @@ export async function listEventHistory(ctx: AppContext, actor: Actor, input: unk
   const { after, limit, channels: rawChannels } = parseInput(eventHistoryInput, input);
   const channels = parseChannels(rawChannels);
   const cursor = parseEventId(after);
-  const rows = await ctx.db.event.findMany({
-    where: {
-      accountId: actor.accountId,
-      ...(channels ? { channel: { in: channels } } : {}),
-      ...(cursor !== undefined ? { id: { gt: cursor } } : {}),
-    },
-    orderBy: { id: 'asc' },
-    take: limit + 1,
-  });
-  const page = rows.slice(0, limit).map((r) => toHistoryEvent(storedEventFromRow(r)));
+  const rows = await keysetPage(limit, (take) =>
+    ctx.db.event.findMany({
+      where: {
+        accountId: actor.accountId,
+        ...(channels ? { channel: { in: channels } } : {}),
+        ...(cursor !== undefined ? { id: { gt: cursor } } : {}),
+      },
+      orderBy: { id: 'asc' },
+      take,
+    }),
+  );
+  const page = rows.items.map((r) => toHistoryEvent(storedEventFromRow(r)));
   let truncated = false;
   if (cursor !== undefined) {
     const mark = await ctx.db.eventRetentionMark.findUnique({ where: { accountId: actor.accountId } });
@@ -179,7 +182,7 @@ export async function listEventHistory(ctx: AppContext, actor: Actor, input: unk
   return {
     events: page,
     nextCursor: page.at(-1)?.id ?? after ?? null,
-    hasMore: rows.length > limit,
+    hasMore: rows.hasMore,
     truncated,
   };
 }

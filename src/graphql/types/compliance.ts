@@ -59,8 +59,8 @@ import {
   releaseNumber,
   removeNumbers,
 } from '../../domain/compliance/number.service.js';
-import { decodeCursor, encodeCursor } from '../../domain/compliance/paging.js';
-import type { FeedbackItem } from '../../domain/compliance/sandbox.rules.js';
+import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
+import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 
 /** GraphQL gives null for omitted optional input fields; the shared zod schemas expect them absent. */

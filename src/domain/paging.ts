@@ -1,4 +1,9 @@
-import { BadRequestError } from '../errors.js';
+import { BadRequestError } from './errors.js';
+
+/**
+ * Keyset paging, the one helper for every list (REST `{items, nextCursor}` pages, GraphQL Relay connections,
+ * history): read `limit + 1` rows after the cursor's key, answer `limit`, and a next cursor only when there is more.
+ */
 
 /** Keyset window: items after/before a key, ascending by key (`inverted` reads from the end: Relay `last`). */
 export interface KeysetWindow {
@@ -33,4 +38,24 @@ export function keysetArgs<F extends string>(field: F, w: KeysetWindow) {
     orderBy: { [field]: w.inverted ? 'desc' : 'asc' } as Record<F, 'asc' | 'desc'>,
     take: w.limit,
   };
+}
+
+/** One page of a keyset list: at most `limit` items and whether rows follow them. */
+export interface KeysetPage<T> {
+  items: T[];
+  /** The last item of the page when more rows follow (its key is the next cursor), else undefined. */
+  last: T | undefined;
+  hasMore: boolean;
+}
+
+/**
+ * Reads one page: calls `fetch(limit + 1)` (the caller's query, already positioned after the cursor) and keeps
+ * `limit` rows; one extra row tells whether another page follows, without a count.
+ * @param limit page size (≥ 1, validated by the caller's schema).
+ */
+export async function keysetPage<T>(limit: number, fetch: (take: number) => Promise<T[]>): Promise<KeysetPage<T>> {
+  const rows = await fetch(limit + 1);
+  const hasMore = rows.length > limit;
+  const items = hasMore ? rows.slice(0, limit) : rows;
+  return { items, last: hasMore ? items.at(-1) : undefined, hasMore };
 }

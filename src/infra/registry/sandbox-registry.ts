@@ -1,10 +1,14 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
+import {
+  applyBrandDecision,
+  applyCarrierDecision,
+  applyVettingDecision,
+} from '../../domain/compliance/registry.decisions.js';
+import type { CampaignRegistry } from '../../domain/compliance/registry.port.js';
 import type { Brand, Campaign, RegistryTask, Vetting } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
-import type { Worker } from '../../infra/workers.js';
-import { applyBrandDecision, applyCarrierDecision, applyVettingDecision } from './registry.decisions.js';
-import type { CampaignRegistry } from './registry.port.js';
+import type { Tx } from '../db.js';
+import type { Worker } from '../workers.js';
 import { brandDecision, carrierDecision, carrierDelayMs, SANDBOX_DELAYS, vettingDecision } from './sandbox.rules.js';
 
 /** Due tasks handled per worker tick. */

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import type { AppContext } from '../../app-context.js';
-import { activeIdentitiesFor, deliverInbound } from './inbound.service.js';
+import type { AppContext } from '../app-context.js';
+import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
 
 /** An SMTP reply as an error smtp-server sends to the client. */
 function smtpError(code: number, message: string): Error {
@@ -16,7 +16,7 @@ export interface SmtpListener {
 }
 
 /**
- * The inbound SMTP listener (smtp-server), the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
+ * The inbound SMTP listener (smtp-server), a front door like HTTP: the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
  * terminator or on a private network). Rules:
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
@@ -61,16 +61,17 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
           return;
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        deliverInbound(ctx, Buffer.concat(chunks), {
-          mailFrom,
-          rcptTo: session.envelope.rcptTo.map((r) => r.address),
-        }).then(
-          () => callback(null),
-          (err: unknown) => {
-            ctx.log.error({ err }, 'storing inbound mail failed');
-            callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
-          },
-        );
+        const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
+        ctx.mail
+          .parse(Buffer.concat(chunks))
+          .then((parsed) => deliverInbound(ctx, parsed, envelope))
+          .then(
+            () => callback(null),
+            (err: unknown) => {
+              ctx.log.error({ err }, 'storing inbound mail failed');
+              callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+            },
+          );
       });
     },
   });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../infra/db.js';
-import type { EventBus } from './event-bus.js';
-import { type StoredEvent, storedEventFromRow } from './event-log.js';
+import type { EventBus } from '../../domain/events/event-bus.port.js';
+import { type StoredEvent, storedEventFromRow } from '../../domain/events/event-log.js';
+import type { Db } from '../db.js';
 
 /** Rows one log read fetches at most; a longer gap is read page by page, each page delivered before the next. */
 const FILL_PAGE = 500;

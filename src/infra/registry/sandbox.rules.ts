@@ -1,5 +1,11 @@
+import {
+  CARRIERS,
+  type CarrierStatus,
+  type FeedbackCategory,
+  type IdentityStatus,
+} from '../../domain/compliance/compliance.enums.js';
+import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import type { Brand, Campaign } from '../../generated/prisma/client.js';
-import { CARRIERS, type CarrierStatus, type FeedbackCategory, type IdentityStatus } from './compliance.enums.js';
 
 /**
  * The sandbox registry's deterministic rules (README "Sandbox registry"): magic EIN prefixes and description
@@ -17,14 +23,6 @@ export const SANDBOX_DELAYS = {
   /** A nudge halves each pending carrier's remaining time, but never below this. */
   nudgeFloorMs: 500,
 } as const;
-
-/** A registry feedback item (TCR brand feedback category). */
-export interface FeedbackItem {
-  id: FeedbackCategory;
-  displayName: string;
-  description: string;
-  fields: string[];
-}
 
 const FEEDBACK: Record<FeedbackCategory, Omit<FeedbackItem, 'id'>> = {
   TAX_ID: {

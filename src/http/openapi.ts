@@ -4,7 +4,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { ERROR_CODES, type ErrorCode } from '../rest/error-codes.js';
 
 declare module 'fastify' {
   interface FastifySchema {

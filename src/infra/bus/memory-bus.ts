@@ -1,0 +1,25 @@
+import { EventEmitter } from 'node:events';
+import type { EventBus } from '../../domain/events/event-bus.port.js';
+import type { StoredEvent } from '../../domain/events/event-log.js';
+
+/** The embedded default: an in-process bus (one instance). It never loses an event, so it never reports a gap. */
+export class InProcessEventBus implements EventBus {
+  readonly #emitter = new EventEmitter().setMaxListeners(0);
+
+  async publish(events: StoredEvent[]): Promise<void> {
+    for (const event of events) this.#emitter.emit('event', event);
+  }
+
+  subscribe(listener: (event: StoredEvent) => void): () => void {
+    this.#emitter.on('event', listener);
+    return () => this.#emitter.off('event', listener);
+  }
+
+  onGap(): () => void {
+    return () => {};
+  }
+
+  async close(): Promise<void> {
+    this.#emitter.removeAllListeners();
+  }
+}
