@@ -3,7 +3,8 @@
  * builds the app on an in-memory PGlite, asks Fastify for the document, closes. Used by `npm run lint:openapi`.
  * Usage: `tsx scripts/openapi-dump.ts [out.json]` (default: openapi.json in the working directory).
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/infra/logger.js';
@@ -19,6 +20,7 @@ const config = loadConfig({
 const app = await buildApp(config, { logger: createLogger('silent'), startWorkers: false });
 try {
   await app.http.ready();
+  await mkdir(path.dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(app.http.swagger(), null, 2)}\n`);
   console.log(`wrote ${out}`);
 } finally {

@@ -174,6 +174,14 @@ export const documentRoute: typeof baseTransform = (input) => {
     };
   }
 
+  if (!Object.keys(response).some((status) => status.startsWith('4'))) {
+    // Routes with no client error of their own (the public probes) still get Node's own 4xx, answered before
+    // routing and without a body: headers over 16 KiB (http.maxHeaderSize).
+    response[431] = z
+      .undefined()
+      .describe('Request Header Fields Too Large: the request headers exceed 16 KiB (answered by Node, no body).');
+  }
+
   let headers = rest.headers as z.ZodObject | undefined;
   if (!isPublic && methods.includes('POST')) {
     headers = (headers ?? z.object({})).extend({ 'idempotency-key': idempotencyKeyHeader });
