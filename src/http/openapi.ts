@@ -220,6 +220,49 @@ function refsIn(value: unknown, out: Set<string>): Set<string> {
   return out;
 }
 
+interface OperationObject {
+  responses?: Record<string, { description?: string }>;
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: any }> } | { $ref: string };
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/**
+ * Moves each named body schema (`<Name>Input`) to `components.requestBodies.<Name>` and points the operations at it.
+ * Where it lives matters to generators: openapi-typescript types a property with a `default` as required unless the
+ * schema sits under a request body, so `country` (default US) stays optional only there. A body that may be absent
+ * (`anyOf` with null) is marked not required.
+ */
+function bodiesAsComponents(
+  paths: Record<string, Record<string, OperationObject>>,
+  schemas: Record<string, any>,
+): Record<string, unknown> {
+  const bodies: Record<string, unknown> = {};
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      const body = operation.requestBody;
+      if (!body || '$ref' in body) continue;
+      const schema = body.content?.['application/json']?.schema;
+      if (Array.isArray(schema?.anyOf) && schema.anyOf.some((s: { type?: string }) => s.type === 'null')) {
+        body.required = false;
+      }
+      const ref: unknown = schema?.$ref;
+      if (typeof ref !== 'string' || !ref.startsWith(SCHEMA_REF) || !ref.endsWith('Input')) continue;
+      const name = ref.slice(SCHEMA_REF.length);
+      const component = schemas[name];
+      if (!component) continue;
+      const bodyName = name.slice(0, -'Input'.length);
+      bodies[bodyName] = {
+        description: component.description ?? `The ${bodyName} body.`,
+        required: true,
+        content: { 'application/json': { schema: component } },
+      };
+      operation.requestBody = { $ref: `#/components/requestBodies/${bodyName}` };
+    }
+  }
+  return Object.fromEntries(Object.entries(bodies).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /**
  * @fastify/swagger `transformObject`: adds the named zod schemas as components (fastify-type-provider-zod emits an
  * input and an output variant of each), keeps only those the operations reach, and names responses that have no
@@ -227,11 +270,13 @@ function refsIn(value: unknown, out: Set<string>): Set<string> {
  */
 export const finishDocument: typeof baseTransformObject = (input) => {
   const doc = baseTransformObject(input) as {
-    paths?: Record<string, Record<string, { responses?: Record<string, { description?: string }> }>>;
-    components?: { schemas?: Record<string, unknown> };
+    paths?: Record<string, Record<string, OperationObject>>;
+    components?: { schemas?: Record<string, unknown>; requestBodies?: Record<string, unknown> };
   };
   const schemas = doc.components?.schemas ?? {};
-  const reachable = refsIn(doc.paths, new Set());
+  const requestBodies = bodiesAsComponents(doc.paths ?? {}, schemas);
+  if (doc.components && Object.keys(requestBodies).length > 0) doc.components.requestBodies = requestBodies;
+  const reachable = refsIn([doc.paths, requestBodies], new Set());
   const queue = [...reachable];
   while (queue.length > 0) {
     const name = queue.pop()!;
@@ -259,12 +304,35 @@ export const finishDocument: typeof baseTransformObject = (input) => {
   return doc as ReturnType<typeof baseTransformObject>;
 };
 
+/** One registered route as Fastify saw it (for the test that the document and the routes agree). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  /** `schema.hide`: kept out of the document (GraphQL, the document itself, the reference page). */
+  hidden: boolean;
+}
+
+const registeredRoutes = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route registered after {@link registerOpenApi}, HEAD twins excluded. */
+export function routesOf(app: FastifyInstance): readonly RegisteredRoute[] {
+  return registeredRoutes.get(app) ?? [];
+}
+
 /**
  * Registers the OpenAPI 3.1 document (served at GET /openapi.json by the system routes) and the rendered
  * reference at /docs (Swagger UI from the packaged swagger-ui-dist assets, no CDN, no external validator).
  * Call before registering routes: @fastify/swagger collects routes added after it.
  */
 export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  const routes: RegisteredRoute[] = [];
+  registeredRoutes.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue; // Fastify's automatic twin of a GET route (the app declares no HEAD route)
+      routes.push({ method: String(method), url: route.url, hidden: Boolean((route.schema as RouteSchema)?.hide) });
+    }
+  });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
