@@ -79,7 +79,7 @@ const idempotencyKeyHeader = z
   .optional()
   .describe(
     'Makes a retried POST safe: a retry with the same key, body and API key within 24 h gets the first answer ' +
-      'again (`Idempotent-Replayed: true`) and changes nothing (docs/openapi.md, README "Idempotency").',
+      'again (`Idempotent-Replayed: true`) and changes nothing (docs/conventions.md, "Idempotency").',
   );
 
 const statusText: Record<string, string> = {

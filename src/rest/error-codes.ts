@@ -1,5 +1,5 @@
 /**
- * Every stable error `code` the REST API answers, with its HTTP status and meaning (README "Errors",
+ * Every stable error `code` the REST API answers, with its HTTP status and meaning (docs/conventions.md,
  * src/domain/errors.ts). The OpenAPI document is generated from this table: a route lists the codes its domain
  * functions raise in `schema.errors`, and the codes every route of its kind can answer (401 UNAUTHENTICATED, 400
  * VALIDATION_FAILED, the Idempotency-Key codes on POST, …) are added by src/rest/openapi.ts. A code missing here is
