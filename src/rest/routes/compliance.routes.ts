@@ -142,20 +142,6 @@ const qualifyOut = z.object({
     }),
   ),
 });
-// OpenAPI component names of the shapes above (docs/openapi.md: every schema a client sees twice gets an id).
-z.globalRegistry.add(brandOut, { id: 'Brand', description: 'A 10DLC brand and its registration (TCR) status.' });
-z.globalRegistry.add(vettingOut, { id: 'Vetting', description: 'An external vetting of a brand.' });
-z.globalRegistry.add(carrierOut, { id: 'CarrierStatus', description: 'One carrier’s (MNO’s) review of a campaign.' });
-z.globalRegistry.add(campaignOut, {
-  id: 'Campaign',
-  description: 'A 10DLC campaign with per-carrier approval, `sendable` and `blockingReasons`.',
-});
-z.globalRegistry.add(numberOut, {
-  id: 'PhoneNumber',
-  description: 'A provisioned E.164 number (DID) and its campaign.',
-});
-z.globalRegistry.add(feedbackOut, { id: 'BrandFeedback', description: 'Registry feedback on a brand.' });
-z.globalRegistry.add(qualifyOut, { id: 'BrandQualification', description: 'Use cases the brand qualifies for.' });
 const idParams = z.object({ id: z.string().min(1) });
 const brands = ['compliance: brands'];
 const campaigns = ['compliance: campaigns'];
@@ -563,3 +549,18 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     (request) => releaseNumber(ctx, actorOf(request), request.params.number),
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(brandOut, { id: 'Brand', description: 'A 10DLC brand and its registration (TCR) status.' });
+z.globalRegistry.add(vettingOut, { id: 'Vetting', description: 'An external vetting of a brand.' });
+z.globalRegistry.add(carrierOut, { id: 'CarrierStatus', description: 'One carrier’s (MNO’s) review of a campaign.' });
+z.globalRegistry.add(campaignOut, {
+  id: 'Campaign',
+  description: 'A 10DLC campaign with per-carrier approval, `sendable` and `blockingReasons`.',
+});
+z.globalRegistry.add(numberOut, {
+  id: 'PhoneNumber',
+  description: 'A provisioned E.164 number (DID) and its campaign.',
+});
+z.globalRegistry.add(feedbackOut, { id: 'BrandFeedback', description: 'Registry feedback on a brand.' });
+z.globalRegistry.add(qualifyOut, { id: 'BrandQualification', description: 'Use cases the brand qualifies for.' });

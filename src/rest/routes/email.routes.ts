@@ -93,13 +93,6 @@ const knowledgeDocument = z.object({
   content: z.string(),
   createdAt: z.string(),
 });
-// OpenAPI component names of the shapes above (docs/openapi.md).
-z.globalRegistry.add(identity, { id: 'EmailIdentity', description: 'An email identity (address) of the account.' });
-z.globalRegistry.add(threadSummary, { id: 'ThreadSummary', description: 'A thread without its messages.' });
-z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of a thread, in or out.' });
-z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });
-z.globalRegistry.add(agent, { id: 'Agent', description: 'An email agent that answers inbound mail.' });
-z.globalRegistry.add(knowledgeDocument, { id: 'KnowledgeDocument', description: 'A document an agent answers from.' });
 const idParams = z.object({ id: z.string() });
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
@@ -361,3 +354,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(identity, { id: 'EmailIdentity', description: 'An email identity (address) of the account.' });
+z.globalRegistry.add(threadSummary, { id: 'ThreadSummary', description: 'A thread without its messages.' });
+z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of a thread, in or out.' });
+z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });
+z.globalRegistry.add(agent, { id: 'Agent', description: 'An email agent that answers inbound mail.' });
+z.globalRegistry.add(knowledgeDocument, { id: 'KnowledgeDocument', description: 'A document an agent answers from.' });

@@ -55,13 +55,6 @@ const logShape = z.object({
   ),
 });
 
-// OpenAPI component names of the shapes above (docs/openapi.md).
-z.globalRegistry.add(webhookShape, { id: 'Webhook', description: 'A webhook (its secret shows only on creation).' });
-z.globalRegistry.add(logShape, { id: 'WebhookDelivery', description: 'One delivery to a webhook, with its attempts.' });
-const createdWebhook = webhookShape
-  .extend({ secret: z.string().describe('The signing secret, shown only here.') })
-  .meta({ id: 'CreatedWebhook', description: 'A new webhook with its signing secret.' });
-
 const idParams = z.object({ id: z.string() });
 
 /** REST routes of the webhooks area (spec 4.6 plus rotation, test and redelivery; README "Webhooks"). */
@@ -214,3 +207,10 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       reply.status(202).send(await redeliverFailedSince(ctx, actorOf(request), request.params.id, request.body)),
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(webhookShape, { id: 'Webhook', description: 'A webhook (its secret shows only on creation).' });
+z.globalRegistry.add(logShape, { id: 'WebhookDelivery', description: 'One delivery to a webhook, with its attempts.' });
+const createdWebhook = webhookShape
+  .extend({ secret: z.string().describe('The signing secret, shown only here.') })
+  .meta({ id: 'CreatedWebhook', description: 'A new webhook with its signing secret.' });
