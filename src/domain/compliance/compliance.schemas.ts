@@ -72,8 +72,7 @@ function readOnly<K extends string>(keys: readonly K[]) {
 export const brandInput = z
   .object(brandFields)
   .strict()
-  .superRefine(requireStockFields, { when: () => true })
-  .meta({ id: 'BrandCreate' });
+  .superRefine(requireStockFields, { when: () => true });
 
 const BRAND_READ_ONLY = ['id', 'status', 'identityStatus', 'createdAt', 'updatedAt'] as const;
 
@@ -85,8 +84,7 @@ export const brandUpdateInput = z
   .object({ ...brandFields, ...readOnly(BRAND_READ_ONLY) })
   .strict()
   .superRefine(requireStockFields, { when: () => true })
-  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest)
-  .meta({ id: 'BrandUpdate' });
+  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest);
 /** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
 
@@ -110,7 +108,7 @@ const campaignFields = {
 };
 
 /** Body of POST /compliance/campaigns (spec 2.3). */
-export const campaignInput = z.object(campaignFields).strict().meta({ id: 'CampaignCreate' });
+export const campaignInput = z.object(campaignFields).strict();
 /** Parsed campaignInput. */
 export type CampaignInput = z.output<typeof campaignInput>;
 
@@ -147,8 +145,7 @@ export const campaignUpdateInput = z
     const out: Record<string, unknown> = { ...v };
     for (const k of CAMPAIGN_READ_ONLY) delete out[k];
     return out as Omit<typeof v, (typeof CAMPAIGN_READ_ONLY)[number]>;
-  })
-  .meta({ id: 'CampaignUpdate' });
+  });
 /** Parsed campaignUpdateInput. */
 export type CampaignUpdateInput = z.output<typeof campaignUpdateInput>;
 
@@ -158,8 +155,7 @@ export const nudgeInput = z
     nudgeIntent: z.enum(NUDGE_INTENTS).describe('REVIEW (pending carriers) or APPEAL_REJECTION (rejected carriers).'),
     description: z.string().max(1024).optional().describe('Note to the reviewers, at most 1024 characters.'),
   })
-  .strict()
-  .meta({ id: 'CampaignNudge' });
+  .strict();
 /** Parsed nudgeInput. */
 export type NudgeInput = z.output<typeof nudgeInput>;
 
@@ -169,16 +165,14 @@ export const vettingApplyInput = z
     evpId: z.enum(EVP_IDS).default('AEGIS').describe('Vetting provider; default AEGIS.'),
     vettingClass: z.enum(VETTING_CLASSES).default('STANDARD').describe('Vetting class; default STANDARD.'),
   })
-  .strict()
-  .meta({ id: 'VettingApply' });
+  .strict();
 /** Parsed vettingApplyInput. */
 export type VettingApplyInput = z.output<typeof vettingApplyInput>;
 
 /** Body of number provisioning, assignment and removal: `{numbers: string[]}`, E.164, 1 to 100 per call. */
 export const numbersInput = z
   .object({ numbers: z.array(e164).min(1).max(100).describe('E.164 numbers, 1 to 100.') })
-  .strict()
-  .meta({ id: 'NumberSet' });
+  .strict();
 /** Parsed numbersInput. */
 export type NumbersInput = z.output<typeof numbersInput>;
 

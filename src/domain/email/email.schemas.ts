@@ -40,8 +40,7 @@ export const createIdentityInput = z
     displayName: displayName.nullish().describe('Display name used in From headers.'),
     agentId: id.nullish().describe('Agent to assign; it must have a textModel.'),
   })
-  .strict()
-  .meta({ id: 'IdentityCreate' });
+  .strict();
 
 /** Body of PATCH /api/email/identities/{id} and input of `updateIdentity`; null clears a field. */
 export const updateIdentityInput = z
@@ -49,8 +48,7 @@ export const updateIdentityInput = z
     displayName: displayName.nullable().optional(),
     agentId: id.nullable().optional().describe('null unassigns the agent.'),
   })
-  .strict()
-  .meta({ id: 'IdentityUpdate' });
+  .strict();
 
 const address = z.string().trim().email().max(320);
 const subject = z
@@ -63,11 +61,10 @@ const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
 /** Body of POST /api/email/identities/{id}/send (spec 4.4). */
 export const sendEmailInput = z
   .object({ to: address.describe('Recipient address.'), subject: subject.min(1), body })
-  .strict()
-  .meta({ id: 'EmailSend' });
+  .strict();
 
 /** Body of POST /api/email/identities/{id}/reply (spec 4.4). */
-export const replyInput = z.object({ threadId: id, body }).strict().meta({ id: 'EmailReply' });
+export const replyInput = z.object({ threadId: id, body }).strict();
 
 /** Query of GET /api/email/identities/{id}/threads. */
 export const listThreadsInput = z
@@ -90,8 +87,7 @@ export const createAgentInput = z
     textModel: z.string().trim().min(1).max(200).nullish().describe('Model id of the OpenAI-compatible endpoint.'),
     contextSources: sources.default([]),
   })
-  .strict()
-  .meta({ id: 'AgentCreate' });
+  .strict();
 
 /** Body of PATCH /api/agents/{id}: any subset of the creation fields (textModel null clears it). */
 export const updateAgentInput = z
@@ -101,11 +97,9 @@ export const updateAgentInput = z
     textModel: z.string().trim().min(1).max(200).nullable().optional(),
     contextSources: sources.optional(),
   })
-  .strict()
-  .meta({ id: 'AgentUpdate' });
+  .strict();
 
 /** Body of POST /api/agents/{id}/knowledge. */
 export const addKnowledgeInput = z
   .object({ title: z.string().trim().min(1).max(200), content: z.string().min(1).max(100_000) })
-  .strict()
-  .meta({ id: 'KnowledgeDocumentCreate' });
+  .strict();

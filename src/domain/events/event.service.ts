@@ -31,8 +31,7 @@ export const publishEventInput = z
       .describe('A catalog event type; its channel is derived from it.'),
     payload: z.record(z.string(), z.unknown()).default({}).describe('Event-specific JSON object.'),
   })
-  .strict()
-  .meta({ id: 'EventPublish' });
+  .strict();
 
 /**
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and

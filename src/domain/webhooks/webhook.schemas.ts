@@ -86,8 +86,7 @@ export const createWebhookInput = z
       .max(100)
       .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].'),
   })
-  .strict()
-  .meta({ id: 'WebhookCreate' });
+  .strict();
 
 /** Query of GET /api/webhooks/{id}/logs. */
 export const webhookLogsQuery = z
@@ -110,13 +109,11 @@ export const testWebhookInput = z
       .refine(isEventType, { message: 'unknown event type', params: { code: 'UNKNOWN_EVENT_TYPE' } })
       .describe('Catalog event type of the example to send.'),
   })
-  .strict()
-  .meta({ id: 'WebhookTest' });
+  .strict();
 
 /** Body of POST /api/webhooks/{id}/redeliver: every failed delivery created at or after `since`. */
 export const redeliverFailedInput = z
   .object({
     since: z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp; failed deliveries created at or after it.'),
   })
-  .strict()
-  .meta({ id: 'WebhookRedeliverFailed' });
+  .strict();

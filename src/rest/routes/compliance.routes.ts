@@ -155,12 +155,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands',
     {
       schema: {
-        tags: brands,
         operationId: 'listBrands',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags: brands,
         summary: 'All brands of the account, oldest first, paged by ?limit&cursor.',
         querystring: pageQuery,
         response: { 200: z.object({ brands: z.array(brandOut), nextCursor: z.string().nullable() }) },
-        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listBrands(ctx, actorOf(request), request.query),
@@ -169,12 +169,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands',
     {
       schema: {
-        tags: brands,
         operationId: 'createBrand',
+        errors: ['FORBIDDEN'],
+        tags: brands,
         summary: 'Register a brand; answers 201 with status PENDING.',
         body: brandInput,
         response: { 201: brandOut },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => reply.status(201).send(await registerBrand(ctx, actorOf(request), request.body)),
@@ -183,12 +183,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
-        tags: brands,
         operationId: 'getBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: brands,
         summary: 'One brand with its registration status.',
         params: idParams,
         response: { 200: brandOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getBrand(ctx, actorOf(request), request.params.id),
@@ -197,13 +197,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
-        tags: brands,
         operationId: 'updateBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: brands,
         summary: 'Replace a brand’s fields; identity changes send it back to PENDING (re-vetting).',
         params: idParams,
         body: brandUpdateInput,
         response: { 200: brandOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => updateBrand(ctx, actorOf(request), request.params.id, request.body),
@@ -212,12 +212,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
-        tags: brands,
         operationId: 'deleteBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_HAS_CAMPAIGNS'],
+        tags: brands,
         summary: 'Delete a brand; 409 BRAND_HAS_CAMPAIGNS while it has campaigns.',
         params: idParams,
         response: { 200: z.object({ id: z.string(), deleted: z.literal(true) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_HAS_CAMPAIGNS'],
       },
     },
     (request) => deleteBrand(ctx, actorOf(request), request.params.id),
@@ -226,12 +226,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/qualify',
     {
       schema: {
-        tags: brands,
         operationId: 'qualifyBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: brands,
         summary: 'Whether the brand qualifies and which use cases it may use, per carrier.',
         params: idParams,
         response: { 200: qualifyOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => qualifyBrand(ctx, actorOf(request), request.params.id),
@@ -240,12 +240,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/revet',
     {
       schema: {
-        tags: brands,
         operationId: 'revetBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_PENDING'],
+        tags: brands,
         summary: 'Resubmit the brand to the identity check after corrections (status PENDING).',
         params: idParams,
         response: { 200: brandOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_PENDING'],
       },
     },
     (request) => revetBrand(ctx, actorOf(request), request.params.id),
@@ -254,12 +254,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/feedback',
     {
       schema: {
-        tags: brands,
         operationId: 'getBrandFeedback',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: brands,
         summary: 'Registry feedback: rejection reasons and required corrections.',
         params: idParams,
         response: { 200: feedbackOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getBrandFeedback(ctx, actorOf(request), request.params.id),
@@ -268,13 +268,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/vetting/apply',
     {
       schema: {
-        tags: brands,
         operationId: 'applyForBrandVetting',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE'],
+        tags: brands,
         summary: 'Order an external vetting (201); a pending one is returned instead (200).',
         params: idParams,
         body: vettingApplyInput.nullish(),
         response: { 200: vettingOut, 201: vettingOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE'],
       },
     },
     async (request, reply) => {
@@ -286,12 +286,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/vettings',
     {
       schema: {
-        tags: brands,
         operationId: 'listBrandVettings',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: brands,
         summary: 'Vetting records of the brand, newest first.',
         params: idParams,
         response: { 200: z.array(vettingOut) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => listVettings(ctx, actorOf(request), request.params.id),
@@ -301,12 +301,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns',
     {
       schema: {
-        tags: campaigns,
         operationId: 'listCampaigns',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags: campaigns,
         summary: 'All campaigns of the account (or of ?brandId), oldest first, paged by ?limit&cursor.',
         querystring: campaignListQuery,
         response: { 200: z.object({ campaigns: z.array(campaignOut), nextCursor: z.string().nullable() }) },
-        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listCampaigns(ctx, actorOf(request), request.query),
@@ -315,12 +315,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns',
     {
       schema: {
-        tags: campaigns,
         operationId: 'createCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE', 'USECASE_NOT_QUALIFIED'],
+        tags: campaigns,
         summary: 'Create a campaign under an ACTIVE brand; answers 201 with status PENDING.',
         body: campaignInput,
         response: { 201: campaignOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE', 'USECASE_NOT_QUALIFIED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
@@ -329,12 +329,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
-        tags: campaigns,
         operationId: 'getCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: campaigns,
         summary: 'One campaign with carrier approval, sendable and blockingReasons.',
         params: idParams,
         response: { 200: campaignOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getCampaign(ctx, actorOf(request), request.params.id),
@@ -343,13 +343,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
-        tags: campaigns,
         operationId: 'updateCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD'],
+        tags: campaigns,
         summary: 'Change campaign details; content changes trigger carrier re-review.',
         params: idParams,
         body: campaignUpdateInput,
         response: { 200: campaignOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD'],
       },
     },
     (request) => updateCampaign(ctx, actorOf(request), request.params.id, request.body),
@@ -358,14 +358,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
-        tags: campaigns,
         operationId: 'deleteCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: campaigns,
         summary: 'Delete a campaign and unlink its numbers.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), deleted: z.literal(true), unlinkedNumbers: z.array(z.string()) }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => deleteCampaign(ctx, actorOf(request), request.params.id),
@@ -374,13 +374,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/nudge',
     {
       schema: {
-        tags: campaigns,
         operationId: 'nudgeCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_NUDGE', 'NOTHING_TO_APPEAL'],
+        tags: campaigns,
         summary: 'Nudge carrier review (REVIEW) or appeal rejections (APPEAL_REJECTION).',
         params: idParams,
         body: nudgeInput,
         response: { 200: campaignOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_NUDGE', 'NOTHING_TO_APPEAL'],
       },
     },
     (request) => nudgeCampaign(ctx, actorOf(request), request.params.id, request.body),
@@ -389,12 +389,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/expedite',
     {
       schema: {
-        tags: campaigns,
         operationId: 'expediteCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_EXPEDITE'],
+        tags: campaigns,
         summary: 'Request expedited carrier review of every pending carrier.',
         params: idParams,
         response: { 200: campaignOut },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_EXPEDITE'],
       },
     },
     (request) => expediteCampaign(ctx, actorOf(request), request.params.id),
@@ -403,14 +403,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers',
     {
       schema: {
-        tags: campaigns,
         operationId: 'listCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: campaigns,
         summary: 'Numbers currently assigned to the campaign.',
         params: idParams,
         response: {
           200: z.object({ campaignId: z.string(), numbers: z.array(z.object({ number: z.string(), assignedAt: ts })) }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => listCampaignNumbers(ctx, actorOf(request), request.params.id),
@@ -419,8 +419,9 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers/assign',
     {
       schema: {
-        tags: campaigns,
         operationId: 'assignCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED'],
+        tags: campaigns,
         summary: 'Assign provisioned numbers to the campaign, all or nothing.',
         params: idParams,
         body: numbersInput,
@@ -432,7 +433,6 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
             numbers: z.array(z.string()),
           }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED'],
       },
     },
     (request) => assignNumbers(ctx, actorOf(request), request.params.id, request.body),
@@ -441,15 +441,15 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers/remove',
     {
       schema: {
-        tags: campaigns,
         operationId: 'removeCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBERS_NOT_ASSIGNED'],
+        tags: campaigns,
         summary: 'Unlink numbers from the campaign, all or nothing.',
         params: idParams,
         body: numbersInput,
         response: {
           200: z.object({ campaignId: z.string(), removed: z.array(z.string()), numbers: z.array(z.string()) }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBERS_NOT_ASSIGNED'],
       },
     },
     (request) => removeNumbers(ctx, actorOf(request), request.params.id, request.body),
@@ -458,12 +458,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/carriers',
     {
       schema: {
-        tags: campaigns,
         operationId: 'getCampaignCarriers',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: campaigns,
         summary: 'Per-carrier approval of the campaign.',
         params: idParams,
         response: { 200: z.object({ campaignId: z.string(), carriers: z.array(carrierOut) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     (request) => getCampaignCarriers(ctx, actorOf(request), request.params.id),
@@ -473,8 +473,9 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/did-mapping',
     {
       schema: {
-        tags: numbers,
         operationId: 'getDidMapping',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags: numbers,
         summary: 'Every number with its campaign (null when unassigned); next page cursor in x-next-cursor.',
         querystring: didMappingQuery,
         response: {
@@ -482,7 +483,6 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
             z.object({ number: z.string(), campaignId: z.string().nullable(), campaignStatus: z.string().nullable() }),
           ),
         },
-        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     async (request, reply) => {
@@ -495,12 +495,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/enums/:name',
     {
       schema: {
-        tags: ['compliance: enums'],
         operationId: 'getComplianceEnum',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: ['compliance: enums'],
         summary: 'Values of the vertical, entityType or usecase enum.',
         params: z.object({ name: z.string() }),
         response: { 200: z.object({ name: z.string(), values: z.array(z.string()) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getEnum(actorOf(request), request.params.name),
@@ -510,12 +510,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers',
     {
       schema: {
-        tags: numbers,
         operationId: 'provisionNumbers',
+        errors: ['FORBIDDEN', 'NUMBER_UNAVAILABLE'],
+        tags: numbers,
         summary: 'Provision E.164 numbers in the account (201), all or nothing.',
         body: numbersInput,
         response: { 201: z.object({ numbers: z.array(numberOut) }) },
-        errors: ['FORBIDDEN', 'NUMBER_UNAVAILABLE'],
       },
     },
     async (request, reply) => reply.status(201).send(await provisionNumbers(ctx, actorOf(request), request.body)),
@@ -524,12 +524,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers',
     {
       schema: {
-        tags: numbers,
         operationId: 'listNumbers',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags: numbers,
         summary: 'Provisioned numbers, ascending, paged by ?limit&cursor.',
         querystring: pageQuery,
         response: { 200: z.object({ numbers: z.array(numberOut), nextCursor: z.string().nullable() }) },
-        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
       },
     },
     (request) => listNumbers(ctx, actorOf(request), request.query),
@@ -538,12 +538,12 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers/:number',
     {
       schema: {
-        tags: numbers,
         operationId: 'releaseNumber',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED'],
+        tags: numbers,
         summary: 'Release a number; 409 NUMBER_ASSIGNED while it is assigned to a campaign.',
         params: z.object({ number: z.string() }),
         response: { 200: z.object({ number: z.string(), released: z.literal(true) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED'],
       },
     },
     (request) => releaseNumber(ctx, actorOf(request), request.params.number),
@@ -564,3 +564,11 @@ z.globalRegistry.add(numberOut, {
 });
 z.globalRegistry.add(feedbackOut, { id: 'BrandFeedback', description: 'Registry feedback on a brand.' });
 z.globalRegistry.add(qualifyOut, { id: 'BrandQualification', description: 'Use cases the brand qualifies for.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(brandInput, { id: 'BrandCreate' });
+z.globalRegistry.add(brandUpdateInput, { id: 'BrandUpdate' });
+z.globalRegistry.add(campaignInput, { id: 'CampaignCreate' });
+z.globalRegistry.add(campaignUpdateInput, { id: 'CampaignUpdate' });
+z.globalRegistry.add(nudgeInput, { id: 'CampaignNudge' });
+z.globalRegistry.add(vettingApplyInput, { id: 'VettingApply' });
+z.globalRegistry.add(numbersInput, { id: 'NumberSet' });

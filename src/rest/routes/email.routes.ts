@@ -104,12 +104,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities',
     {
       schema: {
-        tags,
         operationId: 'createEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'ADDRESS_TAKEN', 'DOMAIN_NOT_HOSTED', 'AGENT_TEXT_MODEL_REQUIRED'],
+        tags,
         summary: 'Provision an email identity (201). 409 ADDRESS_TAKEN for an address in use.',
         body: createIdentityInput,
         response: { 201: identity },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'ADDRESS_TAKEN', 'DOMAIN_NOT_HOSTED', 'AGENT_TEXT_MODEL_REQUIRED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createIdentity(ctx, actorOf(request), request.body)),
@@ -118,11 +118,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities',
     {
       schema: {
-        tags,
         operationId: 'listEmailIdentities',
+        errors: ['FORBIDDEN'],
+        tags,
         summary: 'All identities of the account.',
         response: { 200: z.object({ identities: z.array(identity) }) },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ identities: await listIdentities(ctx, actorOf(request)) }),
@@ -131,12 +131,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id',
     {
       schema: {
-        tags,
         operationId: 'getEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'One identity.',
         params: idParams,
         response: { 200: identity },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getIdentity(ctx, actorOf(request), request.params.id),
@@ -145,13 +145,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id',
     {
       schema: {
-        tags,
         operationId: 'updateEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'AGENT_TEXT_MODEL_REQUIRED'],
+        tags,
         summary: 'Change displayName or agentId (null clears).',
         params: idParams,
         body: updateIdentityInput,
         response: { 200: identity },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'AGENT_TEXT_MODEL_REQUIRED'],
       },
     },
     async (request) => updateIdentity(ctx, actorOf(request), request.params.id, request.body),
@@ -160,12 +160,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id',
     {
       schema: {
-        tags,
         operationId: 'deleteEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'Deprovision: inbound mail is refused from now on; threads stay readable until purged.',
         params: idParams,
         response: { 200: z.object({ status: z.literal('deprovisioning') }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => deleteIdentity(ctx, actorOf(request), request.params.id),
@@ -174,13 +174,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/send',
     {
       schema: {
-        tags,
         operationId: 'sendEmail',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
         body: sendEmailInput,
         response: { 202: sent },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
       },
     },
     async (request, reply) =>
@@ -190,13 +190,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/reply',
     {
       schema: {
-        tags,
         operationId: 'replyToEmailThread',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
         body: replyInput,
         response: { 202: sent },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
       },
     },
     async (request, reply) =>
@@ -206,13 +206,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/threads',
     {
       schema: {
-        tags,
         operationId: 'listEmailThreads',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
+        tags,
         summary: 'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page.',
         params: idParams,
         querystring: z.object({ limit: z.coerce.number().optional(), cursor: z.string().optional() }),
         response: { 200: z.object({ threads: z.array(threadSummary), nextCursor: z.string() }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
       },
     },
     async (request) => listThreads(ctx, actorOf(request), request.params.id, request.query),
@@ -221,12 +221,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/threads/:threadId',
     {
       schema: {
-        tags,
         operationId: 'getEmailThread',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'Thread detail with every message, oldest first.',
         params: z.object({ id: z.string(), threadId: z.string() }),
         response: { 200: threadSummary.extend({ messages: z.array(message) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getThread(ctx, actorOf(request), request.params.id, request.params.threadId),
@@ -237,12 +237,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents',
     {
       schema: {
-        tags: agentTags,
         operationId: 'createAgent',
+        errors: ['FORBIDDEN'],
+        tags: agentTags,
         summary: 'Create an agent (201).',
         body: createAgentInput,
         response: { 201: agent },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => reply.status(201).send(await createAgent(ctx, actorOf(request), request.body)),
@@ -251,11 +251,11 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents',
     {
       schema: {
-        tags: agentTags,
         operationId: 'listAgents',
+        errors: ['FORBIDDEN'],
+        tags: agentTags,
         summary: 'All agents of the account.',
         response: { 200: z.object({ agents: z.array(agent) }) },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ agents: await listAgents(ctx, actorOf(request)) }),
@@ -264,12 +264,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id',
     {
       schema: {
-        tags: agentTags,
         operationId: 'getAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
         summary: 'One agent.',
         params: idParams,
         response: { 200: agent },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getAgent(ctx, actorOf(request), request.params.id),
@@ -278,13 +278,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id',
     {
       schema: {
-        tags: agentTags,
         operationId: 'updateAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'AGENT_ASSIGNED'],
+        tags: agentTags,
         summary: 'Change any agent field.',
         params: idParams,
         body: updateAgentInput,
         response: { 200: agent },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'AGENT_ASSIGNED'],
       },
     },
     async (request) => updateAgent(ctx, actorOf(request), request.params.id, request.body),
@@ -293,12 +293,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id',
     {
       schema: {
-        tags: agentTags,
         operationId: 'deleteAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
         summary: 'Delete an agent (204); its identities are unassigned.',
         params: idParams,
         response: { 204: z.undefined().describe('Deleted.') },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request, reply) => {
@@ -310,13 +310,13 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge',
     {
       schema: {
-        tags: agentTags,
         operationId: 'addKnowledgeDocument',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'KNOWLEDGE_LIMIT_REACHED'],
+        tags: agentTags,
         summary: 'Add a knowledge document (201).',
         params: idParams,
         body: addKnowledgeInput,
         response: { 201: knowledgeDocument },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'KNOWLEDGE_LIMIT_REACHED'],
       },
     },
     async (request, reply) =>
@@ -326,12 +326,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge',
     {
       schema: {
-        tags: agentTags,
         operationId: 'listKnowledgeDocuments',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
         summary: 'The agent’s knowledge documents.',
         params: idParams,
         response: { 200: z.object({ documents: z.array(knowledgeDocument) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => ({ documents: await listKnowledgeDocuments(ctx, actorOf(request), request.params.id) }),
@@ -340,12 +340,12 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge/:documentId',
     {
       schema: {
-        tags: agentTags,
         operationId: 'deleteKnowledgeDocument',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
         summary: 'Delete a knowledge document (204).',
         params: z.object({ id: z.string(), documentId: z.string() }),
         response: { 204: z.undefined().describe('Deleted.') },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request, reply) => {
@@ -362,3 +362,11 @@ z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of
 z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });
 z.globalRegistry.add(agent, { id: 'Agent', description: 'An email agent that answers inbound mail.' });
 z.globalRegistry.add(knowledgeDocument, { id: 'KnowledgeDocument', description: 'A document an agent answers from.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(createIdentityInput, { id: 'IdentityCreate' });
+z.globalRegistry.add(updateIdentityInput, { id: 'IdentityUpdate' });
+z.globalRegistry.add(sendEmailInput, { id: 'EmailSend' });
+z.globalRegistry.add(replyInput, { id: 'EmailReply' });
+z.globalRegistry.add(createAgentInput, { id: 'AgentCreate' });
+z.globalRegistry.add(updateAgentInput, { id: 'AgentUpdate' });
+z.globalRegistry.add(addKnowledgeInput, { id: 'KnowledgeDocumentCreate' });

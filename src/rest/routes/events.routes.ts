@@ -133,14 +133,14 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events',
     {
       schema: {
-        tags: ['events'],
         operationId: 'publishEvent',
+        errors: ['FORBIDDEN'],
+        tags: ['events'],
         summary: 'Publish an event into the account log (scope events:write). Answers 202 with the stored id.',
         body: publishEventInput,
         response: {
           202: z.object({ id: z.string(), channel: z.string(), eventType: z.string(), timestamp: z.string() }),
         },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => {
@@ -156,11 +156,12 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { allowQueryToken: true },
       schema: {
+        operationId: 'streamEvents',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary:
           'Server-Sent Events stream of the account (scope events:read): `event:`, `id:`, `data:` per event; replay ' +
           'after `Last-Event-ID` (up to 1000, `event: stream.truncated` first when incomplete); `: heartbeat` comments.',
-        operationId: 'streamEvents',
         querystring: streamQuery,
         headers: z.looseObject({
           'last-event-id': z
@@ -184,7 +185,6 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
             },
           },
         },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request, reply) => {
@@ -210,8 +210,9 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/history',
     {
       schema: {
-        tags: ['events'],
         operationId: 'listEventHistory',
+        errors: ['FORBIDDEN'],
+        tags: ['events'],
         summary:
           'Past events in id order after the cursor `after` (scope events:read); the ids are those of the stream ' +
           'and webhooks. Default limit 100, max 1000.',
@@ -224,7 +225,6 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
             truncated: z.boolean(),
           }),
         },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request) => listEventHistory(ctx, actorOf(request), request.query),
@@ -234,8 +234,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/catalog',
     {
       schema: {
-        tags: ['events'],
         operationId: 'getEventCatalog',
+        tags: ['events'],
         summary: 'Every channel with its event types (any authenticated key).',
         response: {
           200: z.object({
@@ -247,3 +247,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => ({ channels: getEventCatalog(actorOf(request)) }),
   );
 }
+
+// OpenAPI component names (docs/openapi.md).
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(publishEventInput, { id: 'EventPublish' });

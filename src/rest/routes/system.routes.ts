@@ -12,8 +12,8 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { public: true },
       schema: {
-        tags: ['operations'],
         operationId: 'getHealth',
+        tags: ['operations'],
         summary: 'Liveness: the process answers.',
         response: { 200: z.object({ status: z.literal('ok') }) },
       },
@@ -25,8 +25,8 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { public: true },
       schema: {
-        tags: ['operations'],
         operationId: 'getReadiness',
+        tags: ['operations'],
         summary: 'Readiness: the database answers and every migration is applied (503 otherwise).',
         response: {
           200: z.object({ status: z.literal('ready'), database: z.string() }),

@@ -66,12 +66,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks',
     {
       schema: {
-        tags,
         operationId: 'createWebhook',
+        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
+        tags,
         summary: 'Register a webhook; the answer carries its secret, shown only here (201).',
         body: createWebhookInput,
         response: { 201: createdWebhook },
-        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
       },
     },
     async (request, reply) => reply.status(201).send(await createWebhook(ctx, actorOf(request), request.body)),
@@ -81,11 +81,11 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks',
     {
       schema: {
-        tags,
         operationId: 'listWebhooks',
+        errors: ['FORBIDDEN'],
+        tags,
         summary: 'List the account’s webhooks (never their secrets).',
         response: { 200: z.object({ webhooks: z.array(webhookShape) }) },
-        errors: ['FORBIDDEN'],
       },
     },
     async (request) => ({ webhooks: await listWebhooks(ctx, actorOf(request)) }),
@@ -95,12 +95,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id',
     {
       schema: {
-        tags,
         operationId: 'getWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'One webhook.',
         params: idParams,
         response: { 200: webhookShape },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => getWebhook(ctx, actorOf(request), request.params.id),
@@ -110,14 +110,14 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id',
     {
       schema: {
-        tags,
         operationId: 'deleteWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'Delete a webhook and cancel its pending deliveries.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), deleted: z.literal(true), cancelledDeliveries: z.number() }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => deleteWebhook(ctx, actorOf(request), request.params.id),
@@ -127,13 +127,13 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/logs',
     {
       schema: {
-        tags,
         operationId: 'listWebhookDeliveries',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'Delivery log of a webhook, newest first.',
         params: idParams,
         querystring: webhookLogsQuery,
         response: { 200: z.object({ logs: z.array(logShape) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => ({ logs: await listWebhookLogs(ctx, actorOf(request), request.params.id, request.query) }),
@@ -143,14 +143,14 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/rotate-secret',
     {
       schema: {
-        tags,
         operationId: 'rotateWebhookSecret',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_CHANGED'],
+        tags,
         summary: 'Rotate the secret: the new one is shown only here; the old one keeps signing for 24 h.',
         params: idParams,
         response: {
           200: z.object({ id: z.string(), secret: z.string(), previousSecretExpiresAt: z.string() }),
         },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_CHANGED'],
       },
     },
     async (request) => rotateWebhookSecret(ctx, actorOf(request), request.params.id),
@@ -160,13 +160,13 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/test',
     {
       schema: {
-        tags,
         operationId: 'testWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
         summary: 'Send a signed example of an event type now (one attempt) and log it.',
         params: idParams,
         body: testWebhookInput,
         response: { 200: logShape },
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
       },
     },
     async (request) => testWebhook(ctx, actorOf(request), request.params.id, request.body),
@@ -176,12 +176,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/logs/:deliveryId/redeliver',
     {
       schema: {
-        tags,
         operationId: 'redeliverWebhookDelivery',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'DELIVERY_NOT_FAILED', 'WEBHOOK_INACTIVE'],
+        tags,
         summary: 'Redeliver one failed delivery (a new delivery with the full retry schedule; 202).',
         params: z.object({ id: z.string(), deliveryId: z.string() }),
         response: { 202: logShape },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'DELIVERY_NOT_FAILED', 'WEBHOOK_INACTIVE'],
       },
     },
     async (request, reply) =>
@@ -194,13 +194,13 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/redeliver',
     {
       schema: {
-        tags,
         operationId: 'redeliverFailedWebhookDeliveries',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_INACTIVE'],
+        tags,
         summary: 'Redeliver every failed delivery created at or after `since` (202).',
         params: idParams,
         body: redeliverFailedInput,
         response: { 202: z.object({ count: z.number(), deliveries: z.array(logShape) }) },
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_INACTIVE'],
       },
     },
     async (request, reply) =>
@@ -214,3 +214,7 @@ z.globalRegistry.add(logShape, { id: 'WebhookDelivery', description: 'One delive
 const createdWebhook = webhookShape
   .extend({ secret: z.string().describe('The signing secret, shown only here.') })
   .meta({ id: 'CreatedWebhook', description: 'A new webhook with its signing secret.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(createWebhookInput, { id: 'WebhookCreate' });
+z.globalRegistry.add(testWebhookInput, { id: 'WebhookTest' });
+z.globalRegistry.add(redeliverFailedInput, { id: 'WebhookRedeliverFailed' });
