@@ -343,9 +343,9 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
         operationId: 'deleteKnowledgeDocument',
         errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: agentTags,
+        response: { 204: z.undefined().describe('Deleted.') },
         summary: 'Delete a knowledge document (204).',
         params: z.object({ id: z.string(), documentId: z.string() }),
-        response: { 204: z.undefined().describe('Deleted.') },
       },
     },
     async (request, reply) => {
