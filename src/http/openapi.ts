@@ -14,8 +14,13 @@ declare module 'fastify' {
      * Idempotency-Key codes of a POST, …) are added by {@link documentRoute}; do not list them.
      */
     errors?: readonly ErrorCode[];
+    /** Documentation only: headers a success response carries, by status (e.g. a paging cursor). */
+    responseHeaders?: ResponseHeaders;
   }
 }
+
+/** Response headers by status: name → its JSON schema with a description (e.g. `{type: 'string', description}`). */
+export type ResponseHeaders = Record<number, Record<string, { type: 'string'; description: string; enum?: string[] }>>;
 
 /** One violation of a validation failure (component `ErrorDetail`). */
 export const ErrorDetailSchema = z
@@ -202,6 +207,23 @@ export const documentRoute: typeof baseTransform = (input) => {
       Object.entries(props.properties).map(([name, s]) => [HEADER_NAMES[name] ?? name, s]),
     );
     if (props.required) props.required = props.required.map((name) => HEADER_NAMES[name] ?? name);
+  }
+  // Response headers the house sends (@fastify/swagger reads `headers` beside a response's schema).
+  const responses = (out.schema as { response?: Record<string, Record<string, unknown>> }).response ?? {};
+  const declared = (rest as { responseHeaders?: ResponseHeaders }).responseHeaders ?? {};
+  for (const [status, res] of Object.entries(responses)) {
+    const headers: ResponseHeaders[number] = { ...declared[Number(status)] };
+    if (status === '401') {
+      headers['WWW-Authenticate'] = { type: 'string', description: '`Bearer` (RFC 6750).' };
+    }
+    if (!isPublic && methods.includes('POST') && status.startsWith('2')) {
+      headers['Idempotent-Replayed'] = {
+        type: 'string',
+        enum: ['true'],
+        description: '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`.',
+      };
+    }
+    if (Object.keys(headers).length > 0) res.headers = headers;
   }
   return out;
 };

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routesOf } from '../../src/http/openapi.js';
+import { freshNumbers } from '../compliance/fixtures.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
 
 interface Operation {
@@ -126,6 +127,20 @@ describe('OpenAPI document', () => {
     expect(deleteAgent.responses['204']!.content).toBeUndefined();
     expect(documentedCodes(deleteAgent, 404)).toEqual(['NOT_FOUND']);
     expect(doc.paths['/api/webhooks/{id}/logs/{deliveryId}/redeliver']).toBeDefined();
+    expect((brandsPost.responses['201'] as any).headers).toHaveProperty('Idempotent-Replayed');
+    expect((brandsPost.responses['401'] as any).headers).toHaveProperty('WWW-Authenticate');
+  });
+
+  it('documents the paging header of GET /compliance/did-mapping, which the service sends', async () => {
+    expect((doc.paths['/compliance/did-mapping']!.get!.responses['200'] as any).headers).toHaveProperty(
+      'x-next-cursor',
+    );
+    const account = await t.newAccount();
+    const provisioned = await account.request('POST', '/api/numbers', { numbers: freshNumbers(2) });
+    expect(provisioned.status).toBe(201);
+    const first = await account.request('GET', '/compliance/did-mapping?limit=1');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-next-cursor')).toBeTruthy();
   });
 
   it('documents 401 UNAUTHENTICATED on every authenticated operation, and Fastify answers it', async () => {

@@ -474,6 +474,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'getDidMapping',
+        responseHeaders: {
+          200: {
+            'x-next-cursor': {
+              type: 'string',
+              description: 'Cursor of the next page (pass it as `cursor`); absent on the last page.',
+            },
+          },
+        },
         errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: numbers,
         summary: 'Every number with its campaign (null when unassigned); next page cursor in x-next-cursor.',
