@@ -6,8 +6,10 @@ import type { MailTransport } from './domain/email/mail-transport.port.js';
 import type { ModelProvider } from './domain/email/model.port.js';
 import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
+import type { WebhookTransport } from './domain/webhooks/webhook-transport.port.js';
 import type { Clock } from './infra/clock.js';
 import type { Database, Db } from './infra/db.js';
+import type { JobQueue } from './infra/jobs/job-queue.js';
 import type { WorkerSet } from './infra/workers.js';
 
 /**
@@ -29,6 +31,12 @@ export interface AppContext {
   auth: KeyAuthenticator;
   /** 32-byte AES-256-GCM key for secrets at rest (SECRETS_KEY, or DATA_DIR/secrets.key; src/infra/secrets.ts). */
   secretsKey: Buffer;
+  /** Fingerprint of `secretsKey` (which key encrypted a stored secret; src/infra/secrets.ts `secretsKeyId`). */
+  secretsKeyId: string;
+  /** The durable job queue: every kind of background work is registered here (src/infra/jobs; docs/jobs.md). */
+  jobs: JobQueue;
+  /** The webhook HTTP client (src/infra/webhook-http): keep-alive pools per origin, SSRF guard at connect time. */
+  webhookTransport: WebhookTransport;
   /** The campaign registry adapter (TCR port; the sandbox simulator by default). */
   registry: CampaignRegistry;
   /** The mail port: compose, parse, relay (nodemailer + mailparser). */

@@ -15,12 +15,14 @@ import { OrderedEventBus } from './infra/bus/ordered-bus.js';
 import { createEventBus } from './infra/bus/redis-bus.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
+import { JobQueue } from './infra/jobs/job-queue.js';
 import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { migrate } from './infra/migrate.js';
 import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
-import { loadSecretsKey } from './infra/secrets.js';
+import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
@@ -93,6 +95,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     workers,
     auth: new KeyAuthenticator(database.prisma),
     secretsKey,
+    secretsKeyId: secretsKeyId(secretsKey),
+    jobs: new JobQueue({ db: database.prisma, clock, log, database, workers }),
+    webhookTransport: new UndiciWebhookTransport({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    }),
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
@@ -100,7 +108,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   const registry = new SandboxRegistry(ctx);
   ctx.registry = registry;
-  workers.add(registry.worker());
+  ctx.jobs.register(registry.jobKind());
   workers.add(idempotencyPruner(ctx));
   const modules: AreaModule[] = [
     await setupCompliance(ctx),
@@ -122,12 +130,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         smtp = await startSmtpListener(ctx, config.SMTP_PORT);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
-      if (opts.startWorkers !== false) workers.start();
+      if (opts.startWorkers !== false) {
+        await ctx.jobs.start();
+        workers.start();
+      }
       return address;
     },
     smtpPort: () => smtp?.port,
     close() {
       closed ??= (async () => {
+        await ctx.jobs.stop();
         await workers.stop();
         await http.close();
         await smtp?.close();

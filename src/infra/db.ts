@@ -25,6 +25,13 @@ export interface Database {
   prisma: Db;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
+  /**
+   * LISTENs on `channel` (PostgreSQL NOTIFY, delivered after the notifying transaction commits): on PostgreSQL on a
+   * dedicated connection outside the pool, reconnecting after 1 s when it drops (`onReconnect` is then called, since
+   * notifications may have been missed); on PGlite on the instance itself (one connection, same process).
+   * @returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -60,6 +67,44 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
           },
         };
       },
+      async listen(channel, onNotify, onReconnect) {
+        let client: pg.Client | undefined;
+        let stopped = false;
+        let retry: NodeJS.Timeout | undefined;
+        const connect = async (again: boolean): Promise<void> => {
+          const c = new pg.Client({ connectionString: opts.databaseUrl });
+          c.on('notification', (n) => {
+            if (n.channel === channel) onNotify(n.payload ?? '');
+          });
+          c.on('error', () => reconnect());
+          c.on('end', () => reconnect());
+          await c.connect();
+          await c.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+          client = c;
+          if (again) onReconnect?.();
+        };
+        const reconnect = () => {
+          if (stopped || retry) return;
+          client?.removeAllListeners();
+          client?.end().catch(() => {});
+          client = undefined;
+          retry = setTimeout(() => {
+            retry = undefined;
+            connect(true).catch(() => reconnect());
+          }, 1000);
+          retry.unref();
+        };
+        await connect(false);
+        return async () => {
+          stopped = true;
+          if (retry) clearTimeout(retry);
+          const c = client;
+          client = undefined;
+          c?.removeAllListeners();
+          c?.on('error', () => {});
+          await c?.end().catch(() => {});
+        };
+      },
       async close() {
         await prisma.$disconnect();
         await pool.end();
@@ -86,6 +131,12 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
           return (await lite.query(sql, params as unknown[])).rows as never;
         },
         async release() {},
+      };
+    },
+    async listen(channel, onNotify) {
+      const unsubscribe = await lite.listen(channel, onNotify);
+      return async () => {
+        await unsubscribe().catch(() => {});
       };
     },
     async close() {

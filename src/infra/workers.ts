@@ -19,7 +19,8 @@ export interface Worker {
 export class WorkerSet {
   readonly #workers: Worker[] = [];
   readonly #running = new Map<string, Promise<number>>();
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #again = new Set<string>();
   #started = false;
 
   constructor(
@@ -39,19 +40,41 @@ export class WorkerSet {
     for (const w of this.#workers) this.#loop(w);
   }
 
-  #loop(worker: Worker): void {
-    const schedule = (delay: number) => {
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
+  #loop(worker: Worker, delay = this.intervalMs): void {
+    const existing = this.#timers.get(worker.name);
+    if (existing) clearTimeout(existing);
+    const timer = setTimeout(() => {
+      this.#timers.delete(worker.name);
+      if (!this.#started) return;
+      void this.#tick(worker).then((n) => {
         if (!this.#started) return;
-        void this.#tick(worker).then((n) => {
-          if (this.#started) schedule(n > 0 ? 0 : this.intervalMs);
-        });
-      }, delay);
-      timer.unref();
-      this.#timers.add(timer);
-    };
-    schedule(this.intervalMs);
+        const again = this.#again.delete(worker.name);
+        this.#loop(worker, n > 0 || again ? 0 : this.intervalMs);
+      });
+    }, delay);
+    timer.unref();
+    this.#timers.set(worker.name, timer);
+  }
+
+  /**
+   * Ticks worker `name` at once instead of at its next poll (work was committed, or a slot freed while work was
+   * due). Coalesced: a wake during a tick makes one more tick right after it. No-op before `start()` (tests with a
+   * manual clock drive the workers with `drain()`).
+   */
+  wake(name: string): void {
+    if (!this.#started) return;
+    const worker = this.#workers.find((w) => w.name === name);
+    if (!worker) return;
+    if (this.#running.has(name) || !this.#timers.has(name)) {
+      this.#again.add(name);
+      return;
+    }
+    this.#loop(worker, 0);
+  }
+
+  /** Wakes every worker (e.g. after the wake-up channel reconnected, when notifications may have been missed). */
+  wakeAll(): void {
+    for (const w of this.#workers) this.wake(w.name);
   }
 
   /** Ticks every worker once, concurrently. @returns items taken. */
@@ -96,7 +119,7 @@ export class WorkerSet {
   /** Stops every loop and waits for ticks in flight and the work they started. */
   async stop(): Promise<void> {
     this.#started = false;
-    for (const t of this.#timers) clearTimeout(t);
+    for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
     await Promise.all(this.#running.values());
     await this.#settleAll();

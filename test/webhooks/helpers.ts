@@ -34,6 +34,8 @@ export async function logsOf(a: TestAccount, webhookId: string, limit?: number):
 /** One request a {@link HoldingReceiver} holds. */
 export interface HeldRequest {
   path: string;
+  /** The request's headers (lower-case names). */
+  headers: Record<string, string | string[] | undefined>;
   /** Set once the connection closed (answered, or ended by the sender, e.g. its timeout). */
   closed: boolean;
   answer(status: number): void;
@@ -83,6 +85,7 @@ export async function startHoldingReceiver(): Promise<HoldingReceiver> {
   const server = http.createServer((req, res) => {
     const held: HeldRequest = {
       path: req.url ?? '/',
+      headers: req.headers,
       closed: false,
       answer: (status) => res.writeHead(status).end('ok'),
       drop: () => res.destroy(),

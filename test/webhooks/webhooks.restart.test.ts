@@ -48,7 +48,7 @@ describe('webhooks: a restart in the middle of the schedule loses nothing (PGlit
     const again = accountClient(t.url, a.accountId, a.apiKey);
     receiver.respond(hook.path, () => ({ status: 200 }));
     await t.drain();
-    // The new event goes out at once; the claimed delivery waits for its lease (timeout 10 s + 60 s) to pass.
+    // The new event goes out at once; the claimed delivery waits for its lease (timeout 10 s + 10 s) to pass.
     expect(receiver.on(hook.path).map((r) => r.body.payload.id)).toEqual([
       'before-restart',
       'before-restart',
@@ -62,9 +62,12 @@ describe('webhooks: a restart in the middle of the schedule loses nothing (PGlit
     const logs = await logsOf(again, hook.id);
     expect(logs.map((l) => [l.eventType, l.status, l.attempts, l.responseCode])).toEqual([
       ['sms.delivered', 'delivered', 1, 200],
-      ['sms.sent', 'delivered', 3, 200],
+      ['sms.sent', 'delivered', 4, 200],
     ]);
-    expect(logs[1].attemptHistory.map((h: any) => Date.parse(h.at) - start)).toEqual([0, 30_000, 220_000]);
+    // The try lost with the first instance counts as attempt 3 (issue 13), at the time it was claimed.
+    expect(logs[1].attemptHistory.map((h: any) => Date.parse(h.at) - start)).toEqual([0, 30_000, 150_000, 220_000]);
+    expect(logs[1].attemptHistory[2]).toMatchObject({ attempt: 3, responseCode: null });
+    expect(logs[1].attemptHistory[2].error).toMatch(/^lost: /);
     expect(
       new Set(got.filter((r) => r.body.payload.id === 'before-restart').map((r) => r.headers['webhook-id'])).size,
     ).toBe(1);

@@ -1,31 +1,38 @@
 import type { AppContext } from '../../app-context.js';
-import type { AgentJob } from '../../generated/prisma/client.js';
+import { type AgentJob, Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
-import type { Worker } from '../../infra/workers.js';
+import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../../infra/jobs/job-queue.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
 
-/** Model attempts per inbound message, and the delays before attempts 2 and 3 (ms). */
-export const MODEL_MAX_ATTEMPTS = 3;
-export const MODEL_RETRY_DELAYS_MS = [30_000, 120_000];
-const CLAIM_LEASE_MS = 5 * 60_000;
+/** The job kind of agent answers in the job queue (src/infra/jobs; docs/jobs.md). */
+export const AGENT_JOB = 'email-agent';
+/** Model attempts per inbound message: 3, after 30 s and 2 min (the start of the spec 8 schedule). */
+export const MODEL_SCHEDULE: RetrySchedule = { maxAttempts: 3, delaysMs: SPEC8_SCHEDULE.delaysMs };
+/** Agent jobs answered at once per instance. */
+const AGENT_CONCURRENCY = 10;
+
+/** An agent job as its claim holds it (`lockedBy` is the claim token). */
+export type ClaimedAgentJob = AgentJob & { lockedBy: string };
 
 /**
- * The row condition that holds while this dispatcher owns `job`: still pending, with the lease time the claim
- * wrote (`job.nextAttemptAt`). Every write of the job uses it, so a dispatcher whose lease ran out and was taken
- * over cannot overwrite the new owner's outcome.
+ * The row condition that holds while this dispatcher owns `job`: still pending and claimed by its token. Every write
+ * of the job uses it, so a dispatcher whose lease ran out and was taken over cannot overwrite the new owner's outcome.
  */
-function claimed(job: AgentJob) {
-  return { id: job.id, status: 'pending', nextAttemptAt: job.nextAttemptAt };
+function claimed(job: ClaimedAgentJob) {
+  return { id: job.id, status: 'pending', lockedBy: job.lockedBy };
 }
+
+/** Clears the claim (written with every outcome). */
+const unclaimed = { lockedBy: null, lockedUntil: null } as const;
 
 /** Thrown inside the answer transaction when the claim was lost: rolls the reply back. */
 class ClaimLost extends Error {}
 
-async function skip(ctx: AppContext, job: AgentJob, reason: string): Promise<void> {
+async function skip(ctx: AppContext, job: ClaimedAgentJob, reason: string): Promise<void> {
   await ctx.db.agentJob.updateMany({
     where: claimed(job),
-    data: { status: 'skipped', reason, updatedAt: ctx.clock.now() },
+    data: { status: 'skipped', reason, updatedAt: ctx.clock.now(), ...unclaimed },
   });
 }
 
@@ -46,12 +53,12 @@ function answeredInWindow(ctx: AppContext, db: Pick<Tx, 'agentJob'>, identityId:
  * The budget is checked before the model call (to save it) and again, atomically with consuming it, in that
  * transaction: it first locks the identity row (`SELECT … FOR UPDATE`), so answers of one identity are stored one at
  * a time across instances, recounts, and then either stores the answer or skips the job REPLY_BUDGET_EXHAUSTED.
- * `job.nextAttemptAt` must be the lease the caller's claim wrote: every write of the job is fenced by it, and when
- * the claim was lost meanwhile nothing is stored or sent.
- * A model error schedules a retry; after {@link MODEL_MAX_ATTEMPTS} the job is `failed` (reason MODEL_ERROR,
+ * `job.lockedBy` must be the caller's claim token: every write of the job is fenced by it, and when the claim was
+ * lost meanwhile nothing is stored or sent.
+ * A model error schedules a retry on {@link MODEL_SCHEDULE}; after its last attempt the job is `failed` (reason MODEL_ERROR,
  * `lastError`) and `email.agent.failed` is emitted. The inbound message itself was stored before and stays.
  */
-export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<void> {
+export async function processAgentJob(ctx: AppContext, job: ClaimedAgentJob): Promise<void> {
   const message = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: job.messageRowId } });
   const identity = await ctx.db.emailIdentity.findUnique({ where: { id: job.identityId } });
   if (identity?.status !== 'active') return skip(ctx, job, 'IDENTITY_DEPROVISIONING');
@@ -68,22 +75,18 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
     const error = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
     const attempts = job.attempts + 1;
     const now = ctx.clock.now();
-    if (attempts < MODEL_MAX_ATTEMPTS) {
+    const retryAt = nextAttemptAt(MODEL_SCHEDULE, attempts, now);
+    if (retryAt) {
       await ctx.db.agentJob.updateMany({
         where: claimed(job),
-        data: {
-          attempts,
-          lastError: error,
-          updatedAt: now,
-          nextAttemptAt: new Date(now.getTime() + (MODEL_RETRY_DELAYS_MS[attempts - 1] ?? 120_000)),
-        },
+        data: { attempts, lastError: error, updatedAt: now, nextAttemptAt: retryAt, ...unclaimed },
       });
       return;
     }
     await ctx.events.transaction(async (tx, emit) => {
       const { count } = await tx.agentJob.updateMany({
         where: claimed(job),
-        data: { attempts, lastError: error, status: 'failed', reason: 'MODEL_ERROR', updatedAt: now },
+        data: { attempts, lastError: error, status: 'failed', reason: 'MODEL_ERROR', updatedAt: now, ...unclaimed },
       });
       if (count === 0) return; // the claim was lost: the new owner records the outcome
       await emit(identity.accountId, 'email.agent.failed', {
@@ -108,7 +111,7 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
       if ((await answeredInWindow(ctx, tx, identity.id, job.sender)) >= ctx.config.AGENT_REPLIES_PER_SENDER) {
         const { count } = await tx.agentJob.updateMany({
           where: claimed(job),
-          data: { status: 'skipped', reason: 'REPLY_BUDGET_EXHAUSTED', updatedAt: ctx.clock.now() },
+          data: { status: 'skipped', reason: 'REPLY_BUDGET_EXHAUSTED', updatedAt: ctx.clock.now(), ...unclaimed },
         });
         if (count === 0) throw new ClaimLost();
         return undefined;
@@ -129,6 +132,7 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
           attempts: job.attempts + 1,
           replyMessageId: out.messageId,
           updatedAt: ctx.clock.now(),
+          ...unclaimed,
         },
       });
       if (count === 0) throw new ClaimLost();
@@ -155,33 +159,20 @@ export async function processAgentJob(ctx: AppContext, job: AgentJob): Promise<v
   if (reply) await dispatchMessage(ctx, reply.id);
 }
 
-/** Worker: claims due `pending` agent jobs (a lease keeps two instances off the same job) and processes them. */
-export function agentResponder(ctx: AppContext): Worker {
+/**
+ * The agent job kind: due `pending` agent jobs (new inbound mail, model retries, and any left by a crash), claimed
+ * with a lease so two instances never answer the same message.
+ */
+export function agentJobKind(ctx: AppContext): JobKind {
   return {
-    name: 'email-agent-responder',
-    async tick() {
-      const now = ctx.clock.now();
-      const due = await ctx.db.agentJob.findMany({
-        where: { status: 'pending', nextAttemptAt: { lte: now } },
-        orderBy: { nextAttemptAt: 'asc' },
-        take: 10,
-      });
-      let n = 0;
-      for (const job of due) {
-        const lease = new Date(now.getTime() + CLAIM_LEASE_MS);
-        const claim = await ctx.db.agentJob.updateMany({
-          where: { id: job.id, status: 'pending', nextAttemptAt: job.nextAttemptAt },
-          data: { nextAttemptAt: lease },
-        });
-        if (claim.count === 0) continue;
-        try {
-          await processAgentJob(ctx, { ...job, nextAttemptAt: lease });
-        } catch (err) {
-          ctx.log.error({ err, jobId: job.id }, 'agent job failed unexpectedly; retried after the lease');
-        }
-        n++;
-      }
-      return n;
+    name: AGENT_JOB,
+    table: 'email_agent_jobs',
+    dueColumn: 'next_attempt_at',
+    where: () => Prisma.sql`j.status = 'pending'`,
+    concurrency: AGENT_CONCURRENCY,
+    async run(claim) {
+      const job = await ctx.db.agentJob.findFirst({ where: { id: claim.id, lockedBy: claim.token } });
+      if (job) await processAgentJob(ctx, { ...job, lockedBy: claim.token });
     },
   };
 }

@@ -1,8 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
-import type { EmailIdentity } from '../../generated/prisma/client.js';
+import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import { AGENT_JOB } from './agent.responder.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 
@@ -41,6 +42,44 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
   const out = [...current];
   for (const a of more.map(normalizeAddress)) if (a && !out.includes(a)) out.push(a);
   return out;
+}
+
+/**
+ * The thread upsert of every stored message, inbound or outbound: `thread` gets one more message (count, last
+ * activity, participants merged); with no thread, a new one is created with `subject`.
+ * @returns the thread id.
+ */
+export async function addToThread(
+  tx: Tx,
+  identity: EmailIdentity,
+  thread: Pick<EmailThread, 'id' | 'participants'> | null,
+  m: { subject: string; participants: string[]; now: Date },
+): Promise<string> {
+  if (thread) {
+    await tx.emailThread.update({
+      where: { id: thread.id },
+      data: {
+        messageCount: { increment: 1 },
+        lastMessageAt: m.now,
+        participants: mergeParticipants(thread.participants, m.participants),
+      },
+    });
+    return thread.id;
+  }
+  const id = uuidv7();
+  await tx.emailThread.create({
+    data: {
+      id,
+      accountId: identity.accountId,
+      identityId: identity.id,
+      subject: m.subject,
+      participants: mergeParticipants([], m.participants),
+      messageCount: 1,
+      lastMessageAt: m.now,
+      createdAt: m.now,
+    },
+  });
+  return id;
 }
 
 /**
@@ -140,6 +179,7 @@ export async function deliverInbound(
             updatedAt: now,
           },
         });
+        if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
       }
       await emitReceived(emit, identity, { from, subject, threadId, messageId });
       out.push({ identityId: identity.id, threadId, messageId, created: true });
@@ -185,30 +225,6 @@ export async function threadFor(
           select: { threadId: true },
         })
       : null;
-  if (parent) {
-    const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } });
-    await tx.emailThread.update({
-      where: { id: thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: m.now,
-        participants: mergeParticipants(thread.participants, m.participants),
-      },
-    });
-    return thread.id;
-  }
-  const id = uuidv7();
-  await tx.emailThread.create({
-    data: {
-      id,
-      accountId: identity.accountId,
-      identityId: identity.id,
-      subject: m.subject,
-      participants: mergeParticipants([], m.participants),
-      messageCount: 1,
-      lastMessageAt: m.now,
-      createdAt: m.now,
-    },
-  });
-  return id;
+  const thread = parent ? await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } }) : null;
+  return addToThread(tx, identity, thread, m);
 }

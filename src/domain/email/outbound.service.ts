@@ -1,23 +1,33 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
-import type { EmailIdentity, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
+import { type EmailIdentity, type EmailMessage, type EmailThread, Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
-import type { Worker } from '../../infra/workers.js';
+import {
+  CLAIM_LEASE_MS,
+  type ClaimedJob,
+  type JobKind,
+  nextAttemptAt,
+  SPEC8_SCHEDULE,
+} from '../../infra/jobs/job-queue.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { parseInput } from '../validation.js';
 import { replyInput, sendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
-import { deliverInbound, mergeParticipants } from './inbound.service.js';
+import { addToThread, deliverInbound } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingMail, RelayError } from './mail-transport.port.js';
 
-/** Relay attempts before an outbound message is `failed`, and the delays before attempts 2..5 (ms). */
-export const RELAY_MAX_ATTEMPTS = 5;
-export const RELAY_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000];
-/** How long a dispatcher owns a claimed message before another may retry it (ms). */
-export const CLAIM_LEASE_MS = 5 * 60_000;
+/** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
+export const OUTBOUND_JOB = 'email-outbound';
+/** Relay retries: 5 attempts, after 30 s, 2 min, 10 min, 1 h (the spec 8 schedule, as webhooks). */
+export const RELAY_SCHEDULE = SPEC8_SCHEDULE;
+/** How long a dispatcher owns a claimed message before another may retry it (ms); extended while it runs. */
+export { CLAIM_LEASE_MS };
+
+/** Outbound messages relayed at once per instance. */
+const OUTBOUND_CONCURRENCY = 20;
 
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
 export interface SentRef {
@@ -50,32 +60,11 @@ export async function queueOutbound(
 ): Promise<EmailMessage> {
   const now = ctx.clock.now();
   const to = normalizeAddress(m.to);
-  let threadId: string;
-  if (m.thread) {
-    threadId = m.thread.id;
-    await tx.emailThread.update({
-      where: { id: m.thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: now,
-        participants: mergeParticipants(m.thread.participants, [identity.address, to]),
-      },
-    });
-  } else {
-    threadId = uuidv7();
-    await tx.emailThread.create({
-      data: {
-        id: threadId,
-        accountId: identity.accountId,
-        identityId: identity.id,
-        subject: m.subject,
-        participants: mergeParticipants([], [identity.address, to]),
-        messageCount: 1,
-        lastMessageAt: now,
-        createdAt: now,
-      },
-    });
-  }
+  const threadId = await addToThread(tx, identity, m.thread, {
+    subject: m.subject,
+    participants: [identity.address, to],
+    now,
+  });
   return tx.emailMessage.create({
     data: {
       id: uuidv7(),
@@ -188,16 +177,29 @@ async function emitOutcome(emit: Emit, m: EmailMessage, type: 'email.sent' | 'em
   });
 }
 
+/**
+ * Writes a message's final status and its event, fenced by the claim (`locked_by = token`): a dispatcher whose
+ * lease ran out and was taken over writes nothing.
+ */
 async function finish(
   ctx: AppContext,
   m: EmailMessage,
-  outcome: { status: string; detail: string; retryAt?: Date },
+  token: string,
+  outcome: { status: string; detail: string },
 ): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
-    const updated = await tx.emailMessage.update({
-      where: { id: m.id },
-      data: { status: outcome.status, statusDetail: outcome.detail, nextAttemptAt: outcome.retryAt ?? null },
+    const { count } = await tx.emailMessage.updateMany({
+      where: { id: m.id, lockedBy: token },
+      data: {
+        status: outcome.status,
+        statusDetail: outcome.detail,
+        nextAttemptAt: null,
+        lockedBy: null,
+        lockedUntil: null,
+      },
     });
+    if (count === 0) return;
+    const updated = await tx.emailMessage.findUniqueOrThrow({ where: { id: m.id } });
     if (outcome.status === 'sent' || outcome.status === 'delivered') await emitOutcome(emit, updated, 'email.sent');
     if (outcome.status === 'undelivered' || outcome.status === 'failed') {
       await emitOutcome(emit, updated, 'email.delivery_failed');
@@ -206,26 +208,30 @@ async function finish(
 }
 
 /**
- * Delivers one `queued` outbound message, if it is due and no other dispatcher holds it:
+ * Delivers one `queued` outbound message now, in the caller's request, if it is due and no dispatcher holds it
+ * (through the job queue's claim, so it is fenced like any other attempt); see {@link deliverClaimed}.
+ * @returns whether the message was claimed.
+ */
+export function dispatchMessage(ctx: AppContext, messageRowId: string): Promise<boolean> {
+  return ctx.jobs.runner(OUTBOUND_JOB).runNow(messageRowId);
+}
+
+/**
+ * Makes one delivery attempt of a claimed outbound message (the claim counted it in `attempts`):
  * - to an active identity of this service: composed by the mail port and handed to the inbound path
  *   ({@link deliverInbound}) through the mail port's compose and parse, status `delivered`;
  * - to a deprovisioning identity or an unknown mailbox on a hosted domain (EMAIL_DOMAINS): `failed` (550, as the
  *   listener answers); only hosted domains are delivered locally, so no identity can capture mail for a domain the
  *   service does not host;
  * - elsewhere through SMTP_RELAY_URL: `sent` when the relay accepts; a 5xx answer is `failed` at once, other errors
- *   are retried after {@link RELAY_RETRY_DELAYS_MS} and `failed` after {@link RELAY_MAX_ATTEMPTS} attempts;
+ *   are retried on {@link RELAY_SCHEDULE} and `failed` after its last attempt;
  * - with no relay configured: `undelivered` (never pretends it was sent).
- * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`.
- * @returns whether the message was claimed.
+ * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`. Every write is
+ * fenced by the claim token.
  */
-export async function dispatchMessage(ctx: AppContext, messageRowId: string): Promise<boolean> {
-  const now = ctx.clock.now();
-  const claim = await ctx.db.emailMessage.updateMany({
-    where: { id: messageRowId, status: 'queued', nextAttemptAt: { lte: now } },
-    data: { nextAttemptAt: new Date(now.getTime() + CLAIM_LEASE_MS), attempts: { increment: 1 } },
-  });
-  if (claim.count === 0) return false;
-  const m = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: messageRowId } });
+async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
+  const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
+  if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
   const to = m.to[0] ?? '';
   const mail: OutgoingMail = {
@@ -243,8 +249,8 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
   if (isHostedAddress(ctx.config, to)) {
     const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
     if (local?.status !== 'active') {
-      await finish(ctx, m, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
-      return true;
+      await finish(ctx, m, job.token, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
+      return;
     }
     // Composed and parsed again, so local delivery stores exactly what a relay would have carried.
     const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
@@ -252,53 +258,51 @@ export async function dispatchMessage(ctx: AppContext, messageRowId: string): Pr
     await finish(
       ctx,
       m,
+      job.token,
       stored.length > 0
         ? { status: 'delivered', detail: 'delivered locally' }
         : { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` },
     );
-    return true;
+    return;
   }
   if (!ctx.mail.hasRelay) {
-    await finish(ctx, m, {
+    await finish(ctx, m, job.token, {
       status: 'undelivered',
       detail: 'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
     });
-    return true;
+    return;
   }
   try {
     const response = await ctx.mail.relay(mail);
-    await finish(ctx, m, { status: 'sent', detail: response });
+    await finish(ctx, m, job.token, { status: 'sent', detail: response });
   } catch (err) {
     const e = err as RelayError;
     const detail = e.response ?? e.message;
     const permanent = (e.responseCode ?? 0) >= 500;
-    if (permanent || m.attempts >= RELAY_MAX_ATTEMPTS) {
-      await finish(ctx, m, { status: 'failed', detail });
+    const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
+    if (!retryAt) {
+      await finish(ctx, m, job.token, { status: 'failed', detail });
     } else {
-      const delay = RELAY_RETRY_DELAYS_MS[m.attempts - 1] ?? RELAY_RETRY_DELAYS_MS.at(-1)!;
-      await ctx.db.emailMessage.update({
-        where: { id: m.id },
-        data: { statusDetail: detail, nextAttemptAt: new Date(ctx.clock.now().getTime() + delay) },
+      await ctx.db.emailMessage.updateMany({
+        where: { id: m.id, lockedBy: job.token },
+        data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
       });
     }
   }
-  return true;
 }
 
-/** Worker: retries `queued` outbound messages that are due (relay retries, and any left by a crash). */
-export function outboundDispatcher(ctx: AppContext): Worker {
+/**
+ * The outbound mail job kind: `queued` messages that are due (sent by a request and not yet attempted, relay
+ * retries, and any left by a crash), each attempt counted by its claim.
+ */
+export function outboundJobKind(ctx: AppContext): JobKind {
   return {
-    name: 'email-outbound-dispatcher',
-    async tick() {
-      const due = await ctx.db.emailMessage.findMany({
-        where: { status: 'queued', nextAttemptAt: { lte: ctx.clock.now() } },
-        orderBy: { nextAttemptAt: 'asc' },
-        take: 20,
-        select: { id: true },
-      });
-      let n = 0;
-      for (const { id } of due) if (await dispatchMessage(ctx, id)) n++;
-      return n;
-    },
+    name: OUTBOUND_JOB,
+    table: 'email_messages',
+    dueColumn: 'next_attempt_at',
+    where: () => Prisma.sql`j.status = 'queued'`,
+    attemptsColumn: 'attempts',
+    concurrency: OUTBOUND_CONCURRENCY,
+    run: (job) => deliverClaimed(ctx, job),
   };
 }

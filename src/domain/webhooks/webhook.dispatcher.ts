@@ -1,49 +1,50 @@
-import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
-import { decryptSecret } from '../../infra/secrets.js';
-import type { Worker } from '../../infra/workers.js';
+import {
+  type ClaimedJob,
+  type JobKind,
+  SPEC8_SCHEDULE,
+  nextAttemptAt as scheduledAfter,
+} from '../../infra/jobs/job-queue.js';
+import { decryptSecret, secretsKeyId } from '../../infra/secrets.js';
 import { channelOf } from '../events/event-catalog.js';
 import { type EventHook, toEnvelope } from '../events/event-log.js';
 import { matchesEvents } from './webhook.schemas.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
-import { type AttemptResult, postOnce } from './webhook.transport.js';
+import type { AttemptResult } from './webhook-transport.port.js';
 
+/** The job kind of webhook deliveries in the job queue (src/infra/jobs; docs/jobs.md). */
+export const WEBHOOK_JOB = 'webhook-delivery';
 /** Attempts per delivery (spec 8). */
-export const MAX_ATTEMPTS = 5;
-/** Delay before attempts 2, 3, 4 and 5, in ms (spec 8: 30 s, 2 min, 10 min, 1 h). */
-export const RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 3_600_000] as const;
+export const MAX_ATTEMPTS = SPEC8_SCHEDULE.maxAttempts;
 /** Longest Retry-After honoured, in ms (24 h); longer values are cut to it. */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 /**
- * Attempts one instance has in flight at most: a tick claims only as many due deliveries as there are free slots,
- * so a lease is never taken for work that cannot start at once.
+ * Attempts one instance has in flight at most, over all accounts; a tick claims only as many due deliveries as
+ * there are free slots, so a lease is never taken for work that cannot start at once.
  */
-export const MAX_IN_FLIGHT = 50;
+export const MAX_IN_FLIGHT = 500;
+/**
+ * Attempts of one account in flight on one instance at most (inside {@link MAX_IN_FLIGHT}): an account whose
+ * receivers hang holds at most these slots, never the other accounts' (issue 9 "a slow receiver is bounded").
+ */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 200;
+/** Attempts to one webhook (one receiver URL) in flight on one instance at most. */
+export const MAX_IN_FLIGHT_PER_WEBHOOK = 50;
+/** How many due deliveries one tick claims at most. */
+const CLAIM_BATCH = 100;
+/** Margin of the lease over the attempt's own timeout, in ms: room to record the result. */
+const LEASE_MARGIN_MS = 10_000;
 
-/** Per-app state of the webhooks area: the secrets key and its fingerprint (see webhook.secrets.ts). */
-interface WebhookRuntime {
-  key: Buffer;
-  keyId: string;
-}
-const runtimes = new WeakMap<AppContext, WebhookRuntime>();
-
-/** Registers the webhooks runtime of one app (called by setupWebhooks). */
-export function registerRuntime(ctx: AppContext, runtime: WebhookRuntime): void {
-  runtimes.set(ctx, runtime);
-}
-
-/** The webhooks runtime of `ctx`. @throws Error when setupWebhooks did not run for this app. */
-export function runtimeOf(ctx: AppContext): WebhookRuntime {
-  const r = runtimes.get(ctx);
-  if (!r) throw new Error('webhooks area not set up for this app');
-  return r;
-}
-
-/** How long a claim holds a delivery, in ms: the attempt's timeout plus a margin; a crashed claim is retried after. */
+/**
+ * How long a claim holds a delivery, in ms: the attempt's timeout (WEBHOOK_TIMEOUT_MS) plus {@link LEASE_MARGIN_MS},
+ * extended every third of it while the attempt still runs. An attempt whose instance died is retried once it ends
+ * (issue 13: within the lease plus WORKER_POLL_MS, 21 s by default), and counts as an attempt.
+ */
 export function leaseMs(ctx: AppContext): number {
-  return ctx.config.WEBHOOK_TIMEOUT_MS + 60_000;
+  return ctx.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
 }
 
 /**
@@ -52,7 +53,7 @@ export function leaseMs(ctx: AppContext): number {
  * the event and its deliveries commit together or not at all. A `webhook.*` health event about webhook W is never
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
  */
-export function fanOutHook(): EventHook {
+export function fanOutHook(ctx: AppContext): EventHook {
   return async (tx, event) => {
     const webhooks = await tx.webhook.findMany({
       where: { accountId: event.accountId, active: true, deletedAt: null },
@@ -80,34 +81,17 @@ export function fanOutHook(): EventHook {
         updatedAt: now,
       })),
     });
+    await ctx.jobs.notify(tx, WEBHOOK_JOB);
   };
 }
 
 /**
- * Claims up to `limit` due deliveries for this caller: sets a lease (`lockedUntil`) and a fresh claim token in one
- * statement whose row selection uses `FOR UPDATE SKIP LOCKED`, so concurrent dispatchers (other instances) never
- * claim the same row, and a row whose lease passed (its claimer crashed) is claimable again. Only deliveries of
- * webhooks whose secret this instance's key encrypted are claimed: an instance with another SECRETS_KEY leaves them
- * to the instances that can sign them instead of burning their attempts.
- * @returns the claim token and the claimed ids.
+ * Claims up to `limit` due deliveries as a dispatcher does, without attempting them (tests use it to play an instance
+ * that claims and dies). @returns the claim token and the claimed ids.
  */
-export async function claimDue(ctx: AppContext, limit = MAX_IN_FLIGHT): Promise<{ token: string; ids: string[] }> {
-  const now = ctx.clock.now();
-  const until = new Date(now.getTime() + leaseMs(ctx));
-  const token = randomUUID();
-  const { keyId } = runtimeOf(ctx);
-  const rows = await ctx.db.$queryRaw<{ id: string }[]>`
-    UPDATE webhook_deliveries SET locked_until = ${until}, locked_by = ${token}
-     WHERE id IN (
-       SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-          AND (d.locked_until IS NULL OR d.locked_until <= ${now})
-          AND w.secret_key_id = ${keyId}
-        ORDER BY d.next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE OF d SKIP LOCKED)
-    RETURNING id`;
-  return { token, ids: rows.map((r) => r.id) };
+export async function claimDue(ctx: AppContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
+  const jobs = await ctx.jobs.runner(WEBHOOK_JOB).claim(limit);
+  return { token: jobs[0]?.token ?? '', ids: jobs.map((j) => j.id) };
 }
 
 /** Parses Retry-After (delta seconds or HTTP date, RFC 9110 10.2.3) into ms from `now`; undefined when unusable. */
@@ -135,7 +119,7 @@ function signingSecrets(
   at: Date,
   log: AppContext['log'],
 ): SigningSecrets | undefined {
-  const { key } = runtimeOf(ctx);
+  const key = ctx.secretsKey;
   let secrets: SigningSecrets;
   try {
     secrets = { current: decryptSecret(key, webhook.secretCiphertext, webhook.id) };
@@ -169,10 +153,10 @@ export function outcomeOf(
   }
   const error = result.error ?? (status !== undefined ? `receiver answered ${status}` : 'no answer');
   const gone = status === 410;
-  if (gone || attempt >= maxAttempts) return { next: 'failed', nextAttemptAt: null, error, gone };
-  let delay: number = RETRY_DELAYS_MS[attempt - 1]!;
-  if (status === 429 || status === 503) delay = Math.max(delay, retryAfterMs(result.retryAfter, now) ?? 0);
-  return { next: 'pending', nextAttemptAt: new Date(now.getTime() + delay), error, gone };
+  const atLeast = status === 429 || status === 503 ? (retryAfterMs(result.retryAfter, now) ?? 0) : 0;
+  const next = gone ? undefined : scheduledAfter(SPEC8_SCHEDULE, attempt, now, atLeast, maxAttempts);
+  if (!next) return { next: 'failed', nextAttemptAt: null, error, gone };
+  return { next: 'pending', nextAttemptAt: next, error, gone };
 }
 
 /**
@@ -220,6 +204,35 @@ async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
 }
 
 /**
+ * {@link recordAttempt} for many attempts in ONE statement (the dispatcher's hot path: one round trip per batch of
+ * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
+ * @returns the ids whose record was written.
+ */
+async function recordAttempts(db: Tx, rs: AttemptRecord[]): Promise<Set<string>> {
+  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH x AS (
+      SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
+                           ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
+                           ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
+                           ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+                           ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.durationMs)}::int[],
+                           ${col((r) => r.now.toISOString())}::timestamptz[], ${col(() => uuidv7())}::text[])
+        AS x(id, token, next, attempt, code, error, next_at, started_at, duration_ms, now, attempt_id)),
+    d AS (
+      UPDATE webhook_deliveries w
+         SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
+             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
+        FROM x
+       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
+      RETURNING w.id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
+    RETURNING delivery_id AS id`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
  * Makes one attempt of a claimed delivery and records it (spec 3 and 8; README "Webhooks" › Retries):
  * 2xx → `delivered`; 410 → `failed` and the webhook disabled (its other pending deliveries `cancelled`,
  * `webhook.disabled` emitted); any other answer, a refusal, a timeout or a connection error → a failed attempt,
@@ -234,15 +247,18 @@ export async function attemptClaimed(
   ctx: AppContext,
   deliveryId: string,
   token: string,
-  opts: { ignoreInactive?: boolean } = {},
+  opts: AttemptOptions = {},
 ): Promise<string | undefined> {
-  const delivery = await ctx.db.webhookDelivery.findFirst({
-    where: { id: deliveryId, lockedBy: token },
-    include: { webhook: true },
-  });
-  if (!delivery) return undefined;
+  const delivery = opts.load
+    ? await opts.load(deliveryId)
+    : await ctx.db.webhookDelivery.findFirst({
+        where: { id: deliveryId, lockedBy: token },
+        include: { webhook: true },
+      });
+  if (!delivery || delivery.lockedBy !== token) return undefined;
   const webhook = delivery.webhook;
   const log = ctx.log.child({ deliveryId, webhookId: webhook.id });
+  const recovered = opts.job?.recovered ?? false;
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
     await ctx.db.webhookDelivery.updateMany({
       where: { id: deliveryId, lockedBy: token, status: 'pending' },
@@ -253,15 +269,37 @@ export async function attemptClaimed(
         lockedBy: null,
         lastError: webhook.deletedAt ? 'webhook deleted' : 'webhook disabled',
         updatedAt: ctx.clock.now(),
+        // The claim counted an attempt that is not made.
+        ...(opts.job && !recovered ? { attempts: { decrement: 1 } } : {}),
       },
     });
     return 'cancelled';
   }
 
-  const attempt = delivery.attempts + 1;
+  // The claim counted this attempt (so a try lost with its instance counts too: issue 13).
+  const attempt = delivery.attempts;
+  const maxAttempts = delivery.kind === 'test' ? 1 : MAX_ATTEMPTS;
+  // Subject of the whole attempt: a fresh record of a lost try first, when the previous claim's lease ran out.
+  const lostTry = recovered ? lostAttempt(ctx, opts.job!, attempt - 1) : undefined;
+  if (lostTry && attempt > maxAttempts) {
+    // The lost try was the last one allowed: the delivery fails without another send.
+    log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; no attempts left');
+    return finishAttempt(
+      ctx,
+      delivery,
+      token,
+      log,
+      { ...lostTry, next: 'failed', nextAttemptAt: null, gone: false },
+      opts.record,
+    );
+  }
+  if (lostTry) {
+    log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; retrying now');
+    await recordLostAttempt(ctx.db, deliveryId, token, lostTry);
+  }
   const startedAt = ctx.clock.now();
   const started = performance.now();
-  const secrets = signingSecrets(ctx, webhook, startedAt, log);
+  const secrets = opts.secrets ? opts.secrets(webhook, startedAt) : signingSecrets(ctx, webhook, startedAt, log);
   let result: AttemptResult;
   if (!secrets) {
     result = { error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)' };
@@ -275,38 +313,100 @@ export async function attemptClaimed(
       timestamp: Math.floor(startedAt.getTime() / 1000),
       test: delivery.kind === 'test',
     });
-    result = await postOnce(webhook.url, body, headers, {
-      timeoutMs: ctx.config.WEBHOOK_TIMEOUT_MS,
-      allowPrivate: ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    });
+    result = await ctx.webhookTransport.post(webhook.url, body, headers);
   }
   const durationMs = Math.round(performance.now() - started);
   const now = ctx.clock.now();
   const status = result.status;
-  const { next, nextAttemptAt, error, gone } = outcomeOf(
-    result,
-    attempt,
-    delivery.kind === 'test' ? 1 : MAX_ATTEMPTS,
-    now,
-  );
-  const ok = next === 'delivered';
+  const { next, nextAttemptAt, error, gone } = outcomeOf(result, attempt, maxAttempts, now);
 
-  if (ok) log.info({ attempt, status }, 'webhook delivered');
+  if (next === 'delivered') log.debug({ attempt, status }, 'webhook delivered');
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
 
-  const record: AttemptRecord = {
-    deliveryId,
+  return finishAttempt(
+    ctx,
+    delivery,
     token,
-    next,
+    log,
+    {
+      next,
+      attempt,
+      responseCode: status ?? null,
+      error,
+      nextAttemptAt,
+      startedAt,
+      durationMs,
+      now,
+      gone,
+    },
+    opts.record,
+  );
+}
+
+/** What the log shows for a try lost with its instance (issue 13; docs/jobs.md "Lost attempts"). */
+export const LOST_ATTEMPT_ERROR = "lost: the attempt's instance stopped before its answer was recorded (lease expired)";
+
+/** The record of attempt `attempt`, lost with the instance that claimed it (it started about when it was claimed). */
+function lostAttempt(ctx: AppContext, job: ClaimedJob, attempt: number) {
+  const lease = leaseMs(ctx);
+  const now = ctx.clock.now();
+  const startedAt = job.previousLeaseUntil ? new Date(job.previousLeaseUntil.getTime() - lease) : now;
+  return {
     attempt,
-    responseCode: status ?? null,
-    error,
-    nextAttemptAt,
+    responseCode: null,
+    error: LOST_ATTEMPT_ERROR,
     startedAt,
-    durationMs,
+    durationMs: Math.max(0, now.getTime() - startedAt.getTime()),
     now,
   };
+}
+
+/** Inserts the log row of a lost try, fenced by the claim token. */
+async function recordLostAttempt(
+  db: Tx,
+  deliveryId: string,
+  token: string,
+  r: { attempt: number; error: string; startedAt: Date; durationMs: number },
+): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, NULL, ${r.error}::text, ${r.durationMs}::int
+      FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.locked_by = ${token}`;
+}
+
+/** A delivery as an attempt reads it: the row and its webhook. */
+export type DeliveryWithWebhook = Prisma.WebhookDeliveryGetPayload<{ include: { webhook: true } }>;
+
+/** Options of {@link attemptClaimed}. */
+export interface AttemptOptions {
+  /** Attempt even when the webhook is inactive (a test delivery). */
+  ignoreInactive?: boolean;
+  /** The queue's claim (whether the previous claim was lost, and its lease end). */
+  job?: ClaimedJob;
+  /** Loads the claimed delivery with its webhook (the dispatcher batches these loads). */
+  load?: (id: string) => Promise<DeliveryWithWebhook | null>;
+  /** Records an outcome that emits no event (the dispatcher batches these writes). @returns false when fenced out. */
+  record?: (r: AttemptRecord) => Promise<boolean>;
+  /** The signing secrets of a webhook at a time (the dispatcher caches the decrypted secrets). */
+  secrets?: (webhook: DeliveryWithWebhook['webhook'], at: Date) => SigningSecrets | undefined;
+}
+
+/** Writes an attempt's outcome (and its event, when it emits one). @returns the status afterwards, or undefined when the claim was lost. */
+async function finishAttempt(
+  ctx: AppContext,
+  delivery: DeliveryWithWebhook,
+  token: string,
+  log: AppContext['log'],
+  o: Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean },
+  record?: AttemptOptions['record'],
+): Promise<string | undefined> {
+  const { next, attempt, gone, now } = o;
+  const webhook = delivery.webhook;
+  const deliveryId = delivery.id;
+  const status = o.responseCode ?? undefined;
+  const error = o.error;
+  const rec: AttemptRecord = { deliveryId, token, ...o };
   // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
   const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
   const lost = () => {
@@ -315,11 +415,12 @@ export async function attemptClaimed(
   };
   if (!gone && !(next === 'failed' && mayReportFailure)) {
     // No event to emit (the common case): one statement, outside the serialised event transactions.
-    return (await recordAttempt(ctx.db, record)) ? next : lost();
+    const recorded = record ? await record(rec) : await recordAttempt(ctx.db, rec);
+    return recorded ? next : lost();
   }
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
-      if (!(await recordAttempt(tx, record))) throw new LeaseLostError();
+      if (!(await recordAttempt(tx, rec))) throw new LeaseLostError();
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
         await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
@@ -361,35 +462,87 @@ export async function attemptClaimed(
 }
 
 /**
- * The dispatcher worker. Each tick claims up to the free slots of {@link MAX_IN_FLIGHT} due deliveries
- * ({@link claimDue}) and STARTS their attempts without waiting for them, so a receiver that is slow or never answers
- * (up to WEBHOOK_TIMEOUT_MS) holds one slot, not the tick: other accounts' deliveries are claimed by the next tick,
- * at once. `settle()` resolves when every started attempt has finished (drain, shutdown).
- * @returns per tick, how many deliveries it claimed and started (0 when nothing was due or every slot is busy).
+ * The webhook delivery job kind (src/infra/jobs): due `pending` deliveries of webhooks whose secret this instance's
+ * key encrypted (an instance with another SECRETS_KEY leaves them to the instances that can sign them instead of
+ * burning their attempts), at most {@link MAX_IN_FLIGHT} in flight on this instance,
+ * {@link MAX_IN_FLIGHT_PER_ACCOUNT} per account and {@link MAX_IN_FLIGHT_PER_WEBHOOK} per webhook, so a receiver that is slow or never answers (up to
+ * WEBHOOK_TIMEOUT_MS) holds only its own account's slots. Claimed deliveries are loaded in one query per batch, and
+ * each webhook's secrets are decrypted once (until rotated), not per attempt.
  */
-export function createDispatcher(ctx: AppContext): Worker {
-  const inFlight = new Set<Promise<void>>();
-  return {
-    name: 'webhook-dispatcher',
-    async tick() {
-      const free = MAX_IN_FLIGHT - inFlight.size;
-      if (free <= 0) return 0;
-      const { token, ids } = await claimDue(ctx, free);
-      for (const id of ids) {
-        const attempt: Promise<void> = attemptClaimed(ctx, id, token)
+export function webhookJobKind(ctx: AppContext): JobKind {
+  const keyId = secretsKeyId(ctx.secretsKey);
+  const secretCache = new Map<string, { stamp: string; secrets: SigningSecrets | undefined }>();
+  const secrets = (webhook: DeliveryWithWebhook['webhook'], at: Date): SigningSecrets | undefined => {
+    const overlap = Boolean(webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at);
+    const stamp = `${webhook.secretCiphertext}|${overlap ? webhook.previousSecretCiphertext : ''}`;
+    const hit = secretCache.get(webhook.id);
+    if (hit && hit.stamp === stamp) return hit.secrets;
+    const s = signingSecrets(ctx, webhook, at, ctx.log);
+    if (secretCache.size >= 10_000) secretCache.clear();
+    secretCache.set(webhook.id, { stamp, secrets: s });
+    return s;
+  };
+  // One query for every delivery claimed in the same tick.
+  let pending: { id: string; resolve: (d: DeliveryWithWebhook | null) => void; reject: (e: unknown) => void }[] = [];
+  const load = (id: string) =>
+    new Promise<DeliveryWithWebhook | null>((resolve, reject) => {
+      pending.push({ id, resolve, reject });
+      if (pending.length > 1) return;
+      queueMicrotask(() => {
+        const batch = pending;
+        pending = [];
+        ctx.db.webhookDelivery
+          .findMany({ where: { id: { in: batch.map((b) => b.id) } }, include: { webhook: true } })
           .then(
-            () => undefined,
-            (err: unknown) => {
-              ctx.log.error({ err, deliveryId: id }, 'webhook delivery attempt crashed; the lease expiry retries it');
+            (rows) => {
+              const byId = new Map(rows.map((r) => [r.id, r]));
+              for (const b of batch) b.resolve(byId.get(b.id) ?? null);
             },
-          )
-          .finally(() => inFlight.delete(attempt));
-        inFlight.add(attempt);
-      }
-      return ids.length;
-    },
-    async settle() {
-      while (inFlight.size > 0) await Promise.all(inFlight);
+            (err: unknown) => {
+              for (const b of batch) b.reject(err);
+            },
+          );
+      });
+    });
+  // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every
+  // attempt finishing meanwhile joins its statement (at most 500 per statement).
+  const queued: { r: AttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
+  const flush = () => {
+    const batch = queued.splice(0, 500);
+    if (queued.length > 0) setImmediate(flush);
+    recordAttempts(
+      ctx.db,
+      batch.map((b) => b.r),
+    ).then(
+      (done) => {
+        for (const b of batch) b.resolve(done.has(b.r.deliveryId));
+      },
+      (err: unknown) => {
+        for (const b of batch) b.reject(err);
+      },
+    );
+  };
+  const record = (r: AttemptRecord) =>
+    new Promise<boolean>((resolve, reject) => {
+      queued.push({ r, resolve, reject });
+      if (queued.length === 1) setImmediate(flush);
+    });
+  return {
+    name: WEBHOOK_JOB,
+    table: 'webhook_deliveries',
+    dueColumn: 'next_attempt_at',
+    where: () =>
+      Prisma.sql`j.status = 'pending' AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = j.webhook_id AND w.secret_key_id = ${keyId})`,
+    attemptsColumn: 'attempts',
+    leaseMs: leaseMs(ctx),
+    concurrency: MAX_IN_FLIGHT,
+    batch: CLAIM_BATCH,
+    perKey: [
+      { column: 'account_id', limit: MAX_IN_FLIGHT_PER_ACCOUNT },
+      { column: 'webhook_id', limit: MAX_IN_FLIGHT_PER_WEBHOOK },
+    ],
+    async run(job) {
+      await attemptClaimed(ctx, job.id, job.token, { job, load, secrets, record });
     },
   };
 }

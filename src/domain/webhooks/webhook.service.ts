@@ -7,7 +7,7 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
 import { parseInput } from '../validation.js';
-import { attemptClaimed, leaseMs, runtimeOf } from './webhook.dispatcher.js';
+import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
   createWebhookInput,
   MAX_WEBHOOKS_PER_ACCOUNT,
@@ -159,8 +159,8 @@ export async function createWebhook(ctx: AppContext, actor: Actor, input: unknow
       accountId: actor.accountId,
       url,
       events,
-      secretKeyId: runtimeOf(ctx).keyId,
-      secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
+      secretKeyId: ctx.secretsKeyId,
+      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
       createdAt: ctx.clock.now(),
     },
   });
@@ -262,8 +262,8 @@ export async function rotateWebhookSecret(
   const { count } = await ctx.db.webhook.updateMany({
     where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
     data: {
-      secretKeyId: runtimeOf(ctx).keyId,
-      secretCiphertext: encryptSecret(runtimeOf(ctx).key, secret, id),
+      secretKeyId: ctx.secretsKeyId,
+      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
       previousSecretCiphertext: w.secretCiphertext,
       previousSecretExpiresAt: expires,
     },
@@ -329,6 +329,8 @@ export async function testWebhook(
       body: JSON.stringify(envelope),
       kind: 'test',
       status: 'pending',
+      // Created claimed, and the claim counts the attempt (as the job queue's claims do).
+      attempts: 1,
       nextAttemptAt: now,
       lockedUntil: new Date(now.getTime() + leaseMs(ctx)),
       lockedBy: token,
@@ -441,6 +443,7 @@ async function createRedeliveries(
       where: { id: { in: originals.map((o) => o.id) } },
       data: { redeliveredAt: now, updatedAt: now },
     });
+    await ctx.jobs.notify(tx, WEBHOOK_JOB);
   });
   const rows = await ctx.db.webhookDelivery.findMany({
     where: { id: { in: data.map((d) => d.id) } },

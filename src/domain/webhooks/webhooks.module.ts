@@ -1,20 +1,17 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
-import { secretsKeyId } from '../../infra/secrets.js';
-import { createDispatcher, fanOutHook, registerRuntime } from './webhook.dispatcher.js';
+import { fanOutHook, webhookJobKind } from './webhook.dispatcher.js';
 
 /**
  * Sets up the webhooks area for one app: loads the secrets key (SECRETS_KEY, or DATA_DIR/secrets.key), adds the
- * outbox fan-out hook to the event log and the delivery dispatcher to the workers.
+ * outbox fan-out hook to the event log and the delivery job kind to the job queue.
  * @throws Error when SECRETS_KEY or the key file is malformed (the app does not start).
  */
 export async function setupWebhooks(ctx: AppContext): Promise<AreaModule> {
   if (!ctx.config.SECRETS_KEY && ctx.config.DATABASE_URL && !ctx.config.DATA_DIR.startsWith('memory://')) {
     ctx.log.warn('SECRETS_KEY is not set: webhook secrets use DATA_DIR/secrets.key; every instance needs the same key');
   }
-  const key = ctx.secretsKey;
-  const keyId = secretsKeyId(key);
-  registerRuntime(ctx, { key, keyId });
+  const keyId = ctx.secretsKeyId;
   const foreign = await ctx.db.webhook.count({ where: { deletedAt: null, active: true, secretKeyId: { not: keyId } } });
   if (foreign > 0) {
     ctx.log.warn(
@@ -22,7 +19,12 @@ export async function setupWebhooks(ctx: AppContext): Promise<AreaModule> {
       'webhooks whose secret another SECRETS_KEY encrypted: this instance does not deliver for them',
     );
   }
-  ctx.events.addHook(fanOutHook());
-  ctx.workers.add(createDispatcher(ctx));
-  return { name: 'webhooks' };
+  ctx.events.addHook(fanOutHook(ctx));
+  ctx.jobs.register(webhookJobKind(ctx));
+  return {
+    name: 'webhooks',
+    async stop() {
+      await ctx.webhookTransport.close();
+    },
+  };
 }

@@ -6,12 +6,14 @@ import {
   applyVettingDecision,
 } from '../../domain/compliance/registry.decisions.js';
 import type { CampaignRegistry } from '../../domain/compliance/registry.port.js';
-import type { Brand, Campaign, RegistryTask, Vetting } from '../../generated/prisma/client.js';
+import { type Brand, type Campaign, Prisma, type RegistryTask, type Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../db.js';
-import type { Worker } from '../workers.js';
+import type { ClaimedJob, JobKind } from '../jobs/job-queue.js';
 import { brandDecision, carrierDecision, carrierDelayMs, SANDBOX_DELAYS, vettingDecision } from './sandbox.rules.js';
 
-/** Due tasks handled per worker tick. */
+/** The job kind of the simulator's scheduled decisions in the job queue (src/infra/jobs; docs/jobs.md). */
+export const REGISTRY_JOB = 'registry-task';
+/** Due tasks claimed per tick (applied one after another, in due order). */
 const BATCH = 100;
 /** How long a task whose decision threw waits before it is tried again, in ms. */
 const RETRY_MS = 60_000;
@@ -130,13 +132,14 @@ export class SandboxRegistry implements CampaignRegistry {
   }
 
   /**
-   * Runs one due task in its own transaction. The task row is deleted first: if another instance already took it
-   * the delete counts 0 and nothing happens, so each decision is applied exactly once.
+   * Runs one claimed task in its own transaction. The task row is deleted first, fenced by the claim token: if its
+   * lease ran out and another instance took it, or it was withdrawn meanwhile, the delete counts 0 and nothing
+   * happens, so each decision is applied once.
    * @returns whether this call applied the task.
    */
-  async #run(task: RegistryTask): Promise<boolean> {
+  async #run(task: RegistryTask, token: string): Promise<boolean> {
     return this.ctx.events.transaction(async (tx, emit) => {
-      const { count } = await tx.registryTask.deleteMany({ where: { id: task.id } });
+      const { count } = await tx.registryTask.deleteMany({ where: { id: task.id, lockedBy: token } });
       if (count === 0) return false;
       const now = this.ctx.clock.now();
       if (task.kind === 'BRAND_DECISION' && task.brandId) {
@@ -162,31 +165,31 @@ export class SandboxRegistry implements CampaignRegistry {
     });
   }
 
-  /** The worker that executes due tasks (registered by setupCompliance). */
-  worker(): Worker {
+  async #runClaimed(job: ClaimedJob): Promise<void> {
+    const task = await this.ctx.db.registryTask.findFirst({ where: { id: job.id, lockedBy: job.token } });
+    if (!task) return;
+    try {
+      await this.#run(task, job.token);
+    } catch (err) {
+      // One failing decision must not hold back the rest of the schedule: log it and retry it later.
+      this.ctx.log.error({ err, taskId: task.id, kind: task.kind }, 'sandbox registry task failed');
+      await this.ctx.db.registryTask.updateMany({
+        where: { id: task.id, lockedBy: job.token },
+        data: { dueAt: new Date(this.ctx.clock.now().getTime() + RETRY_MS), lockedBy: null, lockedUntil: null },
+      });
+    }
+  }
+
+  /** The job kind that applies due decisions, one after another in due order (registered by the composition root). */
+  jobKind(): JobKind {
     return {
-      name: 'compliance-sandbox-registry',
-      tick: async () => {
-        const due = await this.ctx.db.registryTask.findMany({
-          where: { dueAt: { lte: this.ctx.clock.now() } },
-          orderBy: [{ dueAt: 'asc' }, { id: 'asc' }],
-          take: BATCH,
-        });
-        let handled = 0;
-        for (const task of due) {
-          try {
-            if (await this.#run(task)) handled++;
-          } catch (err) {
-            // One failing decision must not hold back the rest of the schedule: log it and retry it later.
-            this.ctx.log.error({ err, taskId: task.id, kind: task.kind }, 'sandbox registry task failed');
-            await this.ctx.db.registryTask.updateMany({
-              where: { id: task.id },
-              data: { dueAt: new Date(this.ctx.clock.now().getTime() + RETRY_MS) },
-            });
-          }
-        }
-        return handled;
-      },
+      name: REGISTRY_JOB,
+      table: 'compliance_registry_tasks',
+      dueColumn: 'due_at',
+      where: () => Prisma.sql`TRUE`,
+      concurrency: BATCH,
+      ordered: true,
+      run: (job) => this.#runClaimed(job),
     };
   }
 }

@@ -1,0 +1,435 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Clock } from '../clock.js';
+import type { Database, Db, Tx } from '../db.js';
+import type { Worker, WorkerSet } from '../workers.js';
+
+/**
+ * The one durable job queue of the service (docs/jobs.md). Every kind of durable work (webhook deliveries, agent
+ * jobs, outbound mail, registry tasks) is a row in its own table (the outbox row IS the job, so enqueueing commits
+ * with the change that causes it), and every kind is claimed, leased, fenced, retried and woken by this module.
+ * It is the only place that writes `FOR UPDATE SKIP LOCKED`, the lease and the retry arithmetic.
+ */
+
+/** Default lease of a claim, in ms: long enough for one attempt of a slow kind (mail relay, model call). */
+export const CLAIM_LEASE_MS = 5 * 60_000;
+
+/** The NOTIFY channel that wakes workers when work is committed (payload: the job kind's name). */
+export const JOBS_CHANNEL = 'switchboard_jobs';
+
+/**
+ * A retry schedule: `delaysMs[i]` is the wait after failed attempt i+1 (1-based attempts), and attempt
+ * `maxAttempts` is the last. For webhooks this is spec 8 exactly (0 s, then 30 s, 2 min, 10 min, 1 h).
+ */
+export interface RetrySchedule {
+  readonly maxAttempts: number;
+  readonly delaysMs: readonly number[];
+}
+
+/** The spec 8 schedule (webhooks), also used for outbound mail relay retries: 5 attempts, 30 s/2 min/10 min/1 h. */
+export const SPEC8_SCHEDULE: RetrySchedule = {
+  maxAttempts: 5,
+  delaysMs: [30_000, 120_000, 600_000, 3_600_000],
+} as const;
+
+/**
+ * When attempt `attempt + 1` is due after attempt `attempt` (1-based) failed at `now`, or undefined when `attempt`
+ * was the last one of `schedule` (the job is then failed for good). `atLeastMs` (e.g. a Retry-After) can only
+ * lengthen the wait.
+ */
+export function nextAttemptAt(
+  schedule: RetrySchedule,
+  attempt: number,
+  now: Date,
+  atLeastMs = 0,
+  maxAttempts = schedule.maxAttempts,
+): Date | undefined {
+  if (attempt >= maxAttempts) return undefined;
+  const delay = schedule.delaysMs[attempt - 1] ?? schedule.delaysMs.at(-1) ?? 0;
+  return new Date(now.getTime() + Math.max(delay, atLeastMs));
+}
+
+/** One claimed job as a kind's `run` receives it. */
+export interface ClaimedJob {
+  id: string;
+  /** The claim token (the fence): every write of the job's outcome must match `locked_by = token`. */
+  token: string;
+  /** The attempt number this claim makes (1-based) when the kind counts attempts; otherwise 0. */
+  attempt: number;
+  /** True when the previous claim's lease ran out (its instance died or hung mid-attempt): that try was lost. */
+  recovered: boolean;
+  /** The previous claim's lease end, when `recovered`. */
+  previousLeaseUntil: Date | null;
+  /** The job's value of each of the kind's `perKey` columns (e.g. its account and webhook), in that order. */
+  keys: string[];
+}
+
+/**
+ * A kind of durable work. Table and column names are trusted constants of the service (never user input).
+ * The table needs `id text`, a due column, `locked_by text` and `locked_until timestamptz`.
+ */
+export interface JobKind {
+  /** Name (also the NOTIFY payload that wakes it). */
+  name: string;
+  table: string;
+  /** Column holding when the job is due (`next_attempt_at`, `due_at`). */
+  dueColumn: string;
+  /** Extra condition a claimable row meets, over the table alias `j` (e.g. `j.status = 'pending'`). */
+  where: () => Prisma.Sql;
+  /** Column counting attempts, incremented by the claim (so a lost attempt counts); omit when not counted. */
+  attemptsColumn?: string;
+  /** Lease of a claim in ms (default {@link CLAIM_LEASE_MS}); a running job's lease is extended every third of it. */
+  leaseMs?: number;
+  /** Most jobs of this kind in flight on this instance. */
+  concurrency: number;
+  /** Most jobs claimed per tick (default: `concurrency`). */
+  batch?: number;
+  /**
+   * Run the jobs of one claim one after another, in due order (for work whose effects must keep that order, e.g.
+   * registry decisions); otherwise they run concurrently.
+   */
+  ordered?: boolean;
+  /**
+   * Limits per key inside `concurrency` (e.g. per account and per webhook), so one key's slow jobs cannot hold the
+   * others: a job is claimed only while every one of its keys has room.
+   */
+  perKey?: { column: string; limit: number }[];
+  /**
+   * Runs one claimed job. Must record its outcome fenced by `job.token` and clear the claim; a throw leaves the claim
+   * to expire (the job is then retried after the lease). Work it starts must finish before it resolves.
+   */
+  run(job: ClaimedJob): Promise<void>;
+}
+
+/** Dependencies of a {@link JobRunner}. */
+export interface JobRunnerDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+const ident = (name: string) => Prisma.raw(`"${name.replace(/"/g, '')}"`);
+
+/**
+ * Claims and runs one kind of job on this instance: a `Worker` (ticked by the WorkerSet's loop and by wake-ups) that
+ * claims due rows with `FOR UPDATE SKIP LOCKED`, a lease and a fresh token, starts them without waiting (up to the
+ * kind's concurrency and per-key limit), extends the lease of jobs still running, and ticks again as soon as a slot
+ * frees while more work was due. `settle()` resolves when every started job has finished.
+ */
+export class JobRunner implements Worker {
+  readonly name: string;
+  readonly #inFlight = new Map<string, { token: string; done: Promise<void> }>();
+  /** Jobs in flight per key, one map per `perKey` entry. */
+  readonly #perKey: Map<string, number>[];
+  #backlog = false;
+  /** Jobs the last claim gave back because their key filled up within the batch. */
+  #surplus = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #onFree: (() => void) | undefined;
+
+  constructor(
+    readonly kind: JobKind,
+    private readonly deps: JobRunnerDeps,
+  ) {
+    this.name = `jobs:${kind.name}`;
+    this.#perKey = (kind.perKey ?? []).map(() => new Map());
+  }
+
+  /** Lease of this kind's claims, in ms. */
+  get leaseMs(): number {
+    return this.kind.leaseMs ?? CLAIM_LEASE_MS;
+  }
+
+  /** Jobs running now on this instance. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Called when a job finished while more work was due (the WorkerSet wakes this runner). */
+  onFree(cb: () => void): void {
+    this.#onFree = cb;
+  }
+
+  /**
+   * Claims up to `limit` due jobs for one token (at most the kind's per-key room for each key) and returns them; the
+   * caller runs them. Public for tests that simulate an instance that claims and then dies.
+   */
+  async claim(limit: number, onlyId?: string): Promise<ClaimedJob[]> {
+    if (limit <= 0) return [];
+    const k = this.kind;
+    const now = this.deps.clock.now();
+    const until = new Date(now.getTime() + this.leaseMs);
+    const token = randomUUID();
+    const table = ident(k.table);
+    const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
+    const only = onlyId === undefined ? Prisma.empty : Prisma.sql` AND j.id = ${onlyId}`;
+    const claimable = Prisma.sql`${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()})${only}`;
+    const attemptsSet = k.attemptsColumn
+      ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} + 1`)
+      : Prisma.empty;
+    const attemptsOut = k.attemptsColumn ? Prisma.raw(`t.${ident(k.attemptsColumn).text}`) : Prisma.raw('0');
+    const limits = k.perKey ?? [];
+    let keysOut: Prisma.Sql = Prisma.raw('ARRAY[]::text[]');
+    let pick: Prisma.Sql;
+    if (limits.length > 0) {
+      const col = (i: number) => ident(limits[i]!.column).text;
+      keysOut = Prisma.raw(`ARRAY[${limits.map((_, i) => `t.${col(i)}::text`).join(', ')}]`);
+      // Keys at their limit are left out here; a batch that would take a key past its room gives the surplus back
+      // at once (see `#releaseSurplus`), so no key ever holds more than its limit.
+      const full = limits.map((l, i) => {
+        const keys = [...this.#perKey[i]!.entries()].filter(([, n]) => n >= l.limit).map(([key]) => key);
+        return Prisma.sql`NOT (j.${Prisma.raw(col(i))}::text = ANY(${keys}::text[]))`;
+      });
+      pick = Prisma.sql`
+        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+         WHERE ${claimable} AND ${Prisma.join(full, ' AND ')}
+         ORDER BY ${due}, j.id
+         LIMIT ${limit}
+         FOR UPDATE OF j SKIP LOCKED`;
+    } else {
+      pick = Prisma.sql`
+        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+         WHERE ${claimable}
+         ORDER BY ${due}, j.id
+         LIMIT ${limit}
+         FOR UPDATE OF j SKIP LOCKED`;
+    }
+    const rows = await this.deps.db.$queryRaw<
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; keys: string[]; due: Date }[]
+    >`
+      WITH pick AS (${pick})
+      UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
+        FROM pick WHERE t.id = pick.id
+      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
+                t.${ident(k.dueColumn)} AS due`;
+    // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
+    rows.sort(
+      (a, b) => new Date(a.due).getTime() - new Date(b.due).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+    const jobs = rows.map((r) => ({
+      id: r.id,
+      token,
+      attempt: Number(r.attempt),
+      recovered: r.prev !== null,
+      previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
+      keys: r.keys ?? [],
+    }));
+    return limits.length > 0 ? this.#withinLimits(jobs, rows) : jobs;
+  }
+
+  /**
+   * Keeps the jobs of a claim that fit each key's room (in due order) and gives the others back at once: their
+   * claim is undone (previous lease and token restored, the attempt uncounted), so they are claimable as before.
+   */
+  async #withinLimits(jobs: ClaimedJob[], rows: { id: string; prev: string | null; prev_until: Date | null }[]) {
+    const limits = this.kind.perKey ?? [];
+    const taken = limits.map(() => new Map<string, number>());
+    const keep: ClaimedJob[] = [];
+    const surplus: typeof rows = [];
+    jobs.forEach((job, n) => {
+      const fits = limits.every((l, i) => {
+        const key = job.keys[i] ?? '';
+        return (this.#perKey[i]!.get(key) ?? 0) + (taken[i]!.get(key) ?? 0) < l.limit;
+      });
+      if (!fits) {
+        surplus.push(rows[n]!);
+        return;
+      }
+      for (const [i, key] of job.keys.entries()) taken[i]?.set(key, (taken[i]!.get(key) ?? 0) + 1);
+      keep.push(job);
+    });
+    this.#surplus = surplus.length;
+    if (surplus.length > 0) {
+      const k = this.kind;
+      const uncount = k.attemptsColumn
+        ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} - 1`)
+        : Prisma.empty;
+      await this.deps.db.$executeRaw`
+        UPDATE ${ident(k.table)} t SET locked_by = x.prev, locked_until = x.prev_until${uncount}
+          FROM unnest(${surplus.map((r) => r.id)}::text[], ${surplus.map((r) => r.prev)}::text[],
+                      ${surplus.map((r) => (r.prev_until ? new Date(r.prev_until).toISOString() : null))}::timestamptz[])
+               AS x(id, prev, prev_until)
+         WHERE t.id = x.id AND t.locked_by = ${jobs[0]!.token}`;
+    }
+    return keep;
+  }
+
+  /** Claims as many due jobs as there are free slots and starts them. @returns how many were started. */
+  async tick(): Promise<number> {
+    let started = 0;
+    // A claim that gave back surplus (keys that filled up within the batch) leaves slots free: claim again at once,
+    // now without those keys (a few rounds at most).
+    for (let round = 0; round < 4; round++) {
+      const free = this.kind.concurrency - this.#inFlight.size;
+      const limit = Math.min(free, this.kind.batch ?? this.kind.concurrency);
+      if (limit <= 0) {
+        this.#backlog = true;
+        return started;
+      }
+      this.#surplus = 0;
+      const jobs = await this.claim(limit);
+      for (const job of jobs) this.#start(job);
+      started += jobs.length;
+      // A full batch, or a key at its limit, means more may be due: tick again as soon as a job finishes.
+      this.#backlog =
+        jobs.length === limit ||
+        this.#surplus > 0 ||
+        this.kind.perKey?.some((l, i) => [...this.#perKey[i]!.values()].some((n) => n >= l.limit)) === true;
+      if (this.#surplus === 0) break;
+    }
+    return started;
+  }
+
+  /**
+   * Claims job `id` if it is due and unclaimed, and runs it now, waiting for it (e.g. mail sent by a request is
+   * attempted in that request). @returns false when it was not claimable (not due, done, or another claim holds it).
+   */
+  async runNow(id: string): Promise<boolean> {
+    const [job] = await this.claim(1, id);
+    if (!job) return false;
+    await this.#start(job);
+    return true;
+  }
+
+  #chain: Promise<void> = Promise.resolve();
+
+  #start(job: ClaimedJob): Promise<void> {
+    job.keys.forEach((key, i) => {
+      const m = this.#perKey[i];
+      if (m) m.set(key, (m.get(key) ?? 0) + 1);
+    });
+    const run = () => this.kind.run(job);
+    const started = this.kind.ordered ? this.#chain.then(run) : run();
+    const done = started
+      .catch((err: unknown) => {
+        this.deps.log.error(
+          { err, job: this.kind.name, id: job.id },
+          'job failed unexpectedly; retried after its lease',
+        );
+      })
+      .finally(() => {
+        this.#inFlight.delete(job.id);
+        job.keys.forEach((key, i) => {
+          const m = this.#perKey[i];
+          if (!m) return;
+          const n = (m.get(key) ?? 1) - 1;
+          if (n <= 0) m.delete(key);
+          else m.set(key, n);
+        });
+        if (this.#backlog) {
+          this.#backlog = false;
+          this.#onFree?.();
+        }
+        if (this.#inFlight.size === 0) this.#stopHeartbeat();
+      });
+    if (this.kind.ordered) this.#chain = done;
+    this.#inFlight.set(job.id, { token: job.token, done });
+    this.#startHeartbeat();
+    return done;
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat) return;
+    this.#heartbeat = setInterval(() => void this.extendLeases(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.#heartbeat.unref();
+  }
+
+  #stopHeartbeat(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  /** Extends the lease of every job still running here (fenced by its token). @returns rows extended. */
+  async extendLeases(): Promise<number> {
+    if (this.#inFlight.size === 0) return 0;
+    const ids = [...this.#inFlight.keys()];
+    const tokens = [...new Set([...this.#inFlight.values()].map((v) => v.token))];
+    const until = new Date(this.deps.clock.now().getTime() + this.leaseMs);
+    try {
+      return await this.deps.db.$executeRaw`
+        UPDATE ${ident(this.kind.table)} SET locked_until = ${until}
+         WHERE id = ANY(${ids}::text[]) AND locked_by = ANY(${tokens}::text[])`;
+    } catch (err) {
+      this.deps.log.warn({ err, job: this.kind.name }, 'could not extend job leases');
+      return 0;
+    }
+  }
+
+  /** Resolves when every job started so far (and any started meanwhile) has finished. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight.values()].map((v) => v.done));
+  }
+}
+
+/** What a {@link JobQueue} needs besides the runner dependencies. */
+export interface JobQueueDeps extends JobRunnerDeps {
+  database: Pick<Database, 'listen'>;
+  workers: WorkerSet;
+}
+
+/**
+ * The job queue of one app: the registered kinds (each a {@link JobRunner} in the app's WorkerSet) and their
+ * wake-ups. Work committed anywhere wakes the workers at once: the enqueueing transaction calls {@link notify}
+ * (`pg_notify`, delivered on commit to every instance that LISTENs, this one included; on PGlite to the instance
+ * itself), a finished job wakes its runner when more was due, and polling every WORKER_POLL_MS stays as the
+ * safety net (a notification lost while the LISTEN connection was down is followed by a wake of every worker).
+ */
+export class JobQueue {
+  readonly #runners = new Map<string, JobRunner>();
+  #unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly deps: JobQueueDeps) {}
+
+  /** Registers a kind; its runner joins the app's workers. @throws Error when the name is taken. */
+  register(kind: JobKind): JobRunner {
+    if (this.#runners.has(kind.name)) throw new Error(`job kind ${kind.name} registered twice`);
+    const runner = new JobRunner(kind, this.deps);
+    runner.onFree(() => this.deps.workers.wake(runner.name));
+    this.#runners.set(kind.name, runner);
+    this.deps.workers.add(runner);
+    return runner;
+  }
+
+  /** The runner of kind `name`. @throws Error when no such kind is registered. */
+  runner(name: string): JobRunner {
+    const r = this.#runners.get(name);
+    if (!r) throw new Error(`no job kind ${name}`);
+    return r;
+  }
+
+  /**
+   * Inside the transaction that enqueues work of kind `name`: wakes that kind's workers on every instance once the
+   * transaction commits (nothing when it rolls back). Identical notifications of one transaction are sent once.
+   */
+  async notify(tx: Pick<Tx, '$executeRaw'>, name: string): Promise<void> {
+    await tx.$executeRaw`SELECT pg_notify(${JOBS_CHANNEL}, ${name})`;
+  }
+
+  /** Wakes kind `name` on this instance (work committed outside a transaction of ours, e.g. a freed slot). */
+  wake(name: string): void {
+    this.deps.workers.wake(`jobs:${name}`);
+  }
+
+  /** Starts listening for wake-ups (with the workers). */
+  async start(): Promise<void> {
+    if (this.#unlisten) return;
+    this.#unlisten = await this.deps.database.listen(
+      JOBS_CHANNEL,
+      (payload) => this.deps.workers.wake(`jobs:${payload}`),
+      () => this.deps.workers.wakeAll(),
+    );
+  }
+
+  /** Stops listening (the WorkerSet's stop settles the jobs in flight). */
+  async stop(): Promise<void> {
+    const u = this.#unlisten;
+    this.#unlisten = undefined;
+    await u?.();
+  }
+
+  /** Resolves when every job in flight of every kind has finished. */
+  async settle(): Promise<void> {
+    await Promise.all([...this.#runners.values()].map((r) => r.settle()));
+  }
+}

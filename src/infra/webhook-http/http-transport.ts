@@ -1,0 +1,123 @@
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { Agent, errors as undiciErrors } from 'undici';
+import { refusedAddressReason } from '../../domain/webhooks/webhook.ssrf.js';
+import type { AttemptResult, WebhookTransport } from '../../domain/webhooks/webhook-transport.port.js';
+
+/** Answer bytes read (and dropped) per attempt; a longer answer is cut and its connection closed. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** Raised inside the guarded lookup; carries the refusal reason. */
+class RefusedAddressError extends Error {
+  readonly refused = true;
+}
+
+/**
+ * A `lookup` for sockets that resolves the host name once, refuses it when any resolved address is not public
+ * (unless `allowPrivate`), and hands exactly the checked addresses to the socket, so the connection goes to an
+ * address that was checked (no second DNS lookup between check and connect). A kept-alive connection was checked
+ * when it was opened.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { all: true, family: options.family, hints: options.hints }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      if (!allowPrivate) {
+        for (const a of addresses) {
+          const reason = refusedAddressReason(a.address);
+          if (reason) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${reason}`), '', 4);
+        }
+      }
+      if (addresses.length === 0) return callback(new Error(`no address for ${hostname}`), '', 4);
+      if ((options as { all?: boolean }).all)
+        return (callback as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Options of {@link UndiciWebhookTransport}. */
+export interface HttpTransportOptions {
+  /** Bound of one whole attempt (connect, answer headers, answer body), in ms (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Deliver to private, loopback and other non-public addresses too (WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivate: boolean;
+  /** Most open connections per receiver origin (default 64); further attempts to it wait for one. */
+  connectionsPerOrigin?: number;
+}
+
+/**
+ * The webhook HTTP client: an undici `Agent`, i.e. one keep-alive connection pool per receiver origin (at most
+ * `connectionsPerOrigin` sockets each, idle sockets closed after 4 s), no redirects followed, every new connection
+ * made through {@link guardedLookup}; a literal IP host is checked before anything is sent.
+ */
+export class UndiciWebhookTransport implements WebhookTransport {
+  readonly #agent: Agent;
+
+  constructor(private readonly opts: HttpTransportOptions) {
+    this.#agent = new Agent({
+      connections: opts.connectionsPerOrigin ?? 64,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 30_000,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      connectTimeout: opts.timeoutMs,
+      connect: { lookup: guardedLookup(opts.allowPrivate) },
+    });
+  }
+
+  async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { error: 'invalid URL' };
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return { error: 'invalid URL' };
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) && !this.opts.allowPrivate) {
+      const reason = refusedAddressReason(host);
+      if (reason) return { error: `refused: ${reason}`, refused: true };
+    }
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.opts.timeoutMs);
+    try {
+      const res = await this.#agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(body.length) },
+        body,
+        signal: abort.signal,
+      });
+      const retryAfter = res.headers['retry-after'];
+      try {
+        await res.body.dump({ limit: MAX_ANSWER_BYTES });
+      } catch {
+        // The status arrived; an answer body cut short does not change the outcome.
+      }
+      return { status: res.statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) };
+    } catch (err) {
+      if (abort.signal.aborted) return { error: `timeout after ${this.opts.timeoutMs} ms` };
+      const e = err as Error & { refused?: boolean; code?: string; cause?: Error & { refused?: boolean } };
+      const refused = e.refused ? e : e.cause?.refused ? e.cause : undefined;
+      if (refused) return { error: refused.message, refused: true };
+      if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+        return { error: `timeout after ${this.opts.timeoutMs} ms` };
+      }
+      if (err instanceof undiciErrors.ConnectTimeoutError) return { error: `timeout after ${this.opts.timeoutMs} ms` };
+      const cause = e.cause && !(e.code && e.code !== 'UND_ERR_SOCKET') ? e.cause : e;
+      const c = cause as Error & { code?: string };
+      return { error: c.code ? `${c.code}: ${c.message}` : c.message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
