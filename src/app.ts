@@ -50,6 +50,8 @@ export interface BuildOptions {
    * publish), so tests can prove live delivery recovers them from the log. Leave unset otherwise.
    */
   dropPublish?: (event: StoredEvent) => boolean;
+  /** Test-only: the Prisma client emits a `query` event per SQL statement (`ctx.db.$on('query', …)`). */
+  logQueries?: boolean;
 }
 
 /**
@@ -63,7 +65,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? createLogger(config.LOG_LEVEL);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    logQueries: opts.logQueries,
+  });
   try {
     const report = await migrate(database);
     if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');

@@ -93,6 +93,39 @@ export const configSchema = z.object({
   /** The window of AGENT_REPLIES_PER_SENDER, in minutes. */
   AGENT_REPLY_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
 
+  /**
+   * Origins allowed to call the API from a browser (CORS), comma-separated, e.g.
+   * `http://localhost:5173,https://app.example.com`; `*` allows any origin. Default: none (no CORS headers).
+   */
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim().replace(/\/+$/, ''))
+        .filter((o) => o !== ''),
+    )
+    .pipe(
+      z.array(
+        z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'must be origins (scheme://host[:port]) separated by commas'),
+      ),
+    )
+    .default([]),
+  /** GraphQL: most lexical tokens in one document (docs/graphql.md, Limits). */
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).max(1_000_000).default(5000),
+  /** GraphQL: deepest field nesting, fragments followed. */
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
+  /** GraphQL: most aliased fields in one operation. */
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).max(10_000).default(30),
+  /** GraphQL: most directives in one operation. */
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).max(10_000).default(50),
+  /** GraphQL: cost budget; every field costs 1 and a list's selection counts `first`/`limit` times. */
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(100_000_000).default(50_000),
+  /** GraphQL: most operations in one batched request (a JSON array body); 1 turns batching off. */
+  GRAPHQL_MAX_BATCH: z.coerce.number().int().min(1).max(100).default(10),
+  /** GraphQL: execute queries and mutations with graphql-jit (compiled per document, cached). */
+  GRAPHQL_JIT: bool.default(true),
+
   /** OpenAI-compatible endpoint for agents (chat completions). */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),

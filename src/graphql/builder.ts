@@ -1,6 +1,9 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
+import { getNamedType, getNullableType, isListType } from 'graphql';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
 import type PrismaTypes from '../generated/pothos-types.js';
@@ -13,6 +16,28 @@ export interface GraphQLContext {
   requestId: string;
 }
 
+/** Page size of a connection without `first`/`last` (Pothos relay's default, as resolveCursorConnection uses). */
+export const DEFAULT_PAGE_SIZE = 20;
+/** Largest `first`/`last` of a connection (Pothos relay's default maximum; larger values are clamped). */
+export const MAX_PAGE_SIZE = 100;
+/** Assumed size of a list field without a size argument, for the cost budget. */
+const DEFAULT_LIST_SIZE = 10;
+
+/**
+ * Cost weighting of one field (docs/graphql.md, Limits): the field costs 1 and its selection counts as many times
+ * as the list can be long: `first`/`last`/`limit` when given, a connection's default page otherwise, 10 for other
+ * lists; a connection's `edges` list is already counted by the connection (multiplier 1).
+ */
+function listCost(args: Record<string, unknown>, type: Parameters<typeof getNamedType>[0]) {
+  const size = [args.first, args.last, args.limit].find((v): v is number => typeof v === 'number' && v >= 0);
+  const named = getNamedType(type)?.name ?? '';
+  if (size !== undefined) return { field: 1, multiplier: Math.max(1, size) };
+  if (named.endsWith('Connection')) return { field: 1, multiplier: DEFAULT_PAGE_SIZE };
+  if (isListType(getNullableType(type)))
+    return { field: 1, multiplier: named.endsWith('Edge') ? 1 : DEFAULT_LIST_SIZE };
+  return 1;
+}
+
 /** The one Pothos builder. Type files under src/graphql/types import it; src/graphql/schema.ts builds the schema. */
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
@@ -23,7 +48,11 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [PrismaPlugin, RelayPlugin],
+  plugins: [ComplexityPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
+  complexity: {
+    // No limit here: src/graphql/limits.ts checks the whole operation once, before execution, with this weighting.
+    fieldComplexity: (args, _ctx, field) => listCost(args, field.type),
+  },
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.app.db,

@@ -1,10 +1,15 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.js';
-import './types/system.js';
-import './types/compliance.js';
-import './types/events.js';
-import './types/webhooks.js';
-import './types/email.js';
+import './types/node.js';
+import './types/viewer.js';
+import './types/brand.js';
+import './types/campaign.js';
+import './types/phone-number.js';
+import './types/event.js';
+import './types/webhook.js';
+import './types/agent.js';
+import './types/email-thread.js';
+import './types/email-identity.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

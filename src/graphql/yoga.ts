@@ -1,10 +1,14 @@
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, Kind, type ValidationRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { UnauthenticatedError } from '../domain/errors.js';
 import type { GraphQLContext } from './builder.js';
-import { createMaskError } from './errors.js';
+import { BAD_USER_INPUT, createMaskError } from './errors.js';
+import { renderSwitchboardGraphiQL } from './graphiql.js';
+import { limitPlugins, limitsFromConfig } from './limits.js';
 import { schema } from './schema.js';
 
 /** Server context Yoga receives from the Fastify route. */
@@ -29,17 +33,72 @@ const subscribeErrorsWithData: Plugin = {
 };
 
 /**
- * Yoga at /graphql: masked errors with our codes in `extensions`, GraphiQL, Yoga's SSE transport for
- * subscriptions, and the graphql-sse protocol at /graphql/stream (distinct and single-connection modes).
+ * PostgreSQL text cannot hold U+0000, and a GraphQL string literal can spell it (`"Nul\u0000Corp"`). Refused in
+ * validation (400 BAD_USER_INPUT, field = the argument) before anything runs; JSON variables are refused by the
+ * host's JSON parser the same way.
+ */
+const noNulInLiterals: ValidationRule = (context) => ({
+  StringValue(node) {
+    if (node.value.includes('\u0000')) {
+      context.reportError(
+        new GraphQLError('String literals must not contain U+0000 (NUL).', {
+          nodes: [node],
+          extensions: { code: BAD_USER_INPUT, reason: 'INVALID_CHARACTER', http: { status: 400 } },
+        }),
+      );
+    }
+  },
+});
+const nulPlugin: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(noNulInLiterals);
+  },
+};
+
+/**
+ * graphql-jit for queries and mutations (compiled once per parsed document; Yoga's parse/validate cache hands back
+ * the same document object for the same text, so the compiled query is reused). Subscriptions stay on graphql-js's
+ * `subscribe`: their per-event execution is cheap and graphql-sse's error handling is proven on it.
+ */
+function jitPlugin(): Plugin {
+  const jit = useGraphQlJit({}, { enableIf: (args) => hasNoSubscription(args.document) });
+  return { onExecute: jit.onExecute } as Plugin;
+}
+function hasNoSubscription(document: { definitions: readonly { kind: string; operation?: string }[] }): boolean {
+  return !document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription');
+}
+
+/**
+ * Yoga at /graphql: masked errors with our codes in `extensions`, request limits (limits.ts), graphql-jit,
+ * GraphiQL from packaged assets, Yoga's SSE transport for subscriptions, and the graphql-sse protocol at
+ * /graphql/stream (distinct and single-connection modes). Batched requests (a JSON array) up to GRAPHQL_MAX_BATCH.
  */
 export function createGraphQLServer(ctx: AppContext) {
+  const limits = limitsFromConfig(ctx.config);
+  let graphiqlPage: string | undefined;
   return createYoga<YogaServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
+    cors: false, // the host's @fastify/cors (CORS_ORIGINS) decides; Yoga's default echoes any origin
     maskedErrors: { maskError: createMaskError(ctx.log) },
-    graphiql: { title: 'Switchboard GraphQL' },
-    plugins: [subscribeErrorsWithData, useGraphQLSSE({ endpoint: '/graphql/stream' })],
+    graphiql: {
+      title: 'Switchboard GraphQL',
+      defaultQuery:
+        '# Save your API key in the bar above, then run:\n{\n  viewer {\n    accountId\n    scopes\n  }\n}\n',
+    },
+    renderGraphiQL: (opts) => {
+      graphiqlPage ??= renderSwitchboardGraphiQL(opts);
+      return graphiqlPage;
+    },
+    batching: limits.maxBatch > 1 ? { limit: limits.maxBatch } : false,
+    plugins: [
+      ...limitPlugins(limits),
+      nulPlugin,
+      ...(ctx.config.GRAPHQL_JIT ? [jitPlugin()] : []),
+      subscribeErrorsWithData,
+      useGraphQLSSE({ endpoint: '/graphql/stream' }),
+    ],
     context: ({ req }): GraphQLContext => {
       if (!req.actor) throw new UnauthenticatedError();
       return { app: ctx, actor: req.actor, requestId: req.id };

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
-import { createGraphQLServer } from '../graphql/yoga.js';
+import { mountGraphQL } from '../graphql/http.js';
 import { requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
@@ -13,6 +13,7 @@ import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
+import { registerCors } from './cors.js';
 import { registerOpenApi } from './openapi.js';
 
 /** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
@@ -53,11 +54,10 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.setChildLoggerFactory((logger, bindings, childOpts) =>
     logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
   );
-  http.addHook('onRequest', (request, _reply, done) => {
-    requestScope.run({ reqId: request.id }, done);
-  });
-  http.addHook('onSend', async (request, reply) => {
+  // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
+  http.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    requestScope.run({ reqId: request.id }, done);
   });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.
@@ -82,6 +82,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
+  await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx);
   installIdempotency(http, ctx);
   await registerOpenApi(http, ctx.config);
@@ -92,32 +93,6 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
 
-  const yoga = createGraphQLServer(ctx);
-  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
-    response.headers.forEach((value, key) => {
-      reply.header(key, value);
-    });
-    reply.status(response.status);
-    const type = response.headers.get('content-type') ?? '';
-    const streaming = type.includes('text/event-stream') || type.includes('multipart/');
-    // A stream's connection is not reused: closing it when the stream ends lets shutdown finish at once.
-    if (streaming) reply.header('connection', 'close');
-    // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
-    reply.send(streaming ? response.body : await response.text());
-    return reply;
-  };
-  http.route({
-    url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
-  http.route({
-    url: '/graphql/stream',
-    method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-    schema: { hide: true },
-    handler: yogaHandler,
-  });
+  mountGraphQL(http, ctx);
   return http;
 }

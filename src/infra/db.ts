@@ -19,10 +19,25 @@ export interface RawSql {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/**
+ * One SQL statement run as a named prepared statement: on PostgreSQL each pooled connection parses and plans it
+ * once (`name` must be unique per `text`); PGlite runs it through its own extended-protocol path.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
 /** An open database: the Prisma client, a raw runner on a dedicated connection, and how to close both. */
 export interface Database {
   kind: 'pglite' | 'postgres';
   prisma: Db;
+  /**
+   * Runs one read on the pool, below Prisma, for the hottest read paths (issue 9: Prisma's per-query cost is the
+   * largest item of a read's CPU profile). Columns come back under their SQL names or aliases; `timestamptz` as
+   * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
+   */
+  read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -46,13 +61,26 @@ export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const
  * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
  * `dataDir/pglite` (or in memory when `dataDir` is `memory://`).
  */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  /** Emit Prisma `query` events (one per SQL statement) for tests that count statements. */
+  logQueries?: boolean;
+}): Promise<Database> {
+  const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg(pool),
+      transactionOptions: TRANSACTION_OPTIONS,
+      ...(log ? { log: [...log] } : {}),
+    }) as PrismaClient;
     return {
       kind: 'postgres',
       prisma,
+      async read<T>(statement: Statement, params: unknown[]) {
+        return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
+      },
       async raw() {
         const client = await pool.connect();
         return {
@@ -118,10 +146,17 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     mkdirSync(dataDir, { recursive: true });
   }
   const lite = await PGlite.create(dataDir ? { dataDir } : {});
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPGlite(lite),
+    transactionOptions: TRANSACTION_OPTIONS,
+    ...(log ? { log: [...log] } : {}),
+  }) as PrismaClient;
   return {
     kind: 'pglite',
     prisma,
+    async read<T>(statement: Statement, params: unknown[]) {
+      return (await lite.query<T>(statement.text, params)).rows;
+    },
     async raw() {
       return {
         async exec(sql) {

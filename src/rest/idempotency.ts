@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { BadRequestError, ConflictError, UnprocessableError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../infra/secrets.js';
@@ -26,7 +26,7 @@ export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
  * once, such as a new webhook secret or API key).
  */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('preHandler', async (request, reply) => {
+  const claim: preHandlerAsyncHookHandler = async (request, reply) => {
     if (request.method !== 'POST' || !request.actor) return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
@@ -98,9 +98,9 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       throw new ConflictError('IDEMPOTENCY_KEY_IN_USE', 'Retry this request.', 'Idempotency-Key');
     }
     request.idempotency = { accountId, key };
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const settle: onSendAsyncHookHandler = async (request, reply, payload) => {
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = undefined;
@@ -119,7 +119,20 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       });
     }
     return payload;
+  };
+
+  // Only POST routes can carry an idempotent request: the hooks go on those routes alone, so reads pay nothing
+  // for them (issue 9). Routes registered after this call are covered (all of them: see src/http/server.ts).
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    route.preHandler = [...asArray(route.preHandler), claim];
+    route.onSend = [...asArray(route.onSend), settle];
   });
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
 /** Deletes idempotency records older than {@link IDEMPOTENCY_TTL_MS}. */

@@ -42,7 +42,14 @@ describe('bearer authentication (spec 5.1)', () => {
     });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(((await res.json()) as any).error.code).toBe('UNAUTHENTICATED');
+    // GraphQL answers in GraphQL's error shape (issue 11); REST keeps its one error body.
+    const body = (await res.json()) as any;
+    expect(body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(body.errors[0].message).toMatch(/Authorization: Bearer/);
+    const rest = await fetch(`${t.url}/compliance/brands`);
+    expect(rest.status).toBe(401);
+    expect(rest.headers.get('www-authenticate')).toBe('Bearer');
+    expect(((await rest.json()) as any).error.code).toBe('UNAUTHENTICATED');
   });
 
   it.each([
@@ -124,7 +131,10 @@ describe('request bodies and idempotency', () => {
     const a = await t.newAccount();
     const res = await a.request('POST', '/graphql', '{"query": ', {});
     expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('MALFORMED_JSON');
+    expect(res.body.errors[0].extensions.code).toBe('MALFORMED_JSON');
+    const rest = await a.request('POST', '/compliance/brands', '{"name": ', {});
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.code).toBe('MALFORMED_JSON');
   });
 
   it('replays the first response for a repeated Idempotency-Key and creates nothing twice', async () => {

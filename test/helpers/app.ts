@@ -99,6 +99,8 @@ export async function startApp(
     logger?: Logger;
     /** Events whose bus publish is dropped (BuildOptions.dropPublish: a lost publish, for live-delivery tests). */
     dropPublish?: BuildOptions['dropPublish'];
+    /** Prisma `query` events on `app.ctx.db` (BuildOptions.logQueries), to count SQL statements. */
+    logQueries?: boolean;
   } = {},
 ): Promise<TestApp> {
   const config = loadConfig({
@@ -120,6 +122,7 @@ export async function startApp(
     logger: opts.logger,
     startWorkers: opts.startWorkers ?? !manual,
     dropPublish: opts.dropPublish,
+    logQueries: opts.logQueries,
   });
   const url = await app.listen();
   return {

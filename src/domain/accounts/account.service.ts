@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../infra/db.js';
@@ -154,7 +154,8 @@ export class KeyAuthenticator {
   /** @throws UnauthenticatedError as {@link authenticate}. */
   async authenticate(rawKey: string | undefined): Promise<Actor> {
     if (!rawKey) throw new UnauthenticatedError();
-    const digest = createHash('sha256').update(rawKey).digest('base64');
+    // One-shot hash: no Hash object per request (issue 9); the digest, not the key, is what the cache holds.
+    const digest = hash('sha256', rawKey, 'base64');
     const hit = this.#cache.get(digest);
     if (hit) return hit;
     const actor = await authenticate(this.db, rawKey);
@@ -166,6 +167,20 @@ export class KeyAuthenticator {
   async isActive(keyId: string): Promise<boolean> {
     const key = await this.db.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
     return key !== null && key.revokedAt === null;
+  }
+
+  /**
+   * Which of `keyIds` still exist unrevoked, in ONE query (the SSE heartbeat re-checks every key with an open
+   * stream on the instance at once, rather than one query per connection).
+   * @returns the ids among `keyIds` that are active.
+   */
+  async activeAmong(keyIds: readonly string[]): Promise<Set<string>> {
+    if (keyIds.length === 0) return new Set();
+    const rows = await this.db.apiKey.findMany({
+      where: { id: { in: [...keyIds] }, revokedAt: null },
+      select: { id: true },
+    });
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Forgets every cached verification of `keyId` (after a revocation). */

@@ -1,12 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { Brand } from '../../generated/prisma/client.js';
-import type { Db, Tx } from '../../infra/db.js';
+import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
-import { type BrandDto, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
+import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, USECASES, VETTED_USECASES } from './compliance.enums.js';
 import {
   type BrandInput,
@@ -75,11 +75,41 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
   return brandDto(brand);
 }
 
-/** Brands of the account in a keyset window, ascending by id (creation order). */
+/**
+ * The brand columns the API shows, aliased to the Prisma field names so {@link brandDto} maps a raw row and a Prisma
+ * row alike. The hot reads (one brand, a page of brands) run as prepared statements below Prisma (issue 9).
+ */
+const BRAND_SELECT = `SELECT id, name, ein, vertical, entity_type AS "entityType", country, website, email, phone,
+  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", status, identity_status AS "identityStatus",
+  created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
+
+const BRAND_BY_ID: Statement = { name: 'brand_by_id', text: `${BRAND_SELECT} WHERE id = $1 AND account_id = $2` };
+
+/** One prepared statement per keyset-window shape (cursor after/before, order), so each keeps its index range. */
+const brandPageStatements = new Map<string, Statement>();
+function brandPageStatement(after: boolean, before: boolean, inverted: boolean): Statement {
+  const name = `brand_page_${after ? 'a' : ''}${before ? 'b' : ''}_${inverted ? 'desc' : 'asc'}`;
+  let statement = brandPageStatements.get(name);
+  if (!statement) {
+    const where = ['account_id = $1'];
+    if (after) where.push(`id > $${where.length + 1}`);
+    if (before) where.push(`id < $${where.length + 1}`);
+    const text = `${BRAND_SELECT} WHERE ${where.join(' AND ')} ORDER BY id ${inverted ? 'DESC' : 'ASC'} LIMIT $${where.length + 1}`;
+    statement = { name, text };
+    brandPageStatements.set(name, statement);
+  }
+  return statement;
+}
+
+/** Brands of the account in a keyset window, ascending by id (creation order; descending when `inverted`). */
 export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<BrandDto[]> {
   requireScope(actor, 'compliance');
-  const args = keysetArgs('id', window);
-  const rows = await ctx.db.brand.findMany({ ...args, where: { accountId: actor.accountId, ...args.where } });
+  const params: unknown[] = [actor.accountId];
+  if (window.after !== undefined) params.push(window.after);
+  if (window.before !== undefined) params.push(window.before);
+  params.push(window.limit);
+  const statement = brandPageStatement(window.after !== undefined, window.before !== undefined, !!window.inverted);
+  const rows = await ctx.database.read<BrandRow>(statement, params);
   return rows.map(brandDto);
 }
 
@@ -101,7 +131,9 @@ export async function listBrands(
 /** GET /compliance/brands/{id}. @throws NotFoundError. */
 export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  return brandDto(await findOwnBrand(ctx.db, actor, id));
+  const [row] = await ctx.database.read<BrandRow>(BRAND_BY_ID, [id, actor.accountId]);
+  if (!row) throw new NotFoundError('brand', id);
+  return brandDto(row);
 }
 
 /**

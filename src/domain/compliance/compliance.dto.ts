@@ -22,8 +22,11 @@ export interface BrandDto {
   updatedAt: string;
 }
 
+/** The columns of a brand row that {@link brandDto} reads (a Prisma `Brand` or a raw row aliased alike). */
+export type BrandRow = Omit<Brand, 'accountId' | 'feedback'>;
+
 /** The API shape of a brand row. */
-export function brandDto(b: Brand): BrandDto {
+export function brandDto(b: BrandRow): BrandDto {
   return {
     id: b.id,
     name: b.name,

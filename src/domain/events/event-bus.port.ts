@@ -5,15 +5,33 @@ import type { StoredEvent } from './event-log.js';
  * source of truth: the event log is. The raw buses below may lose or reorder a publish; the app wraps them in
  * `OrderedEventBus` (ordered-bus.ts), which fills such gaps from the log before local subscribers see them.
  */
+/**
+ * Which events a subscriber wants: one account's, optionally only some channels. The ordered bus indexes its
+ * subscribers by it, so a publish does no work for a subscriber that does not want the event; a raw bus may ignore
+ * it (subscribers still filter).
+ */
+export interface BusScope {
+  accountId: string;
+  /** Channel names; every channel when undefined. */
+  channels?: readonly string[];
+}
+
 export interface EventBus {
   /** Publishes committed events, in id order. Never throws: failures are logged. */
   publish(events: StoredEvent[]): Promise<void>;
   /**
-   * Calls `listener` for every event published on any instance; returns the unsubscribe function. `onGap` is
+   * Calls `listener` for every event published on any instance (only those of `scope` when given); returns the
+   * unsubscribe function. `onGap` is
    * called when live delivery may have missed events (Redis connection lost or regained, a publish failed): the
    * subscriber should end its stream so the client resumes by replay (`Last-Event-ID`).
    */
-  subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void;
+  subscribe(listener: (event: StoredEvent) => void, onGap?: () => void, scope?: BusScope): () => void;
+  /**
+   * Resolves once live delivery for `accountId` is tracked: every event of the account that commits after this
+   * resolves reaches the subscribers of the account. A stream awaits it before reading its replay, so the replay
+   * and live delivery meet without a hole. Buses that track nothing resolve at once.
+   */
+  whenReady(accountId: string): Promise<void>;
   /** Calls `listener` on every gap notice (as `subscribe`'s `onGap`, without events); returns the remover. */
   onGap(listener: () => void): () => void;
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../app-context.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
-import { type StoredEvent, storedEventFromRow } from './event-log.js';
+import { type StoredEvent, toEnvelope } from './event-log.js';
 
 /** Spec 8: replay sends up to the last 1000 matching events after the given `Last-Event-ID`. */
 export const REPLAY_LIMIT = 1000;
@@ -61,9 +62,13 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
 export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   readonly #queue: StoredEvent[] = [];
   #replay: StreamItem[] | undefined;
+  /** SSE mode: the replay as ready-made SSE frames (notice first), handed to the writer once. */
+  #preamble = '';
   /** The highest id yielded, or the client's cursor before that: live events at or below it are skipped. */
   #lastSent = -1n;
   #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
+  /** Push mode (SSE writer): called when an item may be readable or the stream ended, instead of a waiter. */
+  #onReadable: (() => void) | undefined;
   #endReason: StreamEndReason | undefined;
   #draining = false;
   readonly #unsubscribe: () => void;
@@ -77,6 +82,7 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#unsubscribe = bus.subscribe(
       (event) => this.#push(event),
       () => this.#interrupt(),
+      filter,
     );
   }
 
@@ -108,6 +114,39 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#wake();
   }
 
+  /**
+   * SSE mode: hands over the replay as one block of SSE frames (spec 6.2 wire format, notice first), which the
+   * writer takes with {@link takePreamble} before iterating; live events above `resumeAfter` (the last replayed id,
+   * else the client's cursor) follow.
+   */
+  setReplayFrames(frames: string, resumeAfter?: bigint): void {
+    this.#preamble = frames;
+    this.setReplay([], resumeAfter);
+  }
+
+  /** The replay frames set by {@link setReplayFrames} (once; '' after). */
+  takePreamble(): string {
+    const text = this.#preamble;
+    this.#preamble = '';
+    return text;
+  }
+
+  /**
+   * Push mode, for a writer that drains without promises (the SSE writer): `listener` is called whenever items may
+   * be readable with {@link read} or the stream has ended. Replaces async iteration; use one or the other.
+   */
+  setReadableListener(listener: () => void): void {
+    this.#onReadable = listener;
+  }
+
+  /**
+   * The next item if one is ready (push mode): an item, `done` once the stream has ended, or undefined when
+   * nothing waits now.
+   */
+  read(): IteratorResult<StreamItem> | undefined {
+    return this.#take();
+  }
+
   /** Ends the subscription with `reason` (idempotent). */
   end(reason: StreamEndReason): void {
     if (this.#endReason) return;
@@ -119,6 +158,7 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
     this.#waiter = undefined;
     waiter?.({ value: undefined, done: true });
     for (const listener of this.#endListeners.splice(0)) listener(reason);
+    this.#onReadable?.();
   }
 
   #push(event: StoredEvent): void {
@@ -160,6 +200,10 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem> {
   }
 
   #wake(): void {
+    if (this.#onReadable) {
+      this.#onReadable();
+      return;
+    }
     const waiter = this.#waiter;
     if (!waiter) return;
     this.#waiter = undefined; // taken first: #take may end the subscription, which settles waiters itself
@@ -194,43 +238,183 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
   return BigInt(trimmed);
 }
 
-function channelWhere(channels: readonly Channel[] | undefined) {
-  return channels ? { channel: { in: [...channels] } } : {};
+/** A cursor that is not an id of this log compares above every id, so it reads as "unknown" (spec 8). */
+const NOT_AN_ID = 2n ** 63n - 1n;
+
+interface ReplayRow {
+  /** 0: the one meta row (newest id of the log, retention mark); 1: an event. */
+  k: number;
+  id: bigint | null;
+  seq: bigint | null;
+  channel: string | null;
+  event_type: string | null;
+  payload: string | null;
+  created_at: Date | null;
+  mark: bigint | null;
+}
+
+/** What a replay read returns: the events oldest first, and how it is truncated. */
+interface ReplayRead {
+  rows: ReplayRow[];
+  notice: TruncationNotice | undefined;
+  unknown: boolean;
+}
+
+/**
+ * The one range read of a replay: the newest {@link REPLAY_LIMIT} + 1 matching events after the cursor (an index
+ * range scan on (account_id, id) or (account_id, channel, id), newest first), plus one meta row with the log's
+ * newest id and the account's retention mark, in one statement (one snapshot). The payload comes back as the
+ * stored JSON text.
+ */
+async function readReplayRows(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<ReplayRead> {
+  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
+  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
+  const all = await ctx.db.$queryRaw<ReplayRow[]>`
+    SELECT 0 AS k, (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS id, NULL::bigint AS seq,
+           NULL::text AS channel, NULL::text AS event_type, NULL::text AS payload, NULL::timestamptz AS created_at,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark
+    UNION ALL
+    (SELECT 1, e.id, e.seq, e.channel, e.event_type, e.payload::text, e.created_at, NULL
+       FROM events e
+      WHERE e.account_id = ${filter.accountId} ${channels}
+        AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(max(id), 0) THEN 0 ELSE ${cursor}::bigint END
+                      FROM (SELECT id FROM events ORDER BY id DESC LIMIT 1) newest)
+      ORDER BY e.id DESC
+      LIMIT ${REPLAY_LIMIT + 1})`;
+  let newest: bigint | null = null;
+  let mark: bigint | null = null;
+  const rows: ReplayRow[] = [];
+  for (const row of all) {
+    if (Number(row.k) === 0) {
+      newest = row.id;
+      mark = row.mark;
+    } else rows.push(row);
+  }
+  const over = rows.length > REPLAY_LIMIT;
+  if (over) rows.length = REPLAY_LIMIT;
+  rows.reverse();
+  const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
+  const pruned = !unknown && mark !== null && cursor < mark;
+  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
+  const notice: TruncationNotice | undefined = reason
+    ? {
+        kind: 'truncated',
+        reason,
+        lastEventId,
+        firstAvailableId: rows[0]?.id?.toString() ?? null,
+        replayLimit: REPLAY_LIMIT,
+      }
+    : undefined;
+  return { rows, notice, unknown };
 }
 
 /**
  * Reads the replay for a stream resuming after `lastEventId` (spec 8): the matching events after it, oldest first,
  * at most {@link REPLAY_LIMIT} (the newest ones when more follow), preceded by a {@link TruncationNotice} when the
- * replay cannot be complete. The events are read before the retention mark so a concurrent prune is never missed
- * (the mark commits with the delete).
+ * replay cannot be complete. One statement reads the events, the retention mark and the newest id (one snapshot,
+ * so a concurrent prune is never missed: the mark commits with the delete).
  */
 export async function readReplay(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<StreamItem[]> {
-  const cursor = parseEventId(lastEventId);
-  const newest = await ctx.db.event.findFirst({ orderBy: { id: 'desc' }, select: { id: true } });
-  const unknown = cursor === undefined || (newest ? cursor > newest.id : cursor > 0n);
-  const rows = await ctx.db.event.findMany({
-    where: {
-      accountId: filter.accountId,
-      ...channelWhere(filter.channels),
-      ...(unknown ? {} : { id: { gt: cursor } }),
-    },
-    orderBy: { id: 'desc' },
-    take: REPLAY_LIMIT + 1,
-  });
-  const overLimit = rows.length > REPLAY_LIMIT;
-  const events = rows.slice(0, REPLAY_LIMIT).reverse().map(storedEventFromRow);
-  const mark = unknown ? null : await ctx.db.eventRetentionMark.findUnique({ where: { accountId: filter.accountId } });
-  const pruned = !unknown && mark !== null && cursor! < mark.prunedThroughId;
-  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : overLimit ? 'limit' : undefined;
-  if (!reason) return events;
-  const notice: TruncationNotice = {
-    kind: 'truncated',
-    reason,
-    lastEventId,
-    firstAvailableId: events[0]?.id ?? null,
-    replayLimit: REPLAY_LIMIT,
-  };
-  return [notice, ...events];
+  const { rows, notice } = await readReplayRows(ctx, filter, lastEventId);
+  const events: StreamItem[] = rows.map((r) => ({
+    id: r.id!.toString(),
+    seq: r.seq!.toString(),
+    accountId: filter.accountId,
+    channel: r.channel as Channel,
+    eventType: r.event_type!,
+    payload: JSON.parse(r.payload!) as Record<string, unknown>,
+    timestamp: r.created_at!.toISOString(),
+  }));
+  return notice ? [notice, ...events] : events;
+}
+
+/** The SSE frame of a truncation notice (spec 6.2/8): `event: stream.truncated`, no `id:`. */
+export function truncationFrame(notice: TruncationNotice): string {
+  const { kind: _kind, ...data } = notice;
+  return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+const frameCache = new WeakMap<StoredEvent, string>();
+
+/**
+ * The SSE frame of an event (spec 6.2: `event:`, `id:`, `data:` with the spec 2.11 envelope), built once per event
+ * object and shared by every stream that sends it.
+ */
+export function sseFrame(event: StoredEvent): string {
+  let frame = frameCache.get(event);
+  if (frame === undefined) {
+    frame = `event: ${event.eventType}\nid: ${event.id}\ndata: ${JSON.stringify(toEnvelope(event))}\n\n`;
+    frameCache.set(event, frame);
+  }
+  return frame;
+}
+
+/**
+ * The replay as SSE frames, for the SSE writer: the same events and notice as {@link readReplay}, read in ONE
+ * statement that also assembles the frames (spec 6.2 wire format, the 2.11 envelope) from the stored JSON text of
+ * each payload, so nothing is parsed and re-serialised and one value comes back instead of 1,000 rows. The bytes
+ * equal those of live delivery ({@link sseFrame}) for every event written as compact JSON (all since the json
+ * column; rows converted from jsonb keep its spacing). Channel and event type are catalog names (validated on
+ * write), so they need no JSON escaping; the account id is escaped in JavaScript.
+ * @returns the frames (notice first), and the id to resume live delivery after (the last replayed id, else the
+ *   client's cursor; undefined when the cursor is unknown).
+ */
+export async function readReplayFrames(
+  ctx: AppContext,
+  filter: StreamFilter,
+  lastEventId: string,
+): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
+  const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
+  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
+  const [row] = await ctx.db.$queryRaw<
+    {
+      newest: bigint | null;
+      mark: bigint | null;
+      n: number;
+      first_id: bigint | null;
+      last_id: bigint | null;
+      frames: string | null;
+    }[]
+  >`
+    WITH newest AS (SELECT id FROM events ORDER BY id DESC LIMIT 1),
+    page AS (
+      SELECT e.id, e.channel, e.event_type, e.payload, e.created_at
+        FROM events e
+       WHERE e.account_id = ${filter.accountId} ${channels}
+         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce((SELECT id FROM newest), 0) THEN 0
+                                 ELSE ${cursor}::bigint END)
+       ORDER BY e.id DESC
+       LIMIT ${REPLAY_LIMIT + 1}
+    ),
+    kept AS (SELECT * FROM page ORDER BY id DESC LIMIT ${REPLAY_LIMIT})
+    SELECT (SELECT id FROM newest) AS newest,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark,
+           (SELECT count(*)::int FROM page) AS n,
+           (SELECT min(id) FROM kept) AS first_id,
+           (SELECT max(id) FROM kept) AS last_id,
+           (SELECT string_agg(
+              'event: ' || event_type || E'\nid: ' || id || E'\ndata: {"channel":"' || channel
+              || '","eventType":"' || event_type || '","payload":' || payload::text
+              || ',"customerId":' || ${JSON.stringify(filter.accountId)}::text || ',"timestamp":"'
+              || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'"}\n\n',
+              '' ORDER BY id) FROM kept) AS frames`;
+  const newest = row?.newest ?? null;
+  const mark = row?.mark ?? null;
+  const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
+  const pruned = !unknown && mark !== null && cursor < mark;
+  const over = (row?.n ?? 0) > REPLAY_LIMIT;
+  const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
+  const notice = reason
+    ? truncationFrame({
+        kind: 'truncated',
+        reason,
+        lastEventId,
+        firstAvailableId: row?.first_id?.toString() ?? null,
+        replayLimit: REPLAY_LIMIT,
+      })
+    : '';
+  const last = row?.last_id ?? undefined;
+  return { frames: notice + (row?.frames ?? ''), resumeAfter: last ?? (unknown ? undefined : cursor) };
 }
 
 const openStreams = new WeakMap<AppContext, Set<EventSubscription>>();

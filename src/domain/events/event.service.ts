@@ -11,6 +11,7 @@ import {
   isTruncation,
   parseEventId,
   readReplay,
+  readReplayFrames,
   type StreamFilter,
   trackStream,
 } from './event-stream.js';
@@ -35,7 +36,8 @@ export const publishEventInput = z
 
 /**
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and
- * publishes it after commit. Requires the `events:write` scope.
+ * publishes it after commit; resolves only after COMMIT. Concurrent ingests of one account share one transaction
+ * (group commit, EventLog.ingest). Requires the `events:write` scope.
  * @returns the stored event (id = log id, the SSE `id:`).
  * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
  *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
@@ -44,8 +46,7 @@ export const publishEventInput = z
 export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
   const { eventType, payload } = parseInput(publishEventInput, input);
-  const [event] = await ctx.events.append([{ accountId: actor.accountId, eventType, payload }]);
-  return event!;
+  return ctx.events.ingest({ accountId: actor.accountId, eventType, payload });
 }
 
 /** `channels` as REST sends it (comma-separated) or GraphQL does (a list). */
@@ -89,18 +90,32 @@ export const eventStreamInput = z.object({
  * Opens a live stream of the caller's events (spec 4.7, 6.2, 8): subscribes to the bus first, then, when
  * `lastEventId` is given, reads the replay (up to 1000 matching events after it, preceded by a truncation notice
  * when it cannot be complete), so that the returned iterator yields replay, then live events, each id once.
+ * With `sse: true` the replay is read as ready SSE frames instead (`takePreamble()`, written before iterating).
  * Requires `events:read`. The caller iterates and ends it with `return()`; shutdown ends it too.
  * @throws ForbiddenError without `events:read`; ValidationError for unknown channels (before anything streams).
  */
-export async function openEventStream(ctx: AppContext, actor: Actor, input: unknown): Promise<EventSubscription> {
+export async function openEventStream(
+  ctx: AppContext,
+  actor: Actor,
+  input: unknown,
+  opts: { sse?: boolean } = {},
+): Promise<EventSubscription> {
   requireScope(actor, 'events:read');
   const parsed = parseInput(eventStreamInput, input);
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
-    const replay = parsed.lastEventId === undefined ? [] : await readReplay(ctx, filter, parsed.lastEventId);
-    const unknownCursor = replay.some((item) => isTruncation(item) && item.reason === 'unknown_id');
-    sub.setReplay(replay, unknownCursor ? undefined : parseEventId(parsed.lastEventId));
+    // Live delivery of the account is tracked from here on: what commits later arrives live, the rest is replayed.
+    await ctx.bus.whenReady(filter.accountId);
+    if (parsed.lastEventId === undefined) sub.setReplay([]);
+    else if (opts.sse) {
+      const { frames, resumeAfter } = await readReplayFrames(ctx, filter, parsed.lastEventId);
+      sub.setReplayFrames(frames, resumeAfter);
+    } else {
+      const replay = await readReplay(ctx, filter, parsed.lastEventId);
+      const unknownCursor = replay.some((item) => isTruncation(item) && item.reason === 'unknown_id');
+      sub.setReplay(replay, unknownCursor ? undefined : parseEventId(parsed.lastEventId));
+    }
   } catch (err) {
     sub.end('closed');
     throw err;

@@ -15,6 +15,9 @@ export class InProcessEventBus implements EventBus {
     return () => this.#emitter.off('event', listener);
   }
 
+  /** Tracks nothing: every publish reaches every subscriber. */
+  async whenReady(_accountId: string): Promise<void> {}
+
   onGap(): () => void {
     return () => {};
   }

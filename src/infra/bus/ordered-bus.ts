@@ -1,14 +1,17 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusScope, EventBus } from '../../domain/events/event-bus.port.js';
 import { type StoredEvent, storedEventFromRow } from '../../domain/events/event-log.js';
 import type { Db } from '../db.js';
 
 /** Rows one log read fetches at most; a longer gap is read page by page, each page delivered before the next. */
 const FILL_PAGE = 500;
 
+/** Subscriber calls one turn of the fan-out makes before yielding to I/O (setImmediate), so publishers answer. */
+const FANOUT_SLICE = 2_000;
+
 /** Options of {@link OrderedEventBus}. */
 export interface OrderedEventBusOptions {
-  /** Interval of the tail check (a log read for ids above the watermark), in ms. */
+  /** Interval of the tail check (one read of the tracked accounts' positions), in ms. */
   tailCheckMs: number;
   /**
    * Test-only fault injection: events for which this returns true are never handed to the underlying bus, as if
@@ -17,44 +20,68 @@ export interface OrderedEventBusOptions {
   dropPublish?: (event: StoredEvent) => boolean;
 }
 
+type Listener = (event: StoredEvent) => void;
+
+/** Live-delivery state of one account with local subscribers. */
+interface AccountState {
+  accountId: string;
+  /** Position (`seq`) and id of the last event delivered; unknown (undefined) until the start read is back. */
+  seq: bigint | undefined;
+  id: bigint;
+  /** Arrivals above seq + 1, waiting for the events before them. */
+  pending: Map<bigint, StoredEvent>;
+  /** A log read for this account runs; arrivals wait in `pending`. */
+  busy: boolean;
+  /** Subscribers by channel ('*' for every channel). */
+  listeners: Map<string, Set<Listener>>;
+  size: number;
+  ready: Promise<void>;
+  markReady: () => void;
+}
+
 /**
  * The per-instance ordered, gap-filling layer between the bus (in-process or Redis) and this instance's stream
- * subscribers. The bus alone can lose an event (a publish that fails after the commit) or reorder two (instances
- * A and B commit 103 then 104, B's publish reaches Redis first), and a subscriber that has sent 104 would never
- * send 103. Event ids commit in order (EventLog's advisory lock), so once id N is seen every committed id below N
- * is in the log; this layer uses that:
+ * subscribers, per account (docs/events.md). The bus alone can lose an event (a publish that fails after the
+ * commit) or reorder two (instances A and B commit 103 then 104 of one account, B's publish reaches Redis first),
+ * and a subscriber that has sent 104 would never send 103. Event ids commit in order within an account, and each
+ * event carries its position `seq` in the account's log (1, 2, 3, ... without holes; EventLog). So, per account with
+ * local subscribers:
  *
- * - a watermark: the highest id delivered to local subscribers (at start, `max(id)` of the log);
- * - an event from the bus with id ≤ watermark is dropped (already delivered); id = watermark + 1 is delivered at
- *   once with no log read (the common case); a higher id first triggers one read of the log for ids in
- *   (watermark, id) across all accounts (ids of rolled-back transactions are simply absent), and those are
- *   delivered in id order before it;
- * - a tail check every `tailCheckMs` reads ids above the watermark, so the last events of a lost publish arrive
- *   even when no later event follows them.
+ * - a watermark: the position (and id) of the last event delivered; it starts at the account's position when the
+ *   first local subscriber arrives ({@link whenReady}, one read for all accounts starting in the same tick);
+ * - an arrival at or below the watermark is dropped (already delivered); watermark + 1 is delivered at once with no
+ *   log read (the common case); a higher one first triggers one read of that account's log after the watermark
+ *   (every lower position has committed, since the arrival has), and those are delivered in order before it;
+ * - a tail check every `tailCheckMs` reads the positions of all tracked accounts in ONE query and reads the log
+ *   of any account behind, so the last events of a lost publish arrive even when no later event follows them.
  *
- * Reads are serialised: while one runs, arriving events wait in a small pending map and are merged in id order
- * afterwards, so delivery to local subscribers is strictly increasing and each id is delivered once per instance.
- * An event this instance just committed and is about to publish may be delivered by a read first; its own publish
- * is then dropped by the watermark. With no local subscriber there is nothing to deliver: the watermark follows
- * the bus without reads and the tail check is skipped.
+ * Reads are serialised per account: while one runs, arrivals wait in that account's pending map and are merged in
+ * order afterwards, so delivery is strictly increasing per account and each id is delivered once per instance.
+ * Events of accounts without local subscribers cost nothing. Subscribers are indexed by account and channel, and
+ * the fan-out runs outside the publisher's call (setImmediate, in slices), so a publish does no per-connection work
+ * for connections that do not want the event and never waits for subscribers. Subscribers without a scope (tests)
+ * see every account's events, each account in order.
  *
  * Gap notices of the underlying bus (Redis connection lost or regained, failed publish) pass through unchanged.
  */
 export class OrderedEventBus implements EventBus {
-  readonly #listeners = new Set<(event: StoredEvent) => void>();
-  readonly #pending = new Map<bigint, StoredEvent>();
-  #watermark = 0n;
-  /** A log read (start, fill or tail check) is running; arrivals wait in #pending. */
-  #busy = true;
+  readonly #accounts = new Map<string, AccountState>();
+  /** Subscribers of every account (no scope). */
+  readonly #everything = new Set<Listener>();
+  /** Events delivered in order, with their subscribers, waiting for the fan-out turn. */
+  readonly #outbox: { event: StoredEvent; listeners: Listener[] }[] = [];
+  #outboxHead = 0;
+  #fanoutScheduled = false;
+  /** Accounts whose start position is to be read (batched per tick). */
+  #starting = new Set<AccountState>();
   #timer: NodeJS.Timeout | undefined;
+  #tailRunning = false;
   #closed = false;
-  /** The running fill or tail check, awaited by close() so no read outlives the database. */
-  #running: Promise<void> | undefined;
+  /** Running reads, awaited by close() so no read outlives the database. */
+  readonly #running = new Set<Promise<void>>();
   readonly #unsubscribe: () => void;
-  /** Log reads since start for gaps (an arrival above watermark + 1), and for tail checks; for figures. */
   #gapReads = 0;
   #tailReads = 0;
-  /** Events delivered from a log read rather than from the bus. */
   #filled = 0;
 
   constructor(
@@ -66,32 +93,19 @@ export class OrderedEventBus implements EventBus {
     this.#unsubscribe = inner.subscribe((event) => this.#arrive(event));
   }
 
-  /**
-   * Sets the watermark to the newest id in the log and starts the tail check. Events that arrive from the bus
-   * meanwhile wait and are delivered after it when newer.
-   */
+  /** Starts the tail check. */
   async start(): Promise<void> {
-    try {
-      const newest = await this.db.event.findFirst({ orderBy: { id: 'desc' }, select: { id: true } });
-      this.#watermark = newest?.id ?? 0n;
-    } finally {
-      this.#busy = false;
-    }
-    for (const id of [...this.#pending.keys()]) if (id <= this.#watermark) this.#pending.delete(id);
-    if (this.#pending.size > 0) this.#work(false);
-    this.#timer = setInterval(() => {
-      if (!this.#busy && this.#listeners.size > 0) this.#work(true);
-    }, this.options.tailCheckMs);
+    this.#timer = setInterval(() => this.#tailCheck(), this.options.tailCheckMs);
     this.#timer.unref();
   }
 
   /**
-   * Counters since start: log reads for gaps (0 while the bus loses and reorders nothing), tail-check reads (one per
-   * interval while local subscribers exist) and events delivered from the log rather than the bus.
+   * Counters since start: log reads for gaps (0 while the bus loses and reorders nothing), tail checks that found
+   * an account behind, events delivered from the log rather than the bus, and accounts tracked now.
    */
-  get stats(): { watermark: string; gapReads: number; tailReads: number; filledEvents: number } {
+  get stats(): { accounts: number; gapReads: number; tailReads: number; filledEvents: number } {
     return {
-      watermark: this.#watermark.toString(),
+      accounts: this.#accounts.size,
       gapReads: this.#gapReads,
       tailReads: this.#tailReads,
       filledEvents: this.#filled,
@@ -104,14 +118,50 @@ export class OrderedEventBus implements EventBus {
     return this.inner.publish(drop ? events.filter((e) => !drop(e)) : events);
   }
 
-  /** Calls `listener` with every committed event once, in strictly increasing id order; `onGap` as the bus's. */
-  subscribe(listener: (event: StoredEvent) => void, onGap?: () => void): () => void {
-    this.#listeners.add(listener);
+  /**
+   * Calls `listener` with every committed event of `scope` (every account when omitted) once, in strictly
+   * increasing id order per account; `onGap` as the bus's. A scoped subscriber should await {@link whenReady}.
+   */
+  subscribe(listener: Listener, onGap?: () => void, scope?: BusScope): () => void {
     const offGap = onGap ? this.inner.onGap(onGap) : undefined;
+    if (!scope) {
+      this.#everything.add(listener);
+      return () => {
+        this.#everything.delete(listener);
+        offGap?.();
+      };
+    }
+    const state = this.#track(scope.accountId);
+    const keys = scope.channels ?? ['*'];
+    for (const key of keys) {
+      let set = state.listeners.get(key);
+      if (!set) {
+        set = new Set();
+        state.listeners.set(key, set);
+      }
+      set.add(listener);
+    }
+    state.size++;
+    let done = false;
     return () => {
-      this.#listeners.delete(listener);
       offGap?.();
+      if (done) return;
+      done = true;
+      for (const key of keys) {
+        const set = state.listeners.get(key);
+        set?.delete(listener);
+        if (set?.size === 0) state.listeners.delete(key);
+      }
+      if (--state.size === 0 && this.#everything.size === 0 && this.#accounts.get(state.accountId) === state) {
+        this.#accounts.delete(state.accountId);
+        this.#starting.delete(state);
+      }
     };
+  }
+
+  /** Resolves once the account's start position is known (see the class comment). */
+  whenReady(accountId: string): Promise<void> {
+    return this.#accounts.get(accountId)?.ready ?? Promise.resolve();
   }
 
   onGap(listener: () => void): () => void {
@@ -122,109 +172,237 @@ export class OrderedEventBus implements EventBus {
     this.#closed = true;
     clearInterval(this.#timer);
     this.#unsubscribe();
-    this.#listeners.clear();
-    await this.#running;
+    this.#accounts.clear();
+    this.#everything.clear();
+    this.#outbox.length = 0;
+    await Promise.allSettled([...this.#running]);
     await this.inner.close();
   }
 
-  #arrive(event: StoredEvent): void {
-    const id = BigInt(event.id);
-    if (id <= this.#watermark || this.#closed) return;
-    if (!this.#busy) {
-      if (this.#listeners.size === 0) {
-        this.#watermark = id; // nobody to deliver the gap to: no read
-        this.#pending.clear();
-        return;
-      }
-      if (id === this.#watermark + 1n && this.#pending.size === 0) {
-        this.#deliver(id, event);
-        return;
-      }
-    }
-    this.#pending.set(id, event);
-    if (!this.#busy) this.#work(false);
-  }
-
-  #deliver(id: bigint, event: StoredEvent): void {
-    this.#watermark = id;
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch (err) {
-        this.log.error({ err, eventId: event.id }, 'event subscriber failed');
-      }
-    }
-  }
-
-  /** Delivers pending events with id ≤ `upTo`, in id order. */
-  #deliverPending(upTo: bigint): void {
-    const due = [...this.#pending.keys()].filter((id) => id <= upTo).sort((a, b) => (a < b ? -1 : 1));
-    for (const id of due) {
-      const event = this.#pending.get(id)!;
-      this.#pending.delete(id);
-      if (id > this.#watermark) this.#deliver(id, event);
-    }
-  }
-
-  /** Starts the serialised fill (callers check #busy first: one runs at a time). */
-  #work(tail: boolean): void {
-    this.#busy = true;
-    const run = this.#fill(tail);
-    this.#running = run;
-    void run.finally(() => {
-      if (this.#running === run) this.#running = undefined;
+  /**
+   * The state of `accountId`, created when missing: from `start` when given (an arrival for subscribers of every
+   * account, which start at it), else from a read of the account's position (batched per tick).
+   */
+  #track(accountId: string, start?: { seq: bigint; id: bigint }): AccountState {
+    const existing = this.#accounts.get(accountId);
+    if (existing) return existing;
+    let markReady = () => {};
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve;
     });
+    const state: AccountState = {
+      accountId,
+      seq: undefined,
+      id: 0n,
+      pending: new Map(),
+      busy: true,
+      listeners: new Map(),
+      size: 0,
+      ready,
+      markReady,
+    };
+    this.#accounts.set(accountId, state);
+    if (start) {
+      state.seq = start.seq;
+      state.id = start.id;
+      state.busy = false;
+      markReady();
+      return state;
+    }
+    this.#starting.add(state);
+    if (this.#starting.size === 1) setImmediate(() => this.#run(this.#readStarts()));
+    return state;
   }
 
-  /** An optional tail read, then gap reads until nothing waits. Errors wait for the next arrival or tail check. */
-  async #fill(tail: boolean): Promise<void> {
+  #run(work: Promise<void>): void {
+    this.#running.add(work);
+    void work.finally(() => this.#running.delete(work));
+  }
+
+  /** Reads the start positions of every account that started tracking since the last read, in one query. */
+  async #readStarts(): Promise<void> {
+    const states = [...this.#starting];
+    this.#starting.clear();
+    if (states.length === 0 || this.#closed) return;
     try {
-      if (tail) await this.#readLog(undefined);
-      for (;;) {
-        while (this.#pending.has(this.#watermark + 1n)) this.#deliverPending(this.#watermark + 1n);
-        if (this.#pending.size === 0 || this.#closed) break;
-        let target = this.#watermark;
-        for (const id of this.#pending.keys()) if (id > target) target = id;
-        await this.#readLog(target);
+      const rows = await this.db.$queryRaw<{ account_id: string; last_seq: bigint; last_id: bigint | null }[]>`
+        SELECT s.account_id, s.last_seq,
+               (SELECT e.id FROM events e WHERE e.account_id = s.account_id ORDER BY e.id DESC LIMIT 1) AS last_id
+          FROM event_account_seqs s
+         WHERE s.account_id = ANY(${states.map((s) => s.accountId)}::text[])`;
+      const found = new Map(rows.map((r) => [r.account_id, r]));
+      for (const state of states) {
+        const row = found.get(state.accountId);
+        state.seq = row?.last_seq ?? 0n;
+        state.id = row?.last_id ?? 0n;
+        for (const seq of [...state.pending.keys()]) if (seq <= state.seq) state.pending.delete(seq);
+        state.busy = false;
+        state.markReady();
+        if (state.pending.size > 0) this.#work(state, undefined);
       }
     } catch (err) {
-      // Pending events stay; the next arrival or tail check retries the read.
-      if (!this.#closed) this.log.warn({ err }, 'event log read for live delivery failed; retrying');
+      if (this.#closed) return;
+      // Try again shortly: subscribers wait in whenReady meanwhile.
+      this.log.warn({ err }, 'reading event positions for live delivery failed; retrying');
+      for (const state of states) if (this.#accounts.get(state.accountId) === state) this.#starting.add(state);
+      setTimeout(() => this.#run(this.#readStarts()), 200).unref();
+    }
+  }
+
+  #arrive(event: StoredEvent): void {
+    if (this.#closed) return;
+    let state = this.#accounts.get(event.accountId);
+    if (!state) {
+      if (this.#everything.size === 0) return; // nobody here wants it
+      state = this.#track(event.accountId, { seq: BigInt(event.seq) - 1n, id: 0n });
+    }
+    const seq = BigInt(event.seq);
+    if (state.seq !== undefined && seq <= state.seq) return;
+    if (!state.busy && seq === state.seq! + 1n && state.pending.size === 0) {
+      this.#deliver(state, event);
+      return;
+    }
+    state.pending.set(seq, event);
+    if (!state.busy) this.#work(state, undefined);
+  }
+
+  /** Advances the watermark and queues the event for its subscribers' fan-out turn. */
+  #deliver(state: AccountState, event: StoredEvent): void {
+    state.seq = BigInt(event.seq);
+    state.id = BigInt(event.id);
+    const listeners: Listener[] = [];
+    const all = state.listeners.get('*');
+    if (all) for (const l of all) listeners.push(l);
+    const byChannel = state.listeners.get(event.channel);
+    if (byChannel) for (const l of byChannel) listeners.push(l);
+    for (const l of this.#everything) listeners.push(l);
+    if (listeners.length === 0) return;
+    this.#outbox.push({ event, listeners });
+    if (!this.#fanoutScheduled) {
+      this.#fanoutScheduled = true;
+      setImmediate(() => this.#fanOut());
+    }
+  }
+
+  /** Calls subscribers in delivery order, at most {@link FANOUT_SLICE} per turn. */
+  #fanOut(): void {
+    this.#fanoutScheduled = false;
+    if (this.#closed) return;
+    let budget = FANOUT_SLICE;
+    while (this.#outboxHead < this.#outbox.length && budget > 0) {
+      const item = this.#outbox[this.#outboxHead]!;
+      const take = item.listeners.length <= budget ? item.listeners.length : budget;
+      for (let i = 0; i < take; i++) {
+        try {
+          item.listeners[i]!(item.event);
+        } catch (err) {
+          this.log.error({ err, eventId: item.event.id }, 'event subscriber failed');
+        }
+      }
+      budget -= take;
+      if (take < item.listeners.length) item.listeners = item.listeners.slice(take);
+      else this.#outboxHead++;
+    }
+    if (this.#outboxHead === this.#outbox.length) {
+      this.#outbox.length = 0;
+      this.#outboxHead = 0;
+    } else if (!this.#fanoutScheduled && !this.#closed) {
+      this.#fanoutScheduled = true;
+      setImmediate(() => this.#fanOut());
+    }
+  }
+
+  /** Delivers pending events of the account with seq ≤ `upTo`, in order. */
+  #deliverPending(state: AccountState, upTo: bigint): void {
+    const due = [...state.pending.keys()].filter((seq) => seq <= upTo).sort((a, b) => (a < b ? -1 : 1));
+    for (const seq of due) {
+      const event = state.pending.get(seq)!;
+      state.pending.delete(seq);
+      if (seq > state.seq!) this.#deliver(state, event);
+    }
+  }
+
+  /** Starts the serialised fill of one account (callers check `busy` first). */
+  #work(state: AccountState, tailTo: bigint | undefined): void {
+    state.busy = true;
+    this.#run(this.#fill(state, tailTo));
+  }
+
+  /** A tail read up to `tailTo`, then gap reads until nothing waits. Errors wait for the next arrival or tail check. */
+  async #fill(state: AccountState, tailTo: bigint | undefined): Promise<void> {
+    try {
+      if (tailTo !== undefined && tailTo > state.seq!) {
+        this.#tailReads++;
+        await this.#readLog(state, tailTo + 1n);
+      }
+      for (;;) {
+        while (state.pending.has(state.seq! + 1n)) this.#deliverPending(state, state.seq! + 1n);
+        if (state.pending.size === 0 || this.#closed) break;
+        let target = state.seq!;
+        for (const seq of state.pending.keys()) if (seq > target) target = seq;
+        this.#gapReads++;
+        await this.#readLog(state, target);
+      }
+    } catch (err) {
+      if (!this.#closed) this.log.warn({ err, accountId: state.accountId }, 'event log read for live delivery failed');
     } finally {
-      // Cleared in the same tick as the last check of #pending, so no arrival can be left waiting in it.
-      this.#busy = false;
+      // Cleared in the same tick as the last check of pending, so no arrival can be left waiting in it.
+      state.busy = false;
     }
   }
 
   /**
-   * Reads committed events with id in (watermark, `before`) (no upper bound when undefined) page by page and
-   * delivers them merged with the pending ones in id order. With a bound, `before` itself (pending, committed)
-   * follows: every lower id has committed or rolled back, so the read is complete.
+   * Reads the account's committed events after the watermark with seq below `before`, page by page in id order
+   * (which is seq order within an account), and delivers them merged with the pending ones. Every position below
+   * `before` has committed (a later one of the same account has), so the read is complete; `before` itself, when
+   * pending, follows.
    */
-  async #readLog(before: bigint | undefined): Promise<void> {
+  async #readLog(state: AccountState, before: bigint): Promise<void> {
     for (;;) {
-      const from = this.#watermark;
       const rows = await this.db.event.findMany({
-        where: { id: before === undefined ? { gt: from } : { gt: from, lt: before } },
+        where: { accountId: state.accountId, id: { gt: state.id }, seq: { gt: state.seq!, lt: before } },
         orderBy: { id: 'asc' },
         take: FILL_PAGE,
       });
-      if (before === undefined) this.#tailReads++;
-      else this.#gapReads++;
-      if (this.#closed) return;
+      if (this.#closed || this.#accounts.get(state.accountId) !== state) return;
       for (const row of rows) {
-        if (!this.#pending.has(row.id)) {
-          this.#pending.set(row.id, storedEventFromRow(row));
+        if (!state.pending.has(row.seq)) {
+          state.pending.set(row.seq, storedEventFromRow(row));
           this.#filled++;
         }
       }
-      const last = rows.at(-1)?.id;
+      const last = rows.at(-1);
       if (rows.length < FILL_PAGE) {
-        if (before !== undefined) this.#deliverPending(before);
-        else if (last !== undefined) this.#deliverPending(last);
+        this.#deliverPending(state, before);
         return;
       }
-      this.#deliverPending(last!);
+      this.#deliverPending(state, last!.seq);
+      state.id = last!.id > state.id ? last!.id : state.id;
     }
+  }
+
+  /** The tail check: one query for the positions of every tracked account; reads the log of those behind. */
+  #tailCheck(): void {
+    if (this.#tailRunning || this.#closed) return;
+    const states = [...this.#accounts.values()].filter((s) => s.seq !== undefined);
+    if (states.length === 0) return;
+    this.#tailRunning = true;
+    const work = (async () => {
+      try {
+        const rows = await this.db.$queryRaw<{ account_id: string; last_seq: bigint }[]>`
+          SELECT account_id, last_seq FROM event_account_seqs
+           WHERE account_id = ANY(${states.map((s) => s.accountId)}::text[])`;
+        for (const row of rows) {
+          const state = this.#accounts.get(row.account_id);
+          if (!state || state.busy || state.seq === undefined || row.last_seq <= state.seq) continue;
+          this.#work(state, row.last_seq);
+        }
+      } catch (err) {
+        if (!this.#closed) this.log.warn({ err }, 'event tail check failed; retrying');
+      } finally {
+        this.#tailRunning = false;
+      }
+    })();
+    this.#run(work);
   }
 }

@@ -107,15 +107,22 @@ export class RedisEventBus implements EventBus {
     if (outcome === 'timeout') this.log.warn('redis event bus not reachable yet; retrying in the background');
   }
 
+  /** Publishes the events in one pipeline (one round trip, in order on the one publishing connection). */
   async publish(events: StoredEvent[]): Promise<void> {
-    for (const event of events) {
-      try {
-        await this.#pub.publish(this.#channel, JSON.stringify(event));
-      } catch (err) {
-        this.log.warn({ err: (err as Error).message, eventId: event.id }, 'redis publish failed; replay covers it');
-        this.#lostPublish = true;
-        this.#emitter.emit('gap');
-      }
+    if (events.length === 0) return;
+    let failed: string | undefined;
+    try {
+      const pipeline = this.#pub.pipeline();
+      for (const event of events) pipeline.publish(this.#channel, JSON.stringify(event));
+      const results = (await pipeline.exec()) ?? [];
+      failed = results.find(([err]) => err)?.[0]?.message;
+    } catch (err) {
+      failed = (err as Error).message;
+    }
+    if (failed !== undefined) {
+      this.log.warn({ err: failed, eventIds: events.map((e) => e.id) }, 'redis publish failed; replay covers it');
+      this.#lostPublish = true;
+      this.#emitter.emit('gap');
     }
   }
 
@@ -127,6 +134,9 @@ export class RedisEventBus implements EventBus {
       offGap?.();
     };
   }
+
+  /** Tracks nothing: every publish reaches every subscriber. */
+  async whenReady(_accountId: string): Promise<void> {}
 
   /** Also calls `listener` at once (next microtask) when Redis is down right now. */
   onGap(listener: () => void): () => void {

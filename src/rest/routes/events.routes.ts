@@ -11,12 +11,13 @@ import {
   publishEvent,
   publishEventInput,
 } from '../../domain/events/event.service.js';
-import { toEnvelope } from '../../domain/events/event-log.js';
 import {
   type EventSubscription,
   endAllStreams,
   isTruncation,
   type StreamItem,
+  sseFrame,
+  truncationFrame,
 } from '../../domain/events/event-stream.js';
 import { actorOf } from '../auth.js';
 
@@ -25,69 +26,139 @@ const SHUTDOWN_GRACE_MS = 2_000;
 
 /** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`. */
 export function formatSse(item: StreamItem): string {
-  if (isTruncation(item)) {
-    const { kind: _kind, ...data } = item;
-    return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
-  }
-  return `event: ${item.eventType}\nid: ${item.id}\ndata: ${JSON.stringify(toEnvelope(item))}\n\n`;
+  return isTruncation(item) ? truncationFrame(item) : sseFrame(item);
+}
+
+/** One open SSE response, as the instance's heartbeat sees it. */
+interface OpenStream {
+  res: ServerResponse;
+  sub: EventSubscription;
+  keyId: string;
 }
 
 /**
- * Writes `sub` to the response with backpressure until it ends or the client leaves. At every heartbeat the stream
- * re-checks its API key (`keyActive`), so a revoked key stops receiving within one heartbeat interval.
+ * The heartbeat of every SSE stream of one app: one timer writes `: heartbeat` to all open streams every
+ * `EVENT_STREAM_HEARTBEAT_MS` and re-checks all their API keys with ONE query ({@link KeyAuthenticator.activeAmong}),
+ * ending the streams whose key was revoked or deleted, so a revoked key stops receiving within one interval while
+ * 10,000 idle streams cost one query per interval, not one per stream. An unreachable database keeps the streams
+ * (the next interval asks again).
  */
-async function pump(
-  res: ServerResponse,
-  sub: EventSubscription,
-  heartbeatMs: number,
-  keyActive: () => Promise<boolean>,
-): Promise<void> {
-  let gone = false;
-  const onGone = () => {
-    gone = true;
-    sub.end('closed');
-  };
-  res.on('close', onGone);
-  const heartbeat = setInterval(() => {
-    if (gone) return;
-    res.write(': heartbeat\n\n');
-    void keyActive().then(
-      (active) => {
-        if (!active && !gone) {
-          gone = true;
-          sub.end('closed');
-        }
-      },
-      () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
-    );
-  }, heartbeatMs);
-  sub.onEnd((reason) => {
-    // A consumer past the queue limit may not read at all: drop the connection rather than buffer for it.
-    if (reason === 'overflow') res.destroy();
-  });
-  try {
-    for await (const item of sub) {
-      if (gone) break;
-      if (!res.write(formatSse(item))) {
-        await new Promise<void>((resolve) => {
-          let removeEndListener = () => {};
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            removeEndListener();
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-          removeEndListener = sub.onEnd(done);
-        });
-      }
+class StreamHeartbeat {
+  readonly #open = new Set<OpenStream>();
+  #timer: NodeJS.Timeout | undefined;
+  #checking = false;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  add(stream: OpenStream): () => void {
+    this.#open.add(stream);
+    if (!this.#timer) {
+      this.#timer = setInterval(() => this.#beat(), this.ctx.config.EVENT_STREAM_HEARTBEAT_MS);
+      this.#timer.unref();
     }
-  } finally {
-    clearInterval(heartbeat);
-    res.off('close', onGone);
-    if (!res.destroyed) res.end();
+    return () => {
+      this.#open.delete(stream);
+      if (this.#open.size === 0) {
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+      }
+    };
   }
+
+  #beat(): void {
+    const keys = new Set<string>();
+    for (const s of this.#open) {
+      if (!s.res.writableNeedDrain) s.res.write(HEARTBEAT);
+      keys.add(s.keyId);
+    }
+    if (this.#checking || keys.size === 0) return;
+    this.#checking = true;
+    this.ctx.auth
+      .activeAmong([...keys])
+      .then(
+        (active) => {
+          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('closed');
+        },
+        () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
+      )
+      .finally(() => {
+        this.#checking = false;
+      });
+  }
+}
+
+const HEARTBEAT = ': heartbeat\n\n';
+const heartbeats = new WeakMap<AppContext, StreamHeartbeat>();
+
+function heartbeatOf(ctx: AppContext): StreamHeartbeat {
+  let hb = heartbeats.get(ctx);
+  if (!hb) {
+    hb = new StreamHeartbeat(ctx);
+    heartbeats.set(ctx, hb);
+  }
+  return hb;
+}
+
+/**
+ * Writes `sub` to the response until it ends or the client leaves. Push mode: when events are queued, everything
+ * readable is written in one `write` (frames are built once per event and shared by all streams); while the socket
+ * is not drained nothing more is written and events wait in the subscription's queue, whose limit ends a consumer
+ * that stops reading (`overflow`: the connection is dropped). The instance heartbeat writes comments and re-checks
+ * the key. @returns when the stream has ended.
+ */
+function pump(ctx: AppContext, res: ServerResponse, sub: EventSubscription, keyId: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let finished = false;
+    let scheduled = false;
+    const remove = heartbeatOf(ctx).add({ res, sub, keyId });
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      remove();
+      res.off('close', onGone);
+      res.off('drain', schedule);
+      if (!res.destroyed) res.end();
+      resolve();
+    };
+    const onGone = () => {
+      sub.end('closed');
+      finish();
+    };
+    const flush = () => {
+      scheduled = false;
+      if (finished) return;
+      let out = '';
+      for (;;) {
+        if (res.writableNeedDrain) break;
+        const next = sub.read();
+        if (next === undefined) break;
+        if (next.done) {
+          if (out) res.write(out);
+          finish();
+          return;
+        }
+        out += formatSse(next.value);
+        if (out.length >= 65_536) {
+          res.write(out);
+          out = '';
+        }
+      }
+      if (out) res.write(out);
+    };
+    function schedule() {
+      if (scheduled || finished) return;
+      scheduled = true;
+      queueMicrotask(flush);
+    }
+    res.on('close', onGone);
+    res.on('drain', schedule);
+    sub.onEnd((reason) => {
+      // A consumer past the queue limit may not read at all: drop the connection rather than buffer for it.
+      if (reason === 'overflow') res.destroy();
+    });
+    sub.setReadableListener(schedule);
+    schedule();
+  });
 }
 
 const streamQuery = z.object({
@@ -189,7 +260,12 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
-      const sub = await openEventStream(ctx, actorOf(request), { channels: request.query.channels, lastEventId });
+      const sub = await openEventStream(
+        ctx,
+        actorOf(request),
+        { channels: request.query.channels, lastEventId },
+        { sse: true },
+      );
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -200,9 +276,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         'x-request-id': request.id,
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
-      res.write('retry: 1000\n: connected\n\n');
-      const { keyId } = actorOf(request);
-      await pump(res, sub, ctx.config.EVENT_STREAM_HEARTBEAT_MS, () => ctx.auth.isActive(keyId));
+      res.write(`retry: 1000\n: connected\n\n${sub.takePreamble()}`);
+      await pump(ctx, res, sub, actorOf(request).keyId);
     },
   );
 

@@ -52,7 +52,8 @@ const StreamMessage = builder.unionType('StreamMessage', {
 const EventHistory = builder.objectRef<EventHistoryPage>('EventHistory').implement({
   description: 'A page of past events in id order.',
   fields: (t) => ({
-    events: t.field({ type: [Event], resolve: (p) => p.events }),
+    // The page's `limit` already multiplies this list's cost (limits.ts).
+    events: t.field({ type: [Event], complexity: { field: 1, multiplier: 1 }, resolve: (p) => p.events }),
     nextCursor: t.exposeString('nextCursor', {
       nullable: true,
       description: 'Pass as `after` for the next page (the last id, or the given `after` when empty).',

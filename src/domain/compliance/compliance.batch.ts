@@ -1,0 +1,123 @@
+// Batched, account-scoped reads of the compliance area for GraphQL's nested fields (one query per field per
+// request, however many parents: the DataLoader plugin in src/graphql calls these with every parent's key at once).
+// Each returns one entry per requested key, in the keys' order; a key of another account (or unknown) gives null
+// or an empty list, never another account's row.
+import type { AppContext } from '../../app-context.js';
+import type { Brand } from '../../generated/prisma/client.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { BrandFeedback } from './brand.service.js';
+import {
+  type BrandDto,
+  brandDto,
+  type CampaignDto,
+  campaignDto,
+  campaignStateInclude,
+  type VettingDto,
+  vettingDto,
+} from './compliance.dto.js';
+import type { AssignedNumberDto } from './number.service.js';
+import type { FeedbackItem } from './registry.port.js';
+
+/** Groups `rows` by `key(row)` into lists aligned with `keys`. */
+function groupBy<T>(keys: readonly string[], rows: T[], key: (row: T) => string): T[][] {
+  const byKey = new Map<string, T[]>();
+  for (const row of rows) {
+    const k = key(row);
+    const list = byKey.get(k);
+    if (list) list.push(row);
+    else byKey.set(k, [row]);
+  }
+  return keys.map((k) => byKey.get(k) ?? []);
+}
+
+/** Brand rows of the actor's account by id (null where not the account's). Scope: compliance. */
+export async function brandRowsByIds(ctx: AppContext, actor: Actor, ids: readonly string[]): Promise<(Brand | null)[]> {
+  requireScope(actor, 'compliance');
+  const rows = await ctx.db.brand.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
+/** Brands (API shape) of the actor's account by id, null where not the account's. Scope: compliance. */
+export async function brandsByIds(ctx: AppContext, actor: Actor, ids: readonly string[]): Promise<(BrandDto | null)[]> {
+  return (await brandRowsByIds(ctx, actor, ids)).map((b) => (b ? brandDto(b) : null));
+}
+
+/** Registry feedback of one brand row (GET /compliance/brands/{id}/feedback shape). */
+export function brandFeedbackOf(brand: Brand): BrandFeedback {
+  return {
+    brandId: brand.id,
+    status: brand.status,
+    identityStatus: brand.identityStatus,
+    category: (brand.feedback ?? []) as unknown as FeedbackItem[],
+  };
+}
+
+/** Campaigns (API shape, readiness computed) of the actor's account by id, null where not the account's. */
+export async function campaignsByIds(
+  ctx: AppContext,
+  actor: Actor,
+  ids: readonly string[],
+): Promise<(CampaignDto | null)[]> {
+  requireScope(actor, 'compliance');
+  const rows = await ctx.db.campaign.findMany({
+    where: { id: { in: [...ids] }, accountId: actor.accountId },
+    include: campaignStateInclude,
+  });
+  const byId = new Map(rows.map((r) => [r.id, campaignDto(r)]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
+/** Numbers assigned to each campaign (ascending), empty for campaigns not of the account. Scope: compliance. */
+export async function numbersByCampaignIds(
+  ctx: AppContext,
+  actor: Actor,
+  campaignIds: readonly string[],
+): Promise<AssignedNumberDto[][]> {
+  requireScope(actor, 'compliance');
+  const rows = await ctx.db.phoneNumber.findMany({
+    where: { campaignId: { in: [...campaignIds] }, accountId: actor.accountId },
+    orderBy: { number: 'asc' },
+  });
+  return groupBy(campaignIds, rows, (n) => n.campaignId!).map((list) =>
+    list.map((n) => ({ number: n.number, assignedAt: (n.assignedAt ?? n.createdAt).toISOString() })),
+  );
+}
+
+/** Vetting records of each brand, newest first; empty for brands not of the account. Scope: compliance. */
+export async function vettingsByBrandIds(
+  ctx: AppContext,
+  actor: Actor,
+  brandIds: readonly string[],
+): Promise<VettingDto[][]> {
+  requireScope(actor, 'compliance');
+  const rows = await ctx.db.vetting.findMany({
+    where: { brandId: { in: [...brandIds] }, accountId: actor.accountId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+  return groupBy(brandIds, rows, (v) => v.brandId).map((list) => list.map(vettingDto));
+}
+
+/** How many brands the account has (a connection's `totalCount`). Scope: compliance. */
+export async function countBrands(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.brand.count({ where: { accountId: actor.accountId } });
+}
+
+/** How many campaigns the account (or one of its brands) has. Scope: compliance. */
+export async function countCampaigns(
+  ctx: AppContext,
+  actor: Actor,
+  filter: { brandId?: string } = {},
+): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.campaign.count({
+    where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}) },
+  });
+}
+
+/** How many numbers the account has provisioned. Scope: compliance. */
+export async function countNumbers(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'compliance');
+  return ctx.db.phoneNumber.count({ where: { accountId: actor.accountId } });
+}

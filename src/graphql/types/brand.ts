@@ -1,0 +1,320 @@
+// The Brand noun (spec 2.1, 2.2): its type with feedback, vettings and qualification, its queries and mutations.
+
+import { resolveCursorConnection } from '@pothos/plugin-relay';
+import {
+  applyForVetting,
+  type BrandFeedback,
+  type BrandQualification,
+  type CarrierQualification,
+  deleteBrand,
+  getBrand,
+  pageBrands,
+  qualification,
+  registerBrand,
+  revetBrand,
+  type UsecaseQualification,
+  updateBrand,
+} from '../../domain/compliance/brand.service.js';
+import {
+  brandFeedbackOf,
+  brandRowsByIds,
+  countBrands,
+  vettingsByBrandIds,
+} from '../../domain/compliance/compliance.batch.js';
+import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
+import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
+import { NotFoundError } from '../../domain/errors.js';
+import { decodeCursor, encodeCursor } from '../../domain/paging.js';
+import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
+import {
+  BrandStatusEnum,
+  EntityTypeEnum,
+  EvpIdEnum,
+  FeedbackCategoryEnum,
+  IdentityStatusEnum,
+  StockExchangeEnum,
+  VerticalEnum,
+  VettingClassEnum,
+  VettingStatusEnum,
+  withoutNulls,
+} from './compliance-enums.js';
+import { NodeRef } from './node.js';
+
+const FeedbackItemRef = builder.objectRef<FeedbackItem>('BrandFeedbackItem').implement({
+  description: 'A registry feedback item: why the identity check failed and which fields to correct.',
+  fields: (t) => ({
+    id: t.field({ type: FeedbackCategoryEnum, description: 'TCR feedback category.', resolve: (f) => f.id }),
+    displayName: t.exposeString('displayName'),
+    description: t.exposeString('description', { description: 'What is wrong and how to correct it.' }),
+    fields: t.exposeStringList('fields', { description: 'Brand fields to correct.' }),
+  }),
+});
+
+const BrandFeedbackRef = builder.objectRef<BrandFeedback>('BrandFeedback').implement({
+  description: 'Registry feedback of a brand (empty `category` unless the identity check failed).',
+  fields: (t) => ({
+    brandId: t.exposeID('brandId'),
+    status: t.field({ type: BrandStatusEnum, resolve: (f) => f.status as never }),
+    identityStatus: t.field({ type: IdentityStatusEnum, resolve: (f) => f.identityStatus as never }),
+    category: t.field({ type: [FeedbackItemRef], resolve: (f) => f.category }),
+  }),
+});
+
+const VettingRef = builder.objectRef<VettingDto>('Vetting').implement({
+  description: 'An external vetting record (spec 2.2).',
+  fields: (t) => ({
+    vettingId: t.exposeID('vettingId'),
+    brandId: t.exposeID('brandId'),
+    evpId: t.field({ type: EvpIdEnum, description: 'Vetting provider.', resolve: (v) => v.evpId as never }),
+    vettingClass: t.field({ type: VettingClassEnum, resolve: (v) => v.vettingClass as never }),
+    status: t.field({ type: VettingStatusEnum, resolve: (v) => v.status as never }),
+    vettingScore: t.exposeInt('vettingScore', { nullable: true, description: '0–100 once APPROVED.' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (v) => v.createdAt }),
+    completedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Null while PENDING.',
+      resolve: (v) => v.completedAt,
+    }),
+  }),
+});
+
+const CarrierQualificationRef = builder.objectRef<CarrierQualification>('CarrierQualification').implement({
+  description: 'One carrier’s terms for a use case (TCR qualify mnoMetadata).',
+  fields: (t) => ({
+    networkId: t.exposeInt('networkId', { description: 'TCR mobile network id.' }),
+    carrier: t.exposeString('carrier'),
+    qualifies: t.exposeBoolean('qualifies'),
+    carrierReviewRequired: t.exposeBoolean('carrierReviewRequired'),
+    minMsgSamples: t.exposeInt('minMsgSamples'),
+    subscriberOptInRequired: t.exposeBoolean('subscriberOptInRequired'),
+    subscriberHelpRequired: t.exposeBoolean('subscriberHelpRequired'),
+    embeddedLinksAllowed: t.exposeBoolean('embeddedLinksAllowed'),
+    embeddedPhoneAllowed: t.exposeBoolean('embeddedPhoneAllowed'),
+  }),
+});
+
+const UsecaseQualificationRef = builder.objectRef<UsecaseQualification>('UsecaseQualification').implement({
+  description: 'Whether the brand may use one use case, with per-carrier terms.',
+  fields: (t) => ({
+    usecase: t.exposeString('usecase'),
+    qualifies: t.exposeBoolean('qualifies'),
+    reason: t.exposeString('reason', { nullable: true, description: 'Why not, when it does not qualify.' }),
+    carriers: t.field({ type: [CarrierQualificationRef], resolve: (u) => u.carriers }),
+  }),
+});
+
+const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualification').implement({
+  description: 'Whether the brand qualifies for 10DLC and which use cases are available.',
+  fields: (t) => ({
+    brandId: t.exposeID('brandId'),
+    qualified: t.exposeBoolean('qualified'),
+    status: t.field({ type: BrandStatusEnum, resolve: (q) => q.status as never }),
+    identityStatus: t.field({ type: IdentityStatusEnum, resolve: (q) => q.identityStatus as never }),
+    usecases: t.field({ type: [UsecaseQualificationRef], resolve: (q) => q.usecases }),
+  }),
+});
+
+export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
+  interfaces: [NodeRef],
+  description: 'A business brand registered for 10DLC (spec 2.1).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: 'Legal business name.' }),
+    ein: t.exposeString('ein', { description: 'EIN, NN-NNNNNNN.' }),
+    vertical: t.field({ type: VerticalEnum, resolve: (b) => b.vertical as never }),
+    entityType: t.field({ type: EntityTypeEnum, resolve: (b) => b.entityType as never }),
+    country: t.exposeString('country', { description: 'ISO 3166-1 alpha-2.' }),
+    website: t.exposeString('website', { nullable: true }),
+    email: t.exposeString('email', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true, description: 'E.164.' }),
+    stockSymbol: t.exposeString('stockSymbol', { nullable: true }),
+    stockExchange: t.field({ type: StockExchangeEnum, nullable: true, resolve: (b) => b.stockExchange as never }),
+    status: t.field({ type: BrandStatusEnum, resolve: (b) => b.status as never }),
+    identityStatus: t.field({ type: IdentityStatusEnum, resolve: (b) => b.identityStatus as never }),
+    createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updatedAt }),
+    feedback: t.loadable({
+      type: BrandFeedbackRef,
+      description: 'Registry feedback: rejection reasons and required corrections.',
+      load: async (ids: string[], ctx) =>
+        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+          b ? brandFeedbackOf(b) : new NotFoundError('brand', ids[i]!),
+        ),
+      resolve: (b) => b.id,
+    }),
+    vettings: t.loadableList({
+      type: VettingRef,
+      description: 'External vetting records, newest first.',
+      load: (ids: string[], ctx) => vettingsByBrandIds(ctx.app, ctx.actor, ids),
+      resolve: (b) => b.id,
+    }),
+    qualification: t.loadable({
+      type: BrandQualificationRef,
+      description: 'Whether the brand qualifies and which use cases it may use (REST …/qualify).',
+      load: async (ids: string[], ctx) =>
+        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+          b ? qualification(b) : new NotFoundError('brand', ids[i]!),
+        ),
+      resolve: (b) => b.id,
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  brands: t.connection(
+    {
+      type: BrandRef,
+      description: 'Brands of the account, oldest first (Relay connection).',
+      resolve: (_root, args, ctx) =>
+        withTotalCount(
+          resolveCursorConnection<Promise<BrandDto[]>>({ args, toCursor: (b: BrandDto) => encodeCursor(b.id) }, (w) =>
+            pageBrands(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countBrands(ctx.app, ctx.actor),
+        ),
+    },
+    {
+      name: 'BrandConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
+    { name: 'BrandEdge' },
+  ),
+  brand: t.field({
+    type: BrandRef,
+    description: 'One brand; NOT_FOUND for another account’s.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getBrand(ctx.app, ctx.actor, String(args.id)),
+  }),
+}));
+
+const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
+  description: 'Brand fields (spec 2.1). PUBLIC_PROFIT needs stockSymbol and stockExchange.',
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
+    vertical: t.field({ type: VerticalEnum, required: true }),
+    entityType: t.field({ type: EntityTypeEnum, required: true }),
+    country: t.string({ description: 'ISO 3166-1 alpha-2; default US.' }),
+    website: t.string(),
+    email: t.string(),
+    phone: t.string({ description: 'E.164.' }),
+    stockSymbol: t.string(),
+    stockExchange: t.field({ type: StockExchangeEnum }),
+  }),
+});
+
+const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
+  description: 'All brand fields again (as registration); identity changes re-vet the brand.',
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    ein: t.string({ required: true }),
+    vertical: t.field({ type: VerticalEnum, required: true }),
+    entityType: t.field({ type: EntityTypeEnum, required: true }),
+    country: t.string(),
+    website: t.string(),
+    email: t.string(),
+    phone: t.string(),
+    stockSymbol: t.string(),
+    stockExchange: t.field({ type: StockExchangeEnum }),
+  }),
+});
+
+const ApplyForVettingInput = builder.inputType('ApplyForVettingInput', {
+  description: 'Vetting order options.',
+  fields: (t) => ({
+    evpId: t.field({ type: EvpIdEnum, description: 'Default AEGIS.' }),
+    vettingClass: t.field({ type: VettingClassEnum, description: 'Default STANDARD.' }),
+  }),
+});
+
+const ApplyForVettingPayload = builder
+  .objectRef<{ vetting: VettingDto; created: boolean }>('ApplyForVettingPayload')
+  .implement({
+    description: 'The vetting order; `created` is false when a pending one was returned.',
+    fields: (t) => ({
+      vetting: t.field({ type: VettingRef, resolve: (p) => p.vetting }),
+      created: t.exposeBoolean('created'),
+    }),
+  });
+
+builder.mutationFields((t) => ({
+  registerBrand: t.field({
+    type: BrandRef,
+    description: 'Registers a brand (status PENDING).',
+    args: { input: t.arg({ type: RegisterBrandInput, required: true }) },
+    resolve: (_root, args, ctx) => registerBrand(ctx.app, ctx.actor, withoutNulls(args.input)),
+  }),
+  updateBrand: t.field({
+    type: BrandRef,
+    description: 'Replaces a brand’s fields; identity changes send it back to PENDING.',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateBrandInput, required: true }) },
+    resolve: (_root, args, ctx) => updateBrand(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+  }),
+  deleteBrand: t.field({
+    type: 'ID',
+    description: 'Deletes a brand without campaigns; returns its id. BRAND_HAS_CAMPAIGNS otherwise.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => (await deleteBrand(ctx.app, ctx.actor, String(args.id))).id,
+  }),
+  revetBrand: t.field({
+    type: BrandRef,
+    description: 'Resubmits the brand to the identity check.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => revetBrand(ctx.app, ctx.actor, String(args.id)),
+  }),
+  applyForVetting: t.field({
+    type: ApplyForVettingPayload,
+    description: 'Orders an external vetting; a pending one is returned instead.',
+    args: { brandId: t.arg.id({ required: true }), input: t.arg({ type: ApplyForVettingInput }) },
+    resolve: (_root, args, ctx) => applyForVetting(ctx.app, ctx.actor, String(args.brandId), withoutNulls(args.input)),
+  }),
+}));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const BrandChangeRef = builder.objectRef<Change<BrandDto>>('BrandChange').implement({
+  description: 'A change of a brand: the event that caused it and the brand re-read after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'e.g. 10dlc.brand.status_changed, 10dlc.vetting.completed.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    brand: t.field({
+      type: BrandRef,
+      nullable: true,
+      description: 'The brand now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('brandUpdated', (t) =>
+  t.field({
+    type: BrandChangeRef,
+    description:
+      'Changes of one brand (registration, updates, identity decision, vetting, deletion), each with the brand as it ' +
+      'is now (scopes compliance and events:read). With `lastEventId`, first the changes after it (replay), then ' +
+      'live ones, in event order. NOT_FOUND for another account’s brand.',
+    args: {
+      id: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = String(args.id);
+      await getBrand(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) => payloadString(e, 'brandId') === id,
+        load: () => orNull(getBrand(ctx.app, ctx.actor, id)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

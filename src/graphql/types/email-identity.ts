@@ -1,0 +1,123 @@
+// The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
+import { resolveCursorConnection } from '@pothos/plugin-relay';
+import {
+  createIdentity,
+  deleteIdentity,
+  emailScope,
+  IDENTITY_SMTP_PORT,
+  updateIdentity,
+} from '../../domain/email/identity.service.js';
+import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { EmailThread } from '../../generated/prisma/client.js';
+import { builder } from '../builder.js';
+import { EmailThreadRef } from './email-thread.js';
+
+builder.prismaObject('EmailIdentity', {
+  description: 'An email identity (inbox), spec 2.6.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'UUID.' }),
+    address: t.exposeString('address', { description: 'localPart@domain, lower-cased.' }),
+    localPart: t.exposeString('localPart'),
+    domain: t.exposeString('domain'),
+    displayName: t.exposeString('displayName', { nullable: true }),
+    agentId: t.exposeString('agentId', { nullable: true, description: 'Assigned agent; null when none.' }),
+    agent: t.relation('agent', { nullable: true, description: 'The assigned agent.' }),
+    status: t.exposeString('status', { description: '`active`, or `deprovisioning` after delete.' }),
+    smtpHost: t.string({
+      description: 'SMTP host (SMTP_PUBLIC_HOST).',
+      resolve: (_i, _a, ctx) => ctx.app.config.SMTP_PUBLIC_HOST,
+    }),
+    smtpPort: t.int({ description: 'SMTP port (465).', resolve: () => IDENTITY_SMTP_PORT }),
+    smtpUser: t.exposeString('address', { description: 'SMTP user name: the address.' }),
+    smtpPass: t.string({ nullable: true, description: 'Always null (spec 2.6).', resolve: () => null }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    threads: t.connection(
+      {
+        type: EmailThreadRef,
+        description:
+          'Threads, newest activity first (lastMessageAt, then id, descending): the same keyset paging as REST GET ' +
+          '/api/email/identities/{id}/threads, so new activity while paging never repeats a thread.',
+        resolve: (identity, args, ctx) =>
+          resolveCursorConnection<Promise<EmailThread[]>>(
+            { args, toCursor: (th: EmailThread) => threadCursor(th) },
+            (window) => pageThreads(ctx.app, ctx.actor, identity.id, window),
+          ),
+      },
+      { name: 'EmailIdentityThreadsConnection' },
+      { name: 'EmailIdentityThreadsConnectionEdge' },
+    ),
+  }),
+});
+
+builder.queryFields((t) => ({
+  emailIdentities: t.prismaConnection({
+    type: 'EmailIdentity',
+    cursor: 'id',
+    description: 'The account’s identities, oldest first.',
+    resolve: (query, _root, _args, ctx) =>
+      ctx.app.db.emailIdentity.findMany({
+        ...query,
+        where: emailScope(ctx.actor),
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
+  }),
+  emailIdentity: t.prismaField({
+    type: 'EmailIdentity',
+    description: 'One identity (NOT_FOUND for another account’s id).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const row = await ctx.app.db.emailIdentity.findFirst({
+        ...query,
+        where: { id: String(args.id), ...emailScope(ctx.actor) },
+      });
+      if (!row) throw new NotFoundError('Email identity', String(args.id), 'id');
+      return row;
+    },
+  }),
+}));
+
+const CreateIdentityInput = builder.inputType('CreateIdentityInput', {
+  description: 'Spec 4.4 identity creation.',
+  fields: (t) => ({
+    localPart: t.string({ required: true, description: 'RFC 5321 dot-atom, at most 64 octets.' }),
+    domain: t.string({ description: 'Default EMAIL_DOMAIN.' }),
+    displayName: t.string(),
+    agentId: t.string({ description: 'Agent to assign (must have a textModel).' }),
+  }),
+});
+
+const UpdateIdentityInput = builder.inputType('UpdateIdentityInput', {
+  description: 'Absent fields stay; null clears.',
+  fields: (t) => ({ displayName: t.string(), agentId: t.string({ description: 'null unassigns.' }) }),
+});
+
+builder.mutationFields((t) => ({
+  createIdentity: t.prismaField({
+    type: 'EmailIdentity',
+    description: 'Provisions an identity (ADDRESS_TAKEN when the address is in use).',
+    args: { input: t.arg({ type: CreateIdentityInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { id } = await createIdentity(ctx.app, ctx.actor, args.input);
+      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  updateIdentity: t.prismaField({
+    type: 'EmailIdentity',
+    description: 'Changes displayName or agentId.',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateIdentityInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { id } = await updateIdentity(ctx.app, ctx.actor, String(args.id), args.input);
+      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  deleteIdentity: t.prismaField({
+    type: 'EmailIdentity',
+    description: 'Deprovisions an identity; returns it with status `deprovisioning`.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      await deleteIdentity(ctx.app, ctx.actor, String(args.id));
+      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id: String(args.id) } });
+    },
+  }),
+}));

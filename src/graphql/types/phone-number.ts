@@ -1,0 +1,209 @@
+// The PhoneNumber noun (DIDs, spec 2.5): provisioning, assignment to campaigns, the DID mapping, and compliance enums.
+
+import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { countNumbers } from '../../domain/compliance/compliance.batch.js';
+import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
+import {
+  type AssignedNumberDto,
+  type AssignResult,
+  assignNumbers,
+  didMapping,
+  getEnum,
+  listCampaignNumbers,
+  pageNumbers,
+  provisionNumbers,
+  releaseNumber,
+  removeNumbers,
+} from '../../domain/compliance/number.service.js';
+import { decodeCursor, encodeCursor } from '../../domain/paging.js';
+import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
+import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
+
+const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
+  description: 'A number (DID) provisioned in the account.',
+  fields: (t) => ({
+    number: t.exposeString('number', { description: 'E.164.' }),
+    campaignId: t.exposeID('campaignId', { nullable: true }),
+    assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
+    createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
+  }),
+});
+
+const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').implement({
+  description: 'A number and the campaign it is assigned to (spec 2.5).',
+  fields: (t) => ({
+    number: t.exposeString('number'),
+    campaignId: t.exposeID('campaignId', { nullable: true }),
+    campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
+  }),
+});
+
+const DidMappingPageRef = builder
+  .objectRef<{ entries: DidMappingDto[]; nextCursor: string | null }>('DidMappingPage')
+  .implement({
+    description: 'A page of the DID mapping, ascending by number.',
+    fields: (t) => ({
+      entries: t.field({
+        type: [DidMappingEntryRef],
+        complexity: { field: 1, multiplier: 1 }, // `limit` of didMapping already multiplies it
+        resolve: (p) => p.entries,
+      }),
+      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page.' }),
+    }),
+  });
+
+const ComplianceEnumRef = builder.objectRef<{ name: string; values: string[] }>('ComplianceEnum').implement({
+  description: 'An enum of the compliance API (spec 2.10).',
+  fields: (t) => ({ name: t.exposeString('name'), values: t.exposeStringList('values') }),
+});
+
+builder.queryFields((t) => ({
+  phoneNumbers: t.connection(
+    {
+      type: PhoneNumberRef,
+      description: 'Numbers provisioned in the account, ascending (Relay connection; REST GET /api/numbers).',
+      resolve: (_root, args, ctx) =>
+        withTotalCount(
+          resolveCursorConnection<Promise<NumberDto[]>>(
+            { args, toCursor: (n: NumberDto) => encodeCursor(n.number) },
+            (w) =>
+              pageNumbers(ctx.app, ctx.actor, { ...w, after: decodeCursor(w.after), before: decodeCursor(w.before) }),
+          ),
+          () => countNumbers(ctx.app, ctx.actor),
+        ),
+    },
+    {
+      name: 'PhoneNumberConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => totalCountOf(c) }),
+      }),
+    },
+    { name: 'PhoneNumberEdge' },
+  ),
+  didMapping: t.field({
+    type: DidMappingPageRef,
+    description: 'Every number with its campaign, assigned or not (spec 2.5).',
+    args: {
+      limit: t.arg.int({ description: '1–1000, default 1000.' }),
+      cursor: t.arg.string({ description: '`nextCursor` of the previous page.' }),
+    },
+    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, withoutNulls(args)),
+  }),
+  complianceEnum: t.field({
+    type: ComplianceEnumRef,
+    description: 'Values of the vertical, entityType or usecase enum.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => getEnum(ctx.actor, args.name),
+  }),
+}));
+
+const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPayload').implement({
+  description: 'Result of an assignment.',
+  fields: (t) => ({
+    campaignId: t.exposeID('campaignId'),
+    assigned: t.exposeStringList('assigned', { description: 'Linked by this call.' }),
+    alreadyAssigned: t.exposeStringList('alreadyAssigned', { description: 'Already on this campaign.' }),
+    numbers: t.exposeStringList('numbers', { description: 'Every number on the campaign now.' }),
+  }),
+});
+
+const RemoveNumbersPayload = builder
+  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveNumbersPayload')
+  .implement({
+    description: 'Result of a removal.',
+    fields: (t) => ({
+      campaignId: t.exposeID('campaignId'),
+      removed: t.exposeStringList('removed'),
+      numbers: t.exposeStringList('numbers', { description: 'Numbers still on the campaign.' }),
+    }),
+  });
+
+builder.mutationFields((t) => ({
+  assignNumbers: t.field({
+    type: AssignNumbersPayload,
+    description: 'Assigns provisioned numbers to a campaign, all or nothing.',
+    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
+    resolve: (_root, args, ctx) =>
+      assignNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+  }),
+  removeNumbers: t.field({
+    type: RemoveNumbersPayload,
+    description: 'Unlinks numbers from a campaign, all or nothing.',
+    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
+    resolve: (_root, args, ctx) =>
+      removeNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+  }),
+  provisionNumbers: t.field({
+    type: [PhoneNumberRef],
+    description: 'Provisions E.164 numbers in the account, all or nothing.',
+    args: { numbers: t.arg.stringList({ required: true }) },
+    resolve: async (_root, args, ctx) =>
+      (await provisionNumbers(ctx.app, ctx.actor, { numbers: args.numbers })).numbers,
+  }),
+  releaseNumber: t.field({
+    type: 'String',
+    description: 'Releases a number that is not assigned; returns it.',
+    args: { number: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => (await releaseNumber(ctx.app, ctx.actor, args.number)).number,
+  }),
+}));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const NumberAssignmentChangeRef = builder
+  .objectRef<Change<{ campaignId: string; numbers: AssignedNumberDto[] }>>('NumberAssignmentChange')
+  .implement({
+    description: 'Numbers assigned to or removed from a campaign, with the campaign’s numbers after the change.',
+    fields: (t) => ({
+      eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+      eventType: t.field({
+        type: NumberAssignmentEventEnum,
+        description: 'Assigned or removed.',
+        resolve: (c) => (c.eventType === '10dlc.numbers.assigned' ? 'ASSIGNED' : 'REMOVED'),
+      }),
+      timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+      campaignId: t.string({ resolve: (c) => String(c.payload.campaignId ?? '') }),
+      changed: t.stringList({
+        description: 'The numbers this change assigned or removed (E.164).',
+        resolve: (c) => (Array.isArray(c.payload.numbers) ? c.payload.numbers.map(String) : []),
+      }),
+      numbers: t.stringList({
+        nullable: true,
+        description: 'Every number on the campaign now; null once the campaign is gone.',
+        resolve: (c) => c.node?.numbers.map((n) => n.number) ?? null,
+      }),
+    }),
+  });
+
+const NumberAssignmentEventEnum = builder.enumType('NumberAssignmentEvent', {
+  description: 'What happened to the numbers.',
+  values: ['ASSIGNED', 'REMOVED'] as const,
+});
+
+builder.subscriptionField('numberAssignmentChanged', (t) =>
+  t.field({
+    type: NumberAssignmentChangeRef,
+    description:
+      'Number assignments of the account (or of one campaign): each assign or remove, with the campaign’s numbers ' +
+      'after it (scopes compliance and events:read). With `lastEventId`, first the changes after it, then live ones.',
+    args: {
+      campaignId: t.arg.id({ description: 'Only this campaign’s assignments.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const only = args.campaignId ? String(args.campaignId) : undefined;
+      if (only) await listCampaignNumbers(ctx.app, ctx.actor, only);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        lastEventId: args.lastEventId,
+        matches: (e) =>
+          (e.eventType === '10dlc.numbers.assigned' || e.eventType === '10dlc.numbers.removed') &&
+          (only === undefined || payloadString(e, 'campaignId') === only),
+        load: (e) => orNull(listCampaignNumbers(ctx.app, ctx.actor, payloadString(e, 'campaignId') ?? '')),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

@@ -1,0 +1,191 @@
+/**
+ * Shared helpers of `npm run bench`: child processes, free ports, /proc readings and percentiles. Everything here
+ * runs in the orchestrator process (test/bench/run.ts), never inside a measured server.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root (two levels above this file). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Kernel clock ticks per second of /proc/<pid>/stat utime/stime (USER_HZ; 100 on Linux x86-64 and arm64). */
+const CLK_TCK = 100;
+
+/** A port free on 127.0.0.1 right now (bind to 0, read, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Server CPU time (user + system, every thread) of `pid` so far, in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Field 2 (comm) may contain spaces; the fields after its closing parenthesis are space-separated.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / CLK_TCK;
+}
+
+/** Resident set size of `pid`, in bytes, from /proc/<pid>/status (VmRSS). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Percentile `p` (0–100) of `values` (nearest rank); NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Median of `values`. */
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+/** Wall-clock time in ms with sub-ms precision, comparable across processes of this machine. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A child process of the bench, with its captured output (the last 20 kB of stdout+stderr, for error reports). */
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  name: string;
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+const children = new Set<Child>();
+
+/**
+ * Starts `node --import tsx <script> ...args` (or another command) as a child with its own `ulimit -n` raised to
+ * the hard limit (10,000 SSE sockets need more than the default 1,024 descriptors).
+ */
+export function startChild(
+  name: string,
+  argv: string[],
+  opts: { env?: Record<string, string | undefined>; ipc?: boolean; cwd?: string } = {},
+): Child {
+  // `exec` keeps the pid: the shell becomes node, so /proc/<pid> is the server itself.
+  const cmd = `ulimit -n $(ulimit -Hn) 2>/dev/null; exec ${argv.map(shellQuote).join(' ')}`;
+  const proc = spawn('bash', ['-c', cmd], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk: Buffer) => {
+    out = (out + chunk.toString('utf8')).slice(-20_000);
+  };
+  proc.stdout!.on('data', keep);
+  proc.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const child: Child = {
+    proc,
+    pid: proc.pid!,
+    name,
+    output: () => out,
+    exited,
+    async stop(graceMs = 5_000) {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      children.delete(child);
+    },
+  };
+  children.add(child);
+  void exited.then(() => children.delete(child));
+  return child;
+}
+
+/** Kills every child still running (on exit or error of the orchestrator). */
+export function killAllChildren(): void {
+  for (const c of children) {
+    try {
+      c.proc.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  children.clear();
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** `node --import tsx <file>` argv for a TypeScript entry point. */
+export function tsNode(file: string, ...args: string[]): string[] {
+  return [process.execPath, '--import', 'tsx', file, ...args];
+}
+
+/** Polls `url` until it answers `status` (default 200), at most `timeoutMs`; returns ms waited. */
+export async function waitHttp(url: string, timeoutMs: number, child?: Child, status = 200): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (child && child.proc.exitCode !== null) {
+      throw new Error(`${child.name} exited (${child.proc.exitCode}) before ${url} answered:\n${child.output()}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === status) return performance.now() - started;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > timeoutMs) {
+      throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms${child ? `:\n${child.output()}` : ''}`);
+    }
+    await sleep(25);
+  }
+}
+
+/** Reads one JSON line a child prints on stdout (the result of a load or client process). */
+export function jsonResult<T>(child: Child, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => {
+      void child.stop(500);
+      reject(new Error(`${child.name}: no result within ${timeoutMs} ms\n${child.output()}`));
+    }, timeoutMs);
+    child.proc.stdout!.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      const line = buf.split('\n').find((l) => l.startsWith('{"result"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { result: T }).result);
+      }
+    });
+    void child.exited.then((code) => {
+      clearTimeout(timer);
+      if (!buf.includes('{"result"'))
+        reject(new Error(`${child.name} exited (${code}) without a result:\n${child.output()}`));
+    });
+  });
+}
+
+/** Prints one result line for the parent (see {@link jsonResult}). */
+export function printResult(result: unknown): void {
+  process.stdout.write(`${JSON.stringify({ result })}\n`);
+}

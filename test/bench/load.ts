@@ -1,0 +1,56 @@
+/**
+ * Load generator of `npm run bench`, run as its own process (never inside a measured server): one autocannon run
+ * described by the JSON in argv[2], printed back as one `{"result": …}` line. Client i uses headers
+ * `headersPerClient[i % n]`, so 10 connections can spread over 10 accounts. Bounded by `seconds`.
+ */
+import autocannon from 'autocannon';
+import { printResult } from './lib.js';
+
+/** What one load window sends. */
+export interface LoadSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  headersPerClient: Record<string, string>[];
+  connections: number;
+  seconds: number;
+}
+
+/** What one load window measured (latency in ms). */
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  seconds: number;
+}
+
+const spec = JSON.parse(process.argv[2]!) as LoadSpec;
+let next = 0;
+const started = performance.now();
+const result = await autocannon({
+  url: `${spec.url}${spec.path}`,
+  connections: spec.connections,
+  pipelining: 1,
+  duration: spec.seconds,
+  method: spec.method,
+  body: spec.body,
+  setupClient: (client) => {
+    const headers = spec.headersPerClient[next++ % spec.headersPerClient.length]!;
+    client.setHeaders({ ...headers, ...(spec.body ? { 'content-type': 'application/json' } : {}) });
+  },
+});
+const seconds = (performance.now() - started) / 1000;
+const out: LoadResult = {
+  requests: result.requests.total,
+  rps: result.requests.total / spec.seconds,
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  non2xx: result.non2xx,
+  errors: result.errors + result.timeouts,
+  seconds,
+};
+printResult(out);

@@ -1,0 +1,75 @@
+// CORS for browsers on other origins (CORS_ORIGINS): preflights answered without a key, allowed origins echoed on
+// real responses, other origins get no Access-Control-* header; with no CORS_ORIGINS there is no CORS at all.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+
+const APP_ORIGIN = 'http://localhost:5173';
+const preflight = (url: string, origin: string) =>
+  fetch(url, {
+    method: 'OPTIONS',
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization,content-type',
+    },
+  });
+
+describe('CORS with CORS_ORIGINS', () => {
+  let t: TestApp;
+  let a: TestAccount;
+  beforeAll(async () => {
+    t = await startApp({ env: { CORS_ORIGINS: `${APP_ORIGIN}, https://app.example.com` } });
+    a = await t.newAccount();
+  });
+  afterAll(() => t.close());
+
+  it('answers a preflight for /graphql and REST without a key', async () => {
+    for (const path of ['/graphql', '/compliance/brands', '/api/events/stream']) {
+      const res = await preflight(`${t.url}${path}`, APP_ORIGIN);
+      expect(res.status, path).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+      expect(res.headers.get('access-control-allow-methods')).toMatch(/POST/);
+      expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toMatch(/authorization/);
+    }
+  });
+
+  it('lets an allowed origin read responses, errors included', async () => {
+    const ok = await a.request('POST', '/graphql', { query: '{ viewer { accountId } }' }, { origin: APP_ORIGIN });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/x-request-id/);
+    const denied = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { origin: APP_ORIGIN, 'content-type': 'application/json' },
+      body: '{"query":"{ viewer { accountId } }"}',
+    });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    expect(((await denied.json()) as any).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('gives other origins no CORS headers', async () => {
+    const res = await preflight(`${t.url}/graphql`, 'http://evil.example');
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const get = await a.request(
+      'POST',
+      '/graphql',
+      { query: '{ viewer { accountId } }' },
+      { origin: 'http://evil.example' },
+    );
+    expect(get.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('CORS by default', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(() => t.close());
+
+  it('sends no Access-Control-* header when CORS_ORIGINS is unset', async () => {
+    const res = await preflight(`${t.url}/graphql`, APP_ORIGIN);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

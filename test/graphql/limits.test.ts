@@ -1,0 +1,131 @@
+// Request limits and client mistakes over HTTP: every refusal is a coded 4xx GraphQL error that runs no resolver.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brandBody } from '../compliance/fixtures.js';
+import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+
+describe('GraphQL limits and client mistakes', () => {
+  let t: TestApp;
+  let a: TestAccount;
+  beforeAll(async () => {
+    t = await startApp({ env: { GRAPHQL_MAX_TOKENS: '20000' } });
+    a = await t.newAccount();
+  });
+  afterAll(() => t.close());
+
+  const post = (body: unknown) => a.request('POST', '/graphql', body);
+  const brandCount = async () => (await a.request('GET', '/compliance/brands?limit=200')).body.brands.length;
+
+  it('refuses a 1,000-alias query with QUERY_TOO_COMPLEX before running anything', async () => {
+    const aliases = Array.from({ length: 1000 }, (_, i) => `a${i}: events(limit: 1000) { events { id } }`).join(' ');
+    const res = await post({ query: `{ ${aliases} }` });
+    expect(res.status).toBe(400);
+    expect(res.body.data).toBeUndefined();
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 'aliases', found: 1000 });
+    // The same document on an instance with the default token limit is refused earlier, by its size.
+  });
+
+  it('refuses a 300-alias mutation and creates nothing', async () => {
+    const input = JSON.stringify(brandBody())
+      .replace(/"(\w+)":/g, '$1:')
+      .replace(/"(RETAIL|PRIVATE_PROFIT)"/g, '$1');
+    const aliases = Array.from({ length: 300 }, (_, i) => `b${i}: registerBrand(input: ${input}) { id }`).join(' ');
+    const res = await post({ query: `mutation { ${aliases} }` });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+    expect(await brandCount()).toBe(0);
+    // One of them alone is fine, so the refusal above was the limit and not the input.
+    const one = await post({ query: `mutation { registerBrand(input: ${input}) { id } }` });
+    expect(one.body.errors).toBeUndefined();
+    expect(await brandCount()).toBe(1);
+  });
+
+  it('refuses a document over the token limit', async () => {
+    const fields = Array.from({ length: 21000 }, () => '__typename').join(' ');
+    const res = await post({ query: `{ ${fields} }` });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 'tokens' });
+  });
+
+  it('refuses a deep query and 10,000 nested fragments', async () => {
+    let deep = 'id';
+    for (let i = 0; i < 20; i++) deep = `brand { ${deep} }`;
+    const depth = await post({ query: `{ campaigns { edges { node { ${deep} } } } }` });
+    expect(depth.status).toBe(400);
+    expect(depth.body.errors[0].extensions.code).toMatch(/QUERY_TOO_COMPLEX|BAD_USER_INPUT/);
+
+    const fragments = Array.from(
+      { length: 10_000 },
+      (_, i) => `fragment F${i} on Query { ${i < 9999 ? `...F${i + 1}` : '__typename'} }`,
+    );
+    const res = await post({ query: `{ ...F0 } ${fragments.join(' ')}` });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('refuses a cost over budget where list sizes multiply, and accepts the same shape with small pages', async () => {
+    const query = (n: number) =>
+      `{ campaigns(first: ${n}) { edges { node { numbers { number } brand { campaigns: id } } } } events(limit: ${n * 10}) { events { id payload } } }`;
+    const ok = await post({ query: query(5) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.errors).toBeUndefined();
+    const nested = Array.from(
+      { length: 8 },
+      (_, i) => `e${i}: events(limit: 1000) { events { id channel eventType payload customerId timestamp } }`,
+    );
+    const over = await post({ query: `{ ${nested.join(' ')} }` });
+    expect(over.status).toBe(400);
+    expect(over.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 'cost' });
+    expect(over.body.errors[0].extensions.found).toBeGreaterThan(over.body.errors[0].extensions.max);
+  });
+
+  it('bounds batched requests', async () => {
+    const ok = await post(Array.from({ length: 3 }, () => ({ query: '{ viewer { accountId } }' })));
+    expect(ok.status).toBe(200);
+    expect(ok.body).toHaveLength(3);
+    const over = await post(Array.from({ length: 11 }, () => ({ query: '{ viewer { accountId } }' })));
+    expect(over.status).toBe(413);
+    expect(over.body.errors[0].message).toMatch(/[Bb]atching is limited to 10/);
+  });
+
+  it('answers client mistakes with coded 4xx errors, never INTERNAL_ERROR', async () => {
+    const negative = await post({ query: '{ brands(first: -1) { edges { node { id } } } }' });
+    expect(negative.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(negative.body.errors[0].extensions.status).toBe(400);
+
+    const coercion = await post({
+      query: 'query($n: Int) { brands(first: $n) { edges { node { id } } } }',
+      variables: { n: 'abc' },
+    });
+    expect(coercion.status).toBe(400);
+    expect(coercion.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+
+    const nul = await post({
+      query:
+        'mutation { registerBrand(input: {name: "Nul\\u0000Corp", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+    });
+    expect(nul.status).toBe(400);
+    expect(nul.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+
+    const nulVariable = await post({
+      query:
+        'mutation($n: String!) { registerBrand(input: {name: $n, ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+      variables: { n: 'Nul\u0000Corp' },
+    });
+    expect(nulVariable.status).toBe(400);
+    expect(nulVariable.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
+
+    const syntax = await post({ query: '{ viewer { ' });
+    expect(syntax.status).toBe(400);
+    expect(syntax.body.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');
+
+    const unknownField = await post({ query: '{ nope }' });
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+
+    const malformed = await a.request('POST', '/graphql', '{"query": ', { 'content-type': 'application/json' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors[0].extensions.code).toBe('MALFORMED_JSON');
+    expect(await brandCount()).toBe(1);
+  });
+});

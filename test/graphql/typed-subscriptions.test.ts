@@ -1,0 +1,66 @@
+// Typed subscriptions on one instance (embedded database, in-process bus) over graphql-sse, both connection modes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/infra/clock.js';
+import { activeBrand, campaignBody, freshNumbers } from '../compliance/fixtures.js';
+import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { brandUpdatedScenario, collect, latestEventId } from './typed-subscriptions.scenario.js';
+
+describe('typed subscriptions (one instance)', () => {
+  let t: TestApp;
+  let a: TestAccount;
+  let b: TestAccount;
+  beforeAll(async () => {
+    t = await startApp({ clock: new ManualClock() });
+    a = await t.newAccount();
+    b = await t.newAccount();
+  });
+  afterAll(() => t.close());
+
+  for (const single of [false, true]) {
+    it(`brandUpdated: live, resumable, tenancy-scoped (${single ? 'single' : 'distinct'} connection)`, async () => {
+      await brandUpdatedScenario({ url: t.url, account: a }, { account: a }, { url: t.url, account: b }, single);
+    });
+  }
+
+  it('campaignUpdated and numberAssignmentChanged yield the typed objects re-read after each change', async () => {
+    const brand = await activeBrand(t, a);
+    const campaign = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));
+    expect(campaign.status).toBe(201);
+    const id = campaign.body.id as string;
+    const numbers = freshNumbers(2);
+    expect((await a.request('POST', '/api/numbers', { numbers })).status).toBe(201);
+
+    const cursor = await latestEventId(a);
+    const [campaignChanges, numberChanges] = await Promise.all([
+      collect(
+        t.url,
+        a.apiKey,
+        `subscription ($id: ID!, $lastEventId: String) { campaignUpdated(id: $id, lastEventId: $lastEventId) { eventType campaign { id expedited numberCount sendable carriers { carrier status } } } }`,
+        { id, lastEventId: cursor },
+        2,
+        async () => {
+          expect((await a.request('POST', `/compliance/campaigns/${id}/expedite`)).status).toBe(200);
+          const assigned = await a.request('POST', `/compliance/campaigns/${id}/numbers/assign`, { numbers });
+          expect(assigned.status).toBe(200);
+        },
+      ),
+      collect(
+        t.url,
+        a.apiKey,
+        `subscription ($id: ID, $lastEventId: String) { numberAssignmentChanged(campaignId: $id, lastEventId: $lastEventId) { eventType campaignId changed numbers } }`,
+        { id, lastEventId: cursor },
+        1,
+      ),
+    ]);
+    expect(campaignChanges.map((r) => r.errors)).toEqual([undefined, undefined]);
+    const updates = campaignChanges.map((r) => r.data.campaignUpdated);
+    expect(updates[0]).toMatchObject({ eventType: '10dlc.campaign.updated', campaign: { id, expedited: true } });
+    expect(updates[1]).toMatchObject({ eventType: '10dlc.numbers.assigned', campaign: { id, numberCount: 2 } });
+    expect(numberChanges[0].data.numberAssignmentChanged).toEqual({
+      eventType: 'ASSIGNED',
+      campaignId: id,
+      changed: [...numbers].sort(),
+      numbers: [...numbers].sort(),
+    });
+  });
+});
