@@ -47,6 +47,20 @@ export const configSchema = z.object({
 
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),
+  /** DID warm-up: a number assigned to an approved campaign is `warming` this long before `active`, in ms (issue 14). */
+  DID_WARMUP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(90 * 86_400_000)
+    .default(86_400_000),
+  /** DID cool-down: a number removed from its campaign is `cooling` this long before `unassigned`, in ms (issue 14). */
+  DID_COOLDOWN_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(90 * 86_400_000)
+    .default(86_400_000),
 
   /** Key (32 bytes as 64 hex chars or base64) that encrypts secrets at rest (webhook secrets, stored idempotent responses). Generated into DATA_DIR when absent on the embedded default. */
   SECRETS_KEY: z.string().min(32).optional(),

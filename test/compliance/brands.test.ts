@@ -96,15 +96,25 @@ describe('brands over REST (spec 4.1)', () => {
     ]);
   });
 
-  it('requires stockSymbol and stockExchange for PUBLIC_PROFIT, alongside other violations', async () => {
+  it('requires stockSymbol, stockExchange and businessContactEmail for PUBLIC_PROFIT, alongside other violations', async () => {
     const a = await t.newAccount();
     const res = await a.request('POST', '/compliance/brands', brandBody({ entityType: 'PUBLIC_PROFIT', ein: 'x' }));
     expect(res.status).toBe(400);
-    expect(detailCodes(res.body)).toEqual(['ein:INVALID_FORMAT', 'stockExchange:REQUIRED', 'stockSymbol:REQUIRED']);
+    expect(detailCodes(res.body)).toEqual([
+      'businessContactEmail:REQUIRED',
+      'ein:INVALID_FORMAT',
+      'stockExchange:REQUIRED',
+      'stockSymbol:REQUIRED',
+    ]);
     const ok = await a.request(
       'POST',
       '/compliance/brands',
-      brandBody({ entityType: 'PUBLIC_PROFIT', stockSymbol: 'ACME', stockExchange: 'NASDAQ' }),
+      brandBody({
+        entityType: 'PUBLIC_PROFIT',
+        stockSymbol: 'ACME',
+        stockExchange: 'NASDAQ',
+        businessContactEmail: 'ir@acme.example',
+      }),
     );
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ stockSymbol: 'ACME', stockExchange: 'NASDAQ' });
@@ -227,9 +237,13 @@ describe('brands over REST (spec 4.1)', () => {
       carrierReviewRequired: false,
       minMsgSamples: 2,
       subscriberOptInRequired: true,
+      subscriberOptOutRequired: true,
       subscriberHelpRequired: true,
       embeddedLinksAllowed: true,
       embeddedPhoneAllowed: true,
+      dailyCap: null,
+      messagesPerMinute: 75,
+      messageClass: 'T',
     });
     const political = res.body.usecases.find((u: { usecase: string }) => u.usecase === 'POLITICAL');
     expect(political).toMatchObject({

@@ -173,6 +173,7 @@ describe('compliance over GraphQL', () => {
     expect(
       res.errors?.[0]?.extensions?.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort(),
     ).toEqual([
+      'businessContactEmail:REQUIRED',
       'ein:INVALID_FORMAT',
       'name:TOO_SHORT',
       'phone:INVALID_FORMAT',

@@ -73,7 +73,13 @@ describe('sandbox campaign registry lifecycle', () => {
     const ready = (await a.request('GET', `/compliance/campaigns/${id}`)).body;
     expect(ready).toMatchObject({ sendable: true, blockingReasons: [], numberCount: 1 });
     expect((await a.request('GET', '/compliance/did-mapping')).body).toEqual([
-      { number: numbers[0], campaignId: id, campaignStatus: 'APPROVED' },
+      {
+        number: numbers[0],
+        campaignId: id,
+        campaignStatus: 'APPROVED',
+        state: 'warming',
+        assignmentStatus: 'ASSIGNED',
+      },
     ]);
     const events = await t.app.ctx.db.event.findMany({
       where: {

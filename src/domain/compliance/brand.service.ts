@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import type { Brand } from '../../generated/prisma/client.js';
 import type { Db, Statement, Tx } from '../../infra/db.js';
@@ -6,17 +7,20 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
+import { minMsgSamples } from './campaign.lint.js';
 import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
-import { CARRIERS, SPECIAL_USECASES, USECASES, VETTED_USECASES } from './compliance.enums.js';
+import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES } from './compliance.enums.js';
 import {
   type BrandInput,
   brandInput,
   brandUpdateInput,
   type PageQuery,
   pageQuery,
+  usecaseSchema,
   vettingApplyInput,
 } from './compliance.schemas.js';
 import type { FeedbackItem } from './registry.port.js';
+import { brandTier, campaignThroughput } from './throughput.rules.js';
 
 /**
  * Brand fields whose change sends the brand back to the registry's identity check (TCR re-vets a brand when its
@@ -44,24 +48,71 @@ function brandData(input: BrandInput) {
     phone: input.phone ?? null,
     stockSymbol: input.stockSymbol ?? null,
     stockExchange: input.stockExchange ?? null,
+    displayName: input.displayName ?? null,
+    street: input.street ?? null,
+    city: input.city ?? null,
+    state: input.state ?? null,
+    postalCode: input.postalCode ?? null,
+    firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null,
+    mobilePhone: input.mobilePhone ?? null,
+    // TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it.
+    brandRelationship:
+      input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const)),
+    altBusinessId: input.altBusinessId ?? null,
+    altBusinessIdType: input.altBusinessIdType ?? null,
+    businessContactEmail: input.businessContactEmail ?? null,
+    referenceId: input.referenceId ?? null,
   };
+}
+
+/** The brand of `accountId` whose referenceId equals `referenceId` case-insensitively (TCR), other than `exceptId`. */
+async function referenceIdTaken(
+  tx: Tx,
+  accountId: string,
+  referenceId: string | null,
+  exceptId?: string,
+): Promise<boolean> {
+  if (!referenceId) return false;
+  const other = await tx.brand.findFirst({
+    where: {
+      accountId,
+      referenceId: { equals: referenceId, mode: 'insensitive' },
+      ...(exceptId ? { id: { not: exceptId } } : {}),
+    },
+    select: { id: true },
+  });
+  return other !== null;
+}
+
+function referenceIdConflict(referenceId: string): ConflictError {
+  return new ConflictError(
+    'REFERENCE_ID_TAKEN',
+    `Another brand of this account has referenceId ${referenceId} (unique, case-insensitive).`,
+    'referenceId',
+  );
 }
 
 /**
  * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
  * the registry for its identity check. Emits 10dlc.brand.registered.
- * @throws ValidationError (400) listing every violated rule (spec 2.1, TCR PUBLIC_PROFIT stock fields).
+ * @throws ValidationError (400) listing every violated rule (spec 2.1; TCR limits and required-ness by entity type,
+ *   research file §5.1); ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
 export async function registerBrand(ctx: AppContext, actor: Actor, input: unknown): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const data = parseInput(brandInput, input);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
+    if (await referenceIdTaken(tx, actor.accountId, data.referenceId ?? null)) {
+      throw referenceIdConflict(data.referenceId!);
+    }
     const created = await tx.brand.create({
       data: {
         id: uuidv7(),
         accountId: actor.accountId,
         ...brandData(data),
+        mock: data.mock,
         status: 'PENDING',
         identityStatus: 'SELF_DECLARED',
         createdAt: now,
@@ -80,7 +131,11 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
  * row alike. The hot reads (one brand, a page of brands) run as prepared statements below Prisma (issue 9).
  */
 const BRAND_SELECT = `SELECT id, name, ein, vertical, entity_type AS "entityType", country, website, email, phone,
-  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", status, identity_status AS "identityStatus",
+  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", display_name AS "displayName", street, city,
+  state, postal_code AS "postalCode", first_name AS "firstName", last_name AS "lastName",
+  mobile_phone AS "mobilePhone", brand_relationship AS "brandRelationship", alt_business_id AS "altBusinessId",
+  alt_business_id_type AS "altBusinessIdType", business_contact_email AS "businessContactEmail",
+  reference_id AS "referenceId", mock, vetting_score AS "vettingScore", status, identity_status AS "identityStatus",
   created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
 
 const BRAND_BY_ID: Statement = { name: 'brand_by_id', text: `${BRAND_SELECT} WHERE id = $1 AND account_id = $2` };
@@ -145,10 +200,15 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  */
 export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const data = brandData(parseInput(brandUpdateInput, input));
+  const parsed = parseInput(brandUpdateInput, input);
+  const data = brandData(parsed);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
     const current = await findOwnBrand(tx, actor, id);
+    if (parsed.mock !== current.mock) {
+      throw new UnprocessableError('IMMUTABLE_FIELD', 'mock is fixed at registration (TCR).', 'mock');
+    }
+    if (await referenceIdTaken(tx, actor.accountId, data.referenceId, id)) throw referenceIdConflict(data.referenceId!);
     const changedFields = (Object.keys(data) as (keyof typeof data)[]).filter((k) => data[k] !== current[k]);
     const revetting = changedFields.some((f) => (IDENTITY_FIELDS as readonly string[]).includes(f));
     const updated = await tx.brand.update({
@@ -200,25 +260,67 @@ export async function deleteBrand(ctx: AppContext, actor: Actor, id: string): Pr
   return { id, deleted: true };
 }
 
-/** Per-carrier use-case metadata of {@link qualifyBrand} (TCR qualify `mnoMetadata`). */
+/** Per-carrier use-case metadata of {@link qualifyBrand} (TCR qualify / campaign builder `mnoMetadata`). */
 export interface CarrierQualification {
   networkId: number;
   carrier: string;
+  /** Whether this carrier accepts the use case from this brand (TCR `qualify`). */
   qualifies: boolean;
+  /** The carrier reviews campaigns of this use case by hand (TCR `mnoReview`). */
   carrierReviewRequired: boolean;
+  /** Minimum sample messages this carrier asks for (TCR `minMsgSamples`). */
   minMsgSamples: number;
+  /** TCR `reqSubscriberOptin` / `reqSubscriberOptout` / `reqSubscriberHelp`. */
   subscriberOptInRequired: boolean;
+  subscriberOptOutRequired: boolean;
   subscriberHelpRequired: boolean;
+  /** Inverse of TCR `noEmbeddedLink` / `noEmbeddedPhone`. */
   embeddedLinksAllowed: boolean;
   embeddedPhoneAllowed: boolean;
+  /** Effective limit of a campaign of this use case (throughput.rules.ts): T-Mobile messages/day per brand. */
+  dailyCap: number | null;
+  /** AT&T messages per minute per campaign, and its message class. */
+  messagesPerMinute: number | null;
+  messageClass: string | null;
 }
 
-/** Qualification of one use case. */
+/**
+ * What the opt-in confirmation, opt-out confirmation, HELP reply and samples must carry (codes the lint checks:
+ * research file §5.4; Sinch campaign-fields, Twilio 30893). Same for every carrier.
+ */
+export interface MessageRequirements {
+  optinMessage: string[];
+  optoutMessage: string[];
+  helpMessage: string[];
+  sampleMessages: string[];
+}
+
+const MESSAGE_REQUIREMENTS: MessageRequirements = {
+  optinMessage: [
+    'BRAND_NAME',
+    'MESSAGE_FREQUENCY',
+    'MSG_AND_DATA_RATES_MAY_APPLY',
+    'HELP_INSTRUCTIONS',
+    'STOP_INSTRUCTIONS',
+  ],
+  optoutMessage: ['BRAND_NAME', 'NO_FURTHER_MESSAGES'],
+  helpMessage: ['BRAND_NAME', 'SUPPORT_CONTACT'],
+  sampleMessages: ['BRAND_NAME', 'OPT_OUT_LANGUAGE', 'EMBEDDED_LINK_AND_PHONE_FLAGS_MATCH', 'NO_PUBLIC_URL_SHORTENERS'],
+};
+
+/** Qualification of one use case (TCR `UsecaseMetadata` plus the reason when it does not qualify). */
 export interface UsecaseQualification {
   usecase: string;
+  /** STANDARD or SPECIAL (TCR usecase class). */
+  usecaseClass: 'STANDARD' | 'SPECIAL';
   qualifies: boolean;
   /** Why it does not qualify (null when it does). */
   reason: string | null;
+  /** An approved external vetting (VETTED_VERIFIED) is needed. */
+  vettingRequired: boolean;
+  minSubUsecases: number;
+  maxSubUsecases: number;
+  messageRequirements: MessageRequirements;
   carriers: CarrierQualification[];
 }
 
@@ -228,51 +330,96 @@ export interface BrandQualification {
   qualified: boolean;
   status: string;
   identityStatus: string;
+  /** The brand's throughput tier (throughput.rules.ts). */
+  throughputTier: string;
   usecases: UsecaseQualification[];
 }
 
+/** `?usecase=` of GET /compliance/brands/{id}/qualify. */
+export const qualifyQuery = z
+  .object({ usecase: usecaseSchema.optional().describe('Only this use case (TCR campaign builder /usecase/{uc}).') })
+  .strict();
+
 /**
- * GET /compliance/brands/{id}/qualify: whether the brand may run 10DLC campaigns (status ACTIVE) and which use cases
- * it may use. Rules (TCR): every use case needs an ACTIVE brand; POLITICAL, SWEEPSTAKE, CHARITY and UCAAS_HIGH also
- * need VETTED_VERIFIED. Special use cases need carrier review; SOLE_PROPRIETOR and LOW_VOLUME disallow embedded
- * phone numbers; SOLE_PROPRIETOR disallows embedded links.
- * @throws NotFoundError.
+ * GET /compliance/brands/{id}/qualify[?usecase=]: whether the brand may run 10DLC campaigns (status ACTIVE) and, per
+ * use case and carrier, TCR's campaign-builder data (research file §4.8; TCR `GET /campaignBuilder/brand/{id}
+ * [/usecase/{uc}]`): qualifies, carrier review, minimum samples, opt-in/opt-out/help requirements, embedded
+ * link/phone rules, and the throughput a campaign would get. `?usecase=` answers that one use case only.
+ * @throws NotFoundError; ValidationError 400 for an unknown usecase.
  */
-export async function qualifyBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandQualification> {
+export async function qualifyBrand(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  query: unknown = {},
+): Promise<BrandQualification> {
   requireScope(actor, 'compliance');
+  const q = parseInput(qualifyQuery, query ?? {});
   const brand = await findOwnBrand(ctx.db, actor, id);
-  return qualification(brand);
+  const result = qualification(brand);
+  return q.usecase ? { ...result, usecases: result.usecases.filter((u) => u.usecase === q.usecase) } : result;
 }
 
-/** The qualification rules of {@link qualifyBrand}, for a loaded brand. */
+/**
+ * The qualification rules of {@link qualifyBrand}, for a loaded brand (TCR): every use case needs an ACTIVE brand;
+ * POLITICAL, SWEEPSTAKE, CHARITY and UCAAS_HIGH need VETTED_VERIFIED; SOLE_PROPRIETOR is the only use case of a
+ * sole-proprietor brand and only for one. Special use cases need carrier review; SOLE_PROPRIETOR and LOW_VOLUME
+ * disallow embedded phone numbers; SOLE_PROPRIETOR disallows embedded links.
+ */
 export function qualification(brand: Brand): BrandQualification {
   const active = brand.status === 'ACTIVE';
+  const soleProp = brand.entityType === 'SOLE_PROPRIETOR';
   const usecases = USECASES.map((usecase): UsecaseQualification => {
     const needsVetting = VETTED_USECASES.includes(usecase);
     let reason: string | null = null;
     if (!active) reason = `The brand is ${brand.status}; it must be ACTIVE.`;
-    else if (needsVetting && brand.identityStatus !== 'VETTED_VERIFIED') {
+    else if (soleProp && usecase !== 'SOLE_PROPRIETOR') {
+      reason = 'A SOLE_PROPRIETOR brand may only use the SOLE_PROPRIETOR use case.';
+    } else if (!soleProp && usecase === 'SOLE_PROPRIETOR') {
+      reason = 'Only SOLE_PROPRIETOR brands may use the SOLE_PROPRIETOR use case.';
+    } else if (needsVetting && brand.identityStatus !== 'VETTED_VERIFIED') {
       reason = 'Needs an approved external vetting (identityStatus VETTED_VERIFIED).';
     }
     const special = (SPECIAL_USECASES as readonly string[]).includes(usecase);
+    const bounds = subUsecaseBounds(usecase);
+    const throughput = campaignThroughput(brand, usecase);
     return {
       usecase,
+      usecaseClass: special ? 'SPECIAL' : 'STANDARD',
       qualifies: reason === null,
       reason,
-      carriers: CARRIERS.map((c) => ({
-        networkId: c.networkId,
-        carrier: c.name,
-        qualifies: reason === null,
-        carrierReviewRequired: special,
-        minMsgSamples: 2,
-        subscriberOptInRequired: true,
-        subscriberHelpRequired: true,
-        embeddedLinksAllowed: usecase !== 'SOLE_PROPRIETOR',
-        embeddedPhoneAllowed: usecase !== 'SOLE_PROPRIETOR' && usecase !== 'LOW_VOLUME',
-      })),
+      vettingRequired: needsVetting,
+      minSubUsecases: bounds.min,
+      maxSubUsecases: bounds.max,
+      messageRequirements: MESSAGE_REQUIREMENTS,
+      carriers: CARRIERS.map((c) => {
+        const limit = throughput.carriers.find((l) => l.networkId === c.networkId);
+        return {
+          networkId: c.networkId,
+          carrier: c.name,
+          qualifies: reason === null,
+          carrierReviewRequired: special || (c.networkId === 10035 && usecase === 'MIXED'),
+          minMsgSamples: minMsgSamples(usecase, c.networkId),
+          subscriberOptInRequired: true,
+          subscriberOptOutRequired: true,
+          subscriberHelpRequired: true,
+          embeddedLinksAllowed: usecase !== 'SOLE_PROPRIETOR',
+          embeddedPhoneAllowed: usecase !== 'SOLE_PROPRIETOR' && usecase !== 'LOW_VOLUME',
+          dailyCap: limit?.dailyCap ?? null,
+          messagesPerMinute: limit?.messagesPerMinute ?? null,
+          messageClass: limit?.messageClass ?? null,
+        };
+      }),
     };
   });
-  return { brandId: brand.id, qualified: active, status: brand.status, identityStatus: brand.identityStatus, usecases };
+  return {
+    brandId: brand.id,
+    qualified: active,
+    status: brand.status,
+    identityStatus: brand.identityStatus,
+    throughputTier: brandTier(brand),
+    usecases,
+  };
 }
 
 /**

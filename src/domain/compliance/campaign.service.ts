@@ -3,7 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { Campaign } from '../../generated/prisma/client.js';
 import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { NotFoundError, UnprocessableError } from '../errors.js';
+import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
@@ -11,7 +11,14 @@ import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
-import { campaignInput, campaignListQuery, campaignUpdateInput, nudgeInput } from './compliance.schemas.js';
+import {
+  campaignInput,
+  campaignListQuery,
+  campaignUpdateInput,
+  nudgeInput,
+  subUsecaseIssues,
+} from './compliance.schemas.js';
+import { startCooldown } from './did-lifecycle.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
 
 /** Loads a campaign of the actor's account. @throws NotFoundError (404), also for another account's campaign. */
@@ -33,11 +40,19 @@ async function markCarriersPending(
   due: Map<number, Date>,
   now: Date,
   previous: Map<number, string>,
+  cause: 'RESUBMITTED' | 'APPEAL',
 ): Promise<void> {
   for (const [networkId, dueAt] of due) {
     await tx.campaignCarrier.update({
       where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
-      data: { status: 'PENDING', approvedAt: null, rejectionReason: null, estimatedDecisionAt: dueAt, updatedAt: now },
+      data: {
+        status: 'PENDING',
+        approvedAt: null,
+        rejectionReason: null,
+        rejectionCode: null,
+        estimatedDecisionAt: dueAt,
+        updatedAt: now,
+      },
     });
     const before = previous.get(networkId);
     if (before !== 'PENDING') {
@@ -48,6 +63,7 @@ async function markCarriersPending(
         previousStatus: before ?? null,
         status: 'PENDING',
         reason: null,
+        cause,
       });
     }
   }
@@ -155,8 +171,31 @@ export async function getCampaign(ctx: AppContext, actor: Actor, id: string): Pr
   return loadDto(ctx.db, id);
 }
 
-/** Fields whose change sends a campaign back to carrier review (TCR: content and consent changes are re-reviewed). */
-export const REVIEW_FIELDS = ['description', 'sampleMessages', 'subscriberOptIn', 'subscriberHelp'] as const;
+/**
+ * Fields whose change sends a campaign back to carrier review (TCR: content and consent changes are re-reviewed):
+ * everything a carrier reviews, i.e. every campaign field except numberPool.
+ */
+export const REVIEW_FIELDS = [
+  'description',
+  'sampleMessages',
+  'subscriberOptIn',
+  'subscriberHelp',
+  'messageFlow',
+  'helpMessage',
+  'optinMessage',
+  'optoutMessage',
+  'helpKeywords',
+  'optinKeywords',
+  'optoutKeywords',
+  'embeddedLink',
+  'embeddedPhone',
+  'ageGated',
+  'directLending',
+  'affiliateMarketing',
+  'subUsecases',
+  'privacyPolicyLink',
+  'termsAndConditionsLink',
+] as const;
 
 /**
  * PUT /compliance/campaigns/{id}: changes any of description, sampleMessages, subscriberOptIn, subscriberHelp,
@@ -181,6 +220,10 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
       }
     }
     const { brandId: _b, usecase: _u, ...changes } = data;
+    if (changes.subUsecases !== undefined) {
+      const issues = subUsecaseIssues(current.usecase, changes.subUsecases);
+      if (issues.length > 0) throw new ValidationError(issues);
+    }
     const changedFields = (Object.keys(changes) as (keyof typeof changes)[]).filter(
       (k) => changes[k] !== undefined && JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
     );
@@ -194,8 +237,16 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
         updated,
         carriers.map((c) => c.networkId),
       );
-      await markCarriersPending(tx, emit, updated, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
-      await refreshCampaignStatus(tx, emit, updated, now);
+      await markCarriersPending(
+        tx,
+        emit,
+        updated,
+        due,
+        now,
+        new Map(carriers.map((c) => [c.networkId, c.status])),
+        'RESUBMITTED',
+      );
+      await refreshCampaignStatus(tx, emit, updated, now, ctx);
     }
     return loadDto(tx, id);
   });
@@ -203,7 +254,8 @@ export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, 
 
 /**
  * DELETE /compliance/campaigns/{id}: deletes the campaign, unlinks every DID assigned to it (spec 3) and withdraws
- * its pending reviews. Emits 10dlc.numbers.removed (when numbers were linked) and 10dlc.campaign.deleted.
+ * its pending reviews. Warming or active numbers start cooling (did-lifecycle.ts, one did.state_changed each). Emits
+ * 10dlc.numbers.removed (when numbers were linked) and 10dlc.campaign.deleted.
  * @returns `{id, deleted: true, unlinkedNumbers}`. @throws NotFoundError.
  */
 export async function deleteCampaign(
@@ -216,7 +268,7 @@ export async function deleteCampaign(
     const campaign = await findOwnCampaign(tx, actor, id);
     const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
     const unlinkedNumbers = linked.map((n) => n.number);
-    await tx.phoneNumber.updateMany({ where: { campaignId: id }, data: { campaignId: null, assignedAt: null } });
+    await startCooldown(ctx, tx, emit, linked, 'CAMPAIGN_DELETED', ctx.clock.now());
     await ctx.registry.withdrawCampaign(tx, id);
     await tx.campaign.delete({ where: { id } });
     if (unlinkedNumbers.length > 0) {
@@ -264,8 +316,16 @@ export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, i
       }
     } else {
       const due = await registry.appealRejection(tx, campaign, targets);
-      await markCarriersPending(tx, emit, campaign, due, now, new Map(carriers.map((c) => [c.networkId, c.status])));
-      await refreshCampaignStatus(tx, emit, campaign, now);
+      await markCarriersPending(
+        tx,
+        emit,
+        campaign,
+        due,
+        now,
+        new Map(carriers.map((c) => [c.networkId, c.status])),
+        'APPEAL',
+      );
+      await refreshCampaignStatus(tx, emit, campaign, now, ctx);
     }
     await emit(actor.accountId, '10dlc.campaign.nudged', {
       campaignId: id,

@@ -12,6 +12,7 @@ import {
   type CampaignDto,
   campaignDto,
   campaignStateInclude,
+  numberState,
   type VettingDto,
   vettingDto,
 } from './compliance.dto.js';
@@ -80,7 +81,11 @@ export async function numbersByCampaignIds(
     orderBy: { number: 'asc' },
   });
   return groupBy(campaignIds, rows, (n) => n.campaignId!).map((list) =>
-    list.map((n) => ({ number: n.number, assignedAt: (n.assignedAt ?? n.createdAt).toISOString() })),
+    list.map((n) => ({
+      number: n.number,
+      assignedAt: (n.assignedAt ?? n.createdAt).toISOString(),
+      ...numberState(n),
+    })),
   );
 }
 

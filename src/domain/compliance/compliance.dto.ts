@@ -1,5 +1,11 @@
 import type { Brand, Campaign, CampaignCarrier, PhoneNumber, Vetting } from '../../generated/prisma/client.js';
 import { type BlockingReason, campaignReadiness, carrierName } from './campaign.rules.js';
+import {
+  type BrandThroughput,
+  brandThroughput,
+  type CampaignThroughput,
+  campaignThroughput,
+} from './throughput.rules.js';
 
 /** Response shapes of the compliance API (spec 2.1–2.5 plus the fields README "10DLC compliance" documents). */
 
@@ -16,8 +22,29 @@ export interface BrandDto {
   phone: string | null;
   stockSymbol: string | null;
   stockExchange: string | null;
+  /** TCR companyName: the legal name, equal to `name`. */
+  companyName: string;
+  /** TCR displayName; `name` when none was given. */
+  displayName: string;
+  street: string | null;
+  city: string | null;
+  state: string | null;
+  postalCode: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  mobilePhone: string | null;
+  brandRelationship: string | null;
+  altBusinessId: string | null;
+  altBusinessIdType: string | null;
+  businessContactEmail: string | null;
+  referenceId: string | null;
+  mock: boolean;
   status: string;
   identityStatus: string;
+  /** Score of the last approved external vetting, 0–100; null when none. */
+  vettingScore: number | null;
+  /** Effective per-carrier limits from the vetting score (throughput.rules.ts). */
+  throughput: BrandThroughput;
   createdAt: string;
   updatedAt: string;
 }
@@ -39,8 +66,25 @@ export function brandDto(b: BrandRow): BrandDto {
     phone: b.phone,
     stockSymbol: b.stockSymbol,
     stockExchange: b.stockExchange,
+    companyName: b.name,
+    displayName: b.displayName ?? b.name,
+    street: b.street,
+    city: b.city,
+    state: b.state,
+    postalCode: b.postalCode,
+    firstName: b.firstName,
+    lastName: b.lastName,
+    mobilePhone: b.mobilePhone,
+    brandRelationship: b.brandRelationship,
+    altBusinessId: b.altBusinessId,
+    altBusinessIdType: b.altBusinessIdType,
+    businessContactEmail: b.businessContactEmail,
+    referenceId: b.referenceId,
+    mock: b.mock,
     status: b.status,
     identityStatus: b.identityStatus,
+    vettingScore: b.vettingScore,
+    throughput: brandThroughput(b),
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
   };
@@ -79,6 +123,8 @@ export interface CarrierDto {
   status: string;
   approvedAt: string | null;
   rejectionReason: string | null;
+  /** Stable code of the rejection cause (the lint codes of campaign.lint.ts); null unless rejected or suspended. */
+  rejectionCode: string | null;
   estimatedDecisionAt: string | null;
 }
 
@@ -90,6 +136,7 @@ export function carrierDto(c: CampaignCarrier): CarrierDto {
     status: c.status,
     approvedAt: c.approvedAt?.toISOString() ?? null,
     rejectionReason: c.rejectionReason,
+    rejectionCode: c.rejectionCode,
     estimatedDecisionAt: c.estimatedDecisionAt?.toISOString() ?? null,
   };
 }
@@ -97,14 +144,14 @@ export function carrierDto(c: CampaignCarrier): CarrierDto {
 /** A campaign as loaded for output: with carriers, the brand's status and the number count. */
 export type CampaignWithState = Campaign & {
   carriers: CampaignCarrier[];
-  brand: { status: string };
+  brand: { status: string; entityType: string; vettingScore: number | null };
   _count: { numbers: number };
 };
 
 /** Prisma `include` that loads a {@link CampaignWithState}. */
 export const campaignStateInclude = {
   carriers: { orderBy: { networkId: 'asc' } },
-  brand: { select: { status: true } },
+  brand: { select: { status: true, entityType: true, vettingScore: true } },
   _count: { select: { numbers: true } },
 } as const;
 
@@ -118,12 +165,29 @@ export interface CampaignDto {
   subscriberOptIn: boolean;
   subscriberHelp: boolean;
   numberPool: boolean;
+  messageFlow: string | null;
+  helpMessage: string | null;
+  optinMessage: string | null;
+  optoutMessage: string | null;
+  helpKeywords: string | null;
+  optinKeywords: string | null;
+  optoutKeywords: string | null;
+  embeddedLink: boolean;
+  embeddedPhone: boolean;
+  ageGated: boolean;
+  directLending: boolean;
+  affiliateMarketing: boolean;
+  subUsecases: string[];
+  privacyPolicyLink: string | null;
+  termsAndConditionsLink: string | null;
   status: string;
   expedited: boolean;
   numberCount: number;
   carriers: CarrierDto[];
   sendable: boolean;
   blockingReasons: BlockingReason[];
+  /** Effective per-carrier limits (throughput.rules.ts). */
+  throughput: CampaignThroughput;
   createdAt: string;
   updatedAt: string;
 }
@@ -144,23 +208,59 @@ export function campaignDto(c: CampaignWithState): CampaignDto {
     subscriberOptIn: c.subscriberOptIn,
     subscriberHelp: c.subscriberHelp,
     numberPool: c.numberPool,
+    messageFlow: c.messageFlow,
+    helpMessage: c.helpMessage,
+    optinMessage: c.optinMessage,
+    optoutMessage: c.optoutMessage,
+    helpKeywords: c.helpKeywords,
+    optinKeywords: c.optinKeywords,
+    optoutKeywords: c.optoutKeywords,
+    embeddedLink: c.embeddedLink,
+    embeddedPhone: c.embeddedPhone,
+    ageGated: c.ageGated,
+    directLending: c.directLending,
+    affiliateMarketing: c.affiliateMarketing,
+    subUsecases: c.subUsecases,
+    privacyPolicyLink: c.privacyPolicyLink,
+    termsAndConditionsLink: c.termsAndConditionsLink,
     status: c.status,
     expedited: c.expedited,
     numberCount: c._count.numbers,
     carriers: c.carriers.map(carrierDto),
     sendable: readiness.sendable,
     blockingReasons: readiness.blockingReasons,
+    throughput: campaignThroughput(c.brand, c.usecase),
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };
 }
 
-/** A provisioned number. */
+/** A provisioned number with its lifecycle (did-lifecycle.ts). */
 export interface NumberDto {
   number: string;
   campaignId: string | null;
   assignedAt: string | null;
   createdAt: string;
+  /** unassigned, warming, active or cooling (spec 3). */
+  state: string;
+  /** PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null when on no campaign. */
+  assignmentStatus: string | null;
+  /** `[{code, message}]` of a FAILED_ASSIGNMENT. */
+  failureReasons: { code: string; message: string }[];
+  stateChangedAt: string | null;
+  /** When warming ends (→ active) or cooling ends (→ unassigned); null otherwise. */
+  nextStateAt: string | null;
+}
+
+/** The lifecycle fields of a number row. */
+export function numberState(n: PhoneNumber) {
+  return {
+    state: n.state,
+    assignmentStatus: n.assignmentStatus,
+    failureReasons: (n.failureReasons ?? []) as { code: string; message: string }[],
+    stateChangedAt: n.stateChangedAt?.toISOString() ?? null,
+    nextStateAt: n.stateDueAt?.toISOString() ?? null,
+  };
 }
 
 /** The API shape of a number row. */
@@ -170,6 +270,7 @@ export function numberDto(n: PhoneNumber): NumberDto {
     campaignId: n.campaignId,
     assignedAt: n.assignedAt?.toISOString() ?? null,
     createdAt: n.createdAt.toISOString(),
+    ...numberState(n),
   };
 }
 
@@ -178,4 +279,7 @@ export interface DidMappingDto {
   number: string;
   campaignId: string | null;
   campaignStatus: string | null;
+  /** DID state (spec 3): unassigned, warming, active or cooling. */
+  state: string;
+  assignmentStatus: string | null;
 }

@@ -155,3 +155,60 @@ export const ENUMS: Record<string, readonly string[]> = {
   entityType: ENTITY_TYPES,
   usecase: USECASES,
 };
+
+/** TCR brandRelationship: the CSP's assessment of its relationship with the brand (TCR `/enum/brandRelationship`). */
+export const BRAND_RELATIONSHIPS = [
+  'BASIC_ACCOUNT',
+  'SMALL_ACCOUNT',
+  'MEDIUM_ACCOUNT',
+  'LARGE_ACCOUNT',
+  'KEY_ACCOUNT',
+] as const;
+
+/** TCR altBusinessIdType (`/enum/altBusinessIdType`). */
+export const ALT_BUSINESS_ID_TYPES = ['NONE', 'DUNS', 'GIIN', 'LEI'] as const;
+
+/** TCR sub-use cases: the standard use cases a MIXED / LOW_VOLUME (etc.) campaign declares it carries. */
+export const SUB_USECASES = [
+  '2FA',
+  'ACCOUNT_NOTIFICATION',
+  'CUSTOMER_CARE',
+  'DELIVERY_NOTIFICATION',
+  'FRAUD_ALERT',
+  'HIGHER_EDUCATION',
+  'MARKETING',
+  'POLLING_VOTING',
+  'PUBLIC_SERVICE_ANNOUNCEMENT',
+  'SECURITY_ALERT',
+] as const;
+
+/**
+ * Sub-use-case bounds per use case (TCR usecase enum `minSubUsecases`/`maxSubUsecases`; research file §4.8: MIXED
+ * 2–5, LOW_VOLUME and CARRIER_EXEMPT 1–5, PROXY/SOCIAL/CHARITY/POLITICAL 0–5). Every other use case takes none.
+ */
+export function subUsecaseBounds(usecase: string): { min: number; max: number } {
+  if (usecase === 'MIXED') return { min: 2, max: 5 };
+  if (usecase === 'LOW_VOLUME' || usecase === 'CARRIER_EXEMPT') return { min: 1, max: 5 };
+  if (['PROXY', 'SOCIAL', 'CHARITY', 'POLITICAL'].includes(usecase)) return { min: 0, max: 5 };
+  return { min: 0, max: 0 };
+}
+
+/**
+ * DID states (spec 3 names warming, active, cooling; `unassigned` is the state of a number on no campaign, which
+ * a cool-down ends in). Carried by did.state_changed as `previousState` and `state`.
+ */
+export const DID_STATES = ['unassigned', 'warming', 'active', 'cooling'] as const;
+export type DidState = (typeof DID_STATES)[number];
+
+/**
+ * Per-number assignment status (Telnyx `phone_number_campaigns` assignmentStatus; research file §4.12). Null for a
+ * number on no campaign. FAILED_UNASSIGNMENT is not produced: unlinking cannot fail here.
+ */
+export const ASSIGNMENT_STATUSES = [
+  'PENDING_ASSIGNMENT',
+  'ASSIGNED',
+  'FAILED_ASSIGNMENT',
+  'PENDING_UNASSIGNMENT',
+  'FAILED_UNASSIGNMENT',
+] as const;
+export type AssignmentStatus = (typeof ASSIGNMENT_STATUSES)[number];

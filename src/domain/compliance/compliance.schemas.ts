@@ -1,10 +1,15 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from 'zod';
+import type { ErrorDetail } from '../errors.js';
 import {
+  ALT_BUSINESS_ID_TYPES,
+  BRAND_RELATIONSHIPS,
   ENTITY_TYPES,
   EVP_IDS,
   NUDGE_INTENTS,
   STOCK_EXCHANGES,
+  SUB_USECASES,
+  subUsecaseBounds,
   USECASE_ALIASES,
   USECASES,
   VERTICALS,
@@ -27,8 +32,16 @@ export const e164 = z.string().refine(isE164, {
 /** EIN `NN-NNNNNNN` (spec 2.1). */
 export const einSchema = z.string().regex(/^\d{2}-\d{7}$/, 'must have the format NN-NNNNNNN');
 
+const tcrText = (max: number) => z.string().trim().min(1).max(max);
+
 const brandFields = {
-  name: z.string().trim().min(1).max(255).describe('Legal business name.'),
+  name: z.string().trim().min(1).max(255).describe('Legal business name (TCR companyName), at most 255 characters.'),
+  companyName: tcrText(255)
+    .optional()
+    .describe('TCR name of the legal business name: an alias of `name` (equal to it when both are sent).'),
+  displayName: tcrText(255)
+    .nullish()
+    .describe('Brand name consumers see (TCR displayName), at most 255; default `name`.'),
   ein: einSchema.describe('Employer Identification Number, NN-NNNNNNN. Sandbox magic prefixes: README.'),
   vertical: z.enum(VERTICALS).describe('Industry vertical (GET /compliance/enums/vertical).'),
   entityType: z.enum(ENTITY_TYPES).describe('Legal entity type (GET /compliance/enums/entityType).'),
@@ -39,28 +52,85 @@ const brandFields = {
     .describe('ISO 3166-1 alpha-2 country code; default US.'),
   website: z
     .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
-    .max(2048)
-    .nullish(),
-  email: z.email({ message: 'must be an email address' }).max(320).nullish(),
+    .max(100)
+    .nullish()
+    .describe('Business website, http(s), at most 100 characters (TCR).'),
+  email: z.email({ message: 'must be an email address' }).max(100).nullish().describe('At most 100 characters (TCR).'),
   phone: e164.nullish().describe('Contact phone, E.164; null clears it.'),
+  street: tcrText(100).nullish().describe('Street address, at most 100 characters (TCR).'),
+  city: tcrText(100).nullish().describe('City, at most 100 characters (TCR).'),
+  state: tcrText(20).nullish().describe('State or region, at most 20; for US a 2-letter USPS code (TCR).'),
+  postalCode: tcrText(10).nullish().describe('Postal code, at most 10; for US 5 digits or ZIP+4 (TCR).'),
+  firstName: tcrText(100).nullish().describe('Required for SOLE_PROPRIETOR (TCR), at most 100.'),
+  lastName: tcrText(100).nullish().describe('Required for SOLE_PROPRIETOR (TCR), at most 100.'),
+  mobilePhone: e164
+    .nullish()
+    .describe('Required for SOLE_PROPRIETOR (TCR): the mobile number that receives the OTP, E.164.'),
+  brandRelationship: z
+    .enum(BRAND_RELATIONSHIPS)
+    .nullish()
+    .describe('TCR brandRelationship; default BASIC_ACCOUNT (not used for SOLE_PROPRIETOR).'),
+  altBusinessId: tcrText(50).nullish().describe('DUNS, GIIN or LEI number, at most 50 (TCR).'),
+  altBusinessIdType: z.enum(ALT_BUSINESS_ID_TYPES).nullish().describe('NONE, DUNS, GIIN or LEI (TCR).'),
+  businessContactEmail: z
+    .email({ message: 'must be an email address' })
+    .max(100)
+    .nullish()
+    .describe('Auth+ verification contact; required for PUBLIC_PROFIT (TCR), at most 100.'),
+  referenceId: tcrText(50)
+    .nullish()
+    .describe('Your reference, unique per account case-insensitively, at most 50; required for SOLE_PROPRIETOR (TCR).'),
+  mock: z.boolean().default(false).describe('A test brand (TCR mock): never sent to carriers by a real registry.'),
   stockSymbol: z.string().trim().min(1).max(10).nullish().describe('Required for PUBLIC_PROFIT.'),
   stockExchange: z.enum(STOCK_EXCHANGES).nullish().describe('Required for PUBLIC_PROFIT.'),
 };
 
-/** TCR rule: PUBLIC_PROFIT needs stockSymbol and stockExchange (runs even when other fields fail, to report all). */
-function requireStockFields(value: unknown, ctx: z.RefinementCtx): void {
-  const v = (value ?? {}) as { entityType?: unknown; stockSymbol?: unknown; stockExchange?: unknown };
-  if (v.entityType !== 'PUBLIC_PROFIT') return;
-  for (const field of ['stockSymbol', 'stockExchange'] as const) {
-    if (v[field] === undefined || v[field] === null) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [field],
-        message: 'is required for entityType PUBLIC_PROFIT',
-        params: { code: 'REQUIRED' },
-      });
+/** Fields TCR requires per entity type beyond the always-required ones (research file §5.1, §5.2). */
+const REQUIRED_BY_ENTITY_TYPE: Record<string, readonly string[]> = {
+  PUBLIC_PROFIT: ['stockSymbol', 'stockExchange', 'businessContactEmail'],
+  SOLE_PROPRIETOR: ['firstName', 'lastName', 'mobilePhone', 'referenceId'],
+};
+
+/**
+ * TCR brand rules that span fields (run even when other fields fail, to report all): required-ness by entity type
+ * (PUBLIC_PROFIT: stock fields and businessContactEmail; SOLE_PROPRIETOR: first/last name, mobile phone,
+ * referenceId), altBusinessId with its type, US state and postal code formats, companyName equal to name.
+ */
+function brandRules(value: unknown, ctx: z.RefinementCtx): void {
+  const v = (value ?? {}) as Record<string, unknown>;
+  const issue = (path: string, message: string, code: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message, params: { code } });
+  const missing = (k: string) => v[k] === undefined || v[k] === null;
+  for (const field of REQUIRED_BY_ENTITY_TYPE[String(v.entityType)] ?? []) {
+    if (missing(field)) issue(field, `is required for entityType ${String(v.entityType)}`, 'REQUIRED');
+  }
+  const idType = v.altBusinessIdType;
+  if (!missing('altBusinessId') && (missing('altBusinessIdType') || idType === 'NONE')) {
+    issue('altBusinessIdType', 'is required with altBusinessId (DUNS, GIIN or LEI)', 'REQUIRED');
+  }
+  if (typeof idType === 'string' && idType !== 'NONE' && missing('altBusinessId')) {
+    issue('altBusinessId', `is required with altBusinessIdType ${idType}`, 'REQUIRED');
+  }
+  if ((v.country ?? 'US') === 'US') {
+    if (typeof v.state === 'string' && !/^[A-Z]{2}$/.test(v.state.trim())) {
+      issue('state', 'must be a 2-letter USPS state code for country US, e.g. CA', 'INVALID_FORMAT');
+    }
+    if (typeof v.postalCode === 'string' && !/^\d{5}(-\d{4})?$/.test(v.postalCode.trim())) {
+      issue('postalCode', 'must be a 5-digit ZIP code (or ZIP+4) for country US', 'INVALID_FORMAT');
     }
   }
+  if (typeof v.companyName === 'string' && typeof v.name === 'string' && v.companyName.trim() !== v.name.trim()) {
+    issue('companyName', 'is an alias of name and must equal it', 'CONFLICTING_FIELDS');
+  }
+}
+
+/** `companyName` alone stands for `name` (TCR's spelling of the legal name). */
+function companyNameAsName(input: unknown): unknown {
+  if (input && typeof input === 'object' && !Array.isArray(input)) {
+    const v = input as Record<string, unknown>;
+    if (v.name === undefined && typeof v.companyName === 'string') return { ...v, name: v.companyName };
+  }
+  return input;
 }
 
 /** Read-only fields of a response; accepted and ignored on PUT so a client may send back what it read. */
@@ -68,29 +138,72 @@ function readOnly<K extends string>(keys: readonly K[]) {
   return Object.fromEntries(keys.map((k) => [k, z.unknown().optional()])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
 }
 
-/** Body of POST /compliance/brands (spec 2.1). */
-export const brandInput = z
-  .object(brandFields)
-  .strict()
-  .superRefine(requireStockFields, { when: () => true });
+/** Body of POST /compliance/brands (spec 2.1 plus TCR's brand fields, research file §5.1). */
+export const brandInput = z.preprocess(
+  companyNameAsName,
+  z
+    .object(brandFields)
+    .strict()
+    .superRefine(brandRules, { when: () => true })
+    .transform(({ companyName: _c, ...rest }) => rest),
+);
 
-const BRAND_READ_ONLY = ['id', 'status', 'identityStatus', 'createdAt', 'updatedAt'] as const;
+const BRAND_READ_ONLY = [
+  'id',
+  'status',
+  'identityStatus',
+  'vettingScore',
+  'throughput',
+  'createdAt',
+  'updatedAt',
+] as const;
 
 /**
  * Body of PUT /compliance/brands/{id}: the same fields as registration (optional fields left out are cleared);
  * the read-only fields of a brand are accepted and ignored.
  */
-export const brandUpdateInput = z
-  .object({ ...brandFields, ...readOnly(BRAND_READ_ONLY) })
-  .strict()
-  .superRefine(requireStockFields, { when: () => true })
-  .transform(({ id: _i, status: _s, identityStatus: _is, createdAt: _c, updatedAt: _u, ...rest }) => rest);
+export const brandUpdateInput = z.preprocess(
+  companyNameAsName,
+  z
+    .object({ ...brandFields, ...readOnly(BRAND_READ_ONLY) })
+    .strict()
+    .superRefine(brandRules, { when: () => true })
+    .transform((v) => {
+      const out: Record<string, unknown> = { ...v };
+      for (const k of [...BRAND_READ_ONLY, 'companyName']) delete out[k];
+      return out as Omit<typeof v, (typeof BRAND_READ_ONLY)[number] | 'companyName'>;
+    }),
+);
 /** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
 
-const usecaseSchema = z.preprocess(
+/** A use case, with the aliases of USECASE_ALIASES accepted. */
+export const usecaseSchema = z.preprocess(
   (v) => (typeof v === 'string' && USECASE_ALIASES[v] ? USECASE_ALIASES[v] : v),
   z.enum(USECASES),
+);
+
+/** TCR keyword list: alphanumeric keywords, comma-separated without spaces, at most 255 characters. */
+export const keywordsSchema = z
+  .string()
+  .max(255)
+  .refine((v) => /^[A-Za-z0-9]+(,[A-Za-z0-9]+)*$/.test(v), {
+    message: 'must be alphanumeric keywords separated by commas without spaces, e.g. STOP,QUIT',
+    params: { code: 'INVALID_KEYWORDS' },
+  });
+
+const tcrMessage = (what: string) =>
+  z.string().trim().min(20).max(320).nullish().describe(`${what}, 20–320 characters (TCR / Twilio).`);
+const link = (what: string) =>
+  z
+    .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+    .max(255)
+    .nullish()
+    .describe(`${what}, http(s), at most 255 characters.`);
+
+const subUsecase = z.preprocess(
+  (v) => (v === 'DELIVERY_NOTIFICATIONS' ? 'DELIVERY_NOTIFICATION' : v),
+  z.enum(SUB_USECASES),
 );
 
 const campaignFields = {
@@ -105,10 +218,70 @@ const campaignFields = {
   subscriberOptIn: z.boolean().describe('Confirms opt-in consent is collected.'),
   subscriberHelp: z.boolean().describe('Confirms the HELP keyword response is implemented.'),
   numberPool: z.boolean().default(false).describe('Whether several numbers send for the campaign.'),
+  messageFlow: z
+    .string()
+    .trim()
+    .min(40)
+    .max(2048)
+    .nullish()
+    .describe('How subscribers opt in (every call to action), 40–2048 characters (TCR messageFlow).'),
+  helpMessage: tcrMessage('Reply to HELP'),
+  optinMessage: tcrMessage('Confirmation sent after opt-in'),
+  optoutMessage: tcrMessage('Confirmation sent after opt-out'),
+  helpKeywords: keywordsSchema.nullish().describe('HELP keywords, e.g. HELP,INFO (TCR format).'),
+  optinKeywords: keywordsSchema.nullish().describe('Opt-in keywords, e.g. START,YES (TCR format).'),
+  optoutKeywords: keywordsSchema.nullish().describe('Opt-out keywords, e.g. STOP,QUIT,END (TCR format).'),
+  embeddedLink: z.boolean().default(false).describe('Messages carry links (TCR embeddedLink).'),
+  embeddedPhone: z.boolean().default(false).describe('Messages carry phone numbers (TCR embeddedPhone).'),
+  ageGated: z.boolean().default(false).describe('Age-gated content such as alcohol (TCR).'),
+  directLending: z.boolean().default(false).describe('Direct lending or loan arrangements (TCR).'),
+  affiliateMarketing: z.boolean().default(false).describe('Affiliate marketing (TCR).'),
+  subUsecases: z
+    .array(subUsecase)
+    .max(5)
+    .default([])
+    .describe('Sub-use cases of MIXED (2–5), LOW_VOLUME / CARRIER_EXEMPT (1–5), PROXY/SOCIAL/CHARITY/POLITICAL (0–5).'),
+  privacyPolicyLink: link('Privacy policy'),
+  termsAndConditionsLink: link('Terms and conditions'),
 };
 
-/** Body of POST /compliance/campaigns (spec 2.3). */
-export const campaignInput = z.object(campaignFields).strict();
+/**
+ * TCR sub-use-case rules: the count within the use case's bounds ({@link subUsecaseBounds}) and no repeats.
+ * @returns one detail per violation (code SUBUSECASE_COUNT or DUPLICATE_SUBUSECASE, field subUsecases).
+ */
+export function subUsecaseIssues(usecase: string, subUsecases: readonly string[]): ErrorDetail[] {
+  const { min, max } = subUsecaseBounds(usecase);
+  const out: ErrorDetail[] = [];
+  if (subUsecases.length < min || subUsecases.length > max) {
+    out.push({
+      code: 'SUBUSECASE_COUNT',
+      field: 'subUsecases',
+      message:
+        max === 0
+          ? `${usecase} takes no subUsecases`
+          : `${usecase} needs ${min === max ? min : `${min} to ${max}`} subUsecases, got ${subUsecases.length}`,
+    });
+  }
+  if (new Set(subUsecases).size !== subUsecases.length) {
+    out.push({ code: 'DUPLICATE_SUBUSECASE', field: 'subUsecases', message: 'must not repeat a sub-use case' });
+  }
+  return out;
+}
+
+function campaignRules(value: unknown, ctx: z.RefinementCtx): void {
+  const v = (value ?? {}) as { usecase?: unknown; subUsecases?: unknown };
+  if (typeof v.usecase !== 'string' || !(USECASES as readonly string[]).includes(v.usecase)) return;
+  const subs = Array.isArray(v.subUsecases) ? v.subUsecases.filter((s) => typeof s === 'string') : [];
+  for (const d of subUsecaseIssues(v.usecase, subs)) {
+    ctx.addIssue({ code: 'custom', path: ['subUsecases'], message: d.message, params: { code: d.code } });
+  }
+}
+
+/** Body of POST /compliance/campaigns (spec 2.3 plus TCR's campaign fields, research file §5.4). */
+export const campaignInput = z
+  .object(campaignFields)
+  .strict()
+  .superRefine(campaignRules, { when: () => true });
 /** Parsed campaignInput. */
 export type CampaignInput = z.output<typeof campaignInput>;
 
@@ -120,14 +293,15 @@ const CAMPAIGN_READ_ONLY = [
   'carriers',
   'sendable',
   'blockingReasons',
+  'throughput',
   'createdAt',
   'updatedAt',
 ] as const;
 
 /**
- * Body of PUT /compliance/campaigns/{id}: any of the campaign fields; fields left out keep their value. brandId
- * and usecase may be sent but not changed (TCR: a campaign's brand and use case are fixed); the read-only fields
- * of a campaign are accepted and ignored.
+ * Body of PUT /compliance/campaigns/{id}: any of the campaign fields; fields left out keep their value, null clears
+ * an optional text field. brandId and usecase may be sent but not changed (TCR: a campaign's brand and use case are
+ * fixed); the read-only fields of a campaign are accepted and ignored.
  */
 export const campaignUpdateInput = z
   .object({
@@ -139,6 +313,21 @@ export const campaignUpdateInput = z
     subscriberOptIn: z.boolean().optional(),
     subscriberHelp: z.boolean().optional(),
     numberPool: z.boolean().optional(),
+    messageFlow: campaignFields.messageFlow,
+    helpMessage: campaignFields.helpMessage,
+    optinMessage: campaignFields.optinMessage,
+    optoutMessage: campaignFields.optoutMessage,
+    helpKeywords: campaignFields.helpKeywords,
+    optinKeywords: campaignFields.optinKeywords,
+    optoutKeywords: campaignFields.optoutKeywords,
+    embeddedLink: z.boolean().optional(),
+    embeddedPhone: z.boolean().optional(),
+    ageGated: z.boolean().optional(),
+    directLending: z.boolean().optional(),
+    affiliateMarketing: z.boolean().optional(),
+    subUsecases: z.array(subUsecase).max(5).optional(),
+    privacyPolicyLink: campaignFields.privacyPolicyLink,
+    termsAndConditionsLink: campaignFields.termsAndConditionsLink,
   })
   .strict()
   .transform((v) => {
@@ -148,6 +337,17 @@ export const campaignUpdateInput = z
   });
 /** Parsed campaignUpdateInput. */
 export type CampaignUpdateInput = z.output<typeof campaignUpdateInput>;
+
+/** `?dryRun=true` of POST/PUT /compliance/campaigns: lint the request and write nothing. */
+export const dryRunQuery = z
+  .object({
+    dryRun: z
+      .enum(['true', 'false'])
+      .optional()
+      .transform((v) => v === 'true')
+      .describe('true: answer the lint report of this request (POST /compliance/campaigns/lint) and write nothing.'),
+  })
+  .strict();
 
 /** Body of POST /compliance/campaigns/{id}/nudge (TCR nudge). */
 export const nudgeInput = z

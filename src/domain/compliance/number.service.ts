@@ -4,9 +4,10 @@ import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { findOwnCampaign } from './campaign.service.js';
-import { type DidMappingDto, type NumberDto, numberDto } from './compliance.dto.js';
+import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
 import { ENUMS } from './compliance.enums.js';
 import { didMappingQuery, numbersInput, type PageQuery, pageQuery } from './compliance.schemas.js';
+import { onCampaignStatus, startCooldown, startWarmup } from './did-lifecycle.js';
 
 /** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
 function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
@@ -148,13 +149,15 @@ export async function didMapping(
       number: n.number,
       campaignId: n.campaignId,
       campaignStatus: n.campaign?.status ?? null,
+      state: n.state,
+      assignmentStatus: n.assignmentStatus,
     })),
     nextCursor: page.last ? encodeCursor(page.last.number) : null,
   };
 }
 
-/** A number assigned to a campaign. */
-export interface AssignedNumberDto {
+/** A number assigned to a campaign, with its lifecycle. */
+export interface AssignedNumberDto extends ReturnType<typeof numberState> {
   number: string;
   assignedAt: string;
 }
@@ -170,7 +173,11 @@ export async function listCampaignNumbers(
   const rows = await ctx.db.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
   return {
     campaignId: id,
-    numbers: rows.map((n) => ({ number: n.number, assignedAt: (n.assignedAt ?? n.createdAt).toISOString() })),
+    numbers: rows.map((n) => ({
+      number: n.number,
+      assignedAt: (n.assignedAt ?? n.createdAt).toISOString(),
+      ...numberState(n),
+    })),
   };
 }
 
@@ -188,17 +195,20 @@ export interface AssignResult {
 /**
  * POST /compliance/campaigns/{id}/numbers/assign `{numbers}` (spec 4.2, 7): links provisioned numbers to the
  * campaign, all or nothing. Numbers already on this campaign are reported in `alreadyAssigned`. Emits
- * 10dlc.numbers.assigned with the newly linked numbers.
+ * 10dlc.numbers.assigned with the newly linked numbers. On an APPROVED campaign each number is ASSIGNED and starts
+ * warming (did.state_changed); otherwise it waits in PENDING_ASSIGNMENT (FAILED_ASSIGNMENT with failureReasons on a
+ * rejected or suspended campaign) until the campaign is approved (did-lifecycle.ts).
  * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
  *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
- *   (details name each number; nothing of the call is assigned).
+ *   (details name each number; nothing of the call is assigned); ConflictError 409 NUMBER_COOLING while a number
+ *   still cools down from an earlier campaign.
  */
 export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<AssignResult> {
   requireScope(actor, 'compliance');
   const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
-    await findOwnCampaign(tx, actor, id);
+    const campaign = await findOwnCampaign(tx, actor, id);
     const rows = await tx.phoneNumber.findMany({
       where: { accountId: actor.accountId, number: { in: wanted.map((w) => w.number) } },
     });
@@ -233,12 +243,31 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
         })),
       );
     }
+    const cooling = wanted.filter((w) => byNumber.get(w.number)?.state === 'cooling');
+    if (cooling.length > 0) {
+      throw new ConflictError(
+        'NUMBER_COOLING',
+        `Still cooling down from an earlier campaign: ${cooling.map((m) => m.number).join(', ')}; nothing was assigned.`,
+        `numbers.${cooling[0]!.index}`,
+        cooling.map((w) => ({
+          code: 'NUMBER_COOLING',
+          field: `numbers.${w.index}`,
+          message: `${w.number} is cooling until ${byNumber.get(w.number)?.stateDueAt?.toISOString() ?? 'soon'}`,
+        })),
+      );
+    }
     const toAssign = wanted.filter((w) => byNumber.get(w.number)?.campaignId === null).map((w) => w.number);
     const alreadyAssigned = wanted.filter((w) => byNumber.get(w.number)?.campaignId === id).map((w) => w.number);
     if (toAssign.length > 0) {
       const { count } = await tx.phoneNumber.updateMany({
         where: { accountId: actor.accountId, number: { in: toAssign }, campaignId: null },
-        data: { campaignId: id, assignedAt: now },
+        data: {
+          campaignId: id,
+          assignedAt: now,
+          assignmentStatus: 'PENDING_ASSIGNMENT',
+          failureReasons: [],
+          lastCampaignId: null,
+        },
       });
       if (count !== toAssign.length) {
         throw new ConflictError(
@@ -248,6 +277,12 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
         );
       }
       await emit(actor.accountId, '10dlc.numbers.assigned', { campaignId: id, numbers: toAssign });
+      const linkedNow = await tx.phoneNumber.findMany({
+        where: { number: { in: toAssign } },
+        orderBy: { number: 'asc' },
+      });
+      if (campaign.status === 'APPROVED') await startWarmup(ctx, tx, emit, linkedNow, 'ASSIGNED', now);
+      else await onCampaignStatus(ctx, tx, emit, id, campaign.status, now);
     }
     const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
     return { campaignId: id, assigned: toAssign, alreadyAssigned, numbers: linked.map((n) => n.number) };
@@ -256,7 +291,8 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
 
 /**
  * POST /compliance/campaigns/{id}/numbers/remove `{numbers}`: unlinks numbers from the campaign (they stay
- * provisioned), all or nothing. Emits 10dlc.numbers.removed.
+ * provisioned), all or nothing. Warming or active numbers start cooling (PENDING_UNASSIGNMENT, did.state_changed),
+ * then become unassigned after DID_COOLDOWN_MS. Emits 10dlc.numbers.removed.
  * @returns `{campaignId, removed, numbers}` (numbers = still linked).
  * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
  *   linked to this campaign.
@@ -290,10 +326,8 @@ export async function removeNumbers(
       );
     }
     const removed = wanted.map((w) => w.number);
-    await tx.phoneNumber.updateMany({
-      where: { accountId: actor.accountId, campaignId: id, number: { in: removed } },
-      data: { campaignId: null, assignedAt: null },
-    });
+    const sorted = [...rows].sort((x, y) => x.number.localeCompare(y.number));
+    await startCooldown(ctx, tx, emit, sorted, 'REMOVED', ctx.clock.now());
     await emit(actor.accountId, '10dlc.numbers.removed', { campaignId: id, numbers: removed });
     const remaining = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
     return { campaignId: id, removed, numbers: remaining.map((n) => n.number) };

@@ -1,9 +1,12 @@
+import type { AppContext } from '../../app-context.js';
 import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
+import { onCampaignStatus } from './did-lifecycle.js';
 import type { FeedbackItem } from './registry.port.js';
+import { brandTier } from './throughput.rules.js';
 
 /**
  * Applying the registry's decisions: the state changes and 10dlc events that follow a decision, whichever adapter
@@ -38,7 +41,8 @@ export async function applyBrandDecision(
 
 /**
  * Vetting result: the record gets its status, score and completedAt; an APPROVED vetting of an ACTIVE brand makes
- * its identityStatus VETTED_VERIFIED. Emits 10dlc.vetting.completed.
+ * its identityStatus VETTED_VERIFIED and its score the brand's `vettingScore` (so its throughput tier changes).
+ * Emits 10dlc.vetting.completed with the brand's new `throughputTier`.
  */
 export async function applyVettingDecision(
   tx: Tx,
@@ -52,9 +56,12 @@ export async function applyVettingDecision(
     data: { status: decision.status, vettingScore: decision.vettingScore, completedAt: now },
   });
   let identityStatus = vetting.brand.identityStatus;
+  let vettingScore = vetting.brand.vettingScore;
   if (decision.status === 'APPROVED' && vetting.brand.status === 'ACTIVE') {
     identityStatus = 'VETTED_VERIFIED';
-    await tx.brand.update({ where: { id: vetting.brandId }, data: { identityStatus, updatedAt: now } });
+    // The score of the latest approved vetting sets the brand's throughput tier (throughput.rules.ts).
+    vettingScore = decision.vettingScore;
+    await tx.brand.update({ where: { id: vetting.brandId }, data: { identityStatus, vettingScore, updatedAt: now } });
   }
   await emit(vetting.accountId, '10dlc.vetting.completed', {
     brandId: vetting.brandId,
@@ -64,14 +71,24 @@ export async function applyVettingDecision(
     status: decision.status,
     vettingScore: decision.vettingScore,
     identityStatus,
+    previousIdentityStatus: vetting.brand.identityStatus,
+    throughputTier: brandTier({ entityType: vetting.brand.entityType, vettingScore }),
   });
 }
 
 /**
- * Re-derives a campaign's status from its carrier rows and records a change (10dlc.campaign.status_changed).
+ * Re-derives a campaign's status from its carrier rows and records a change (10dlc.campaign.status_changed); the
+ * campaign's waiting numbers follow it (did-lifecycle.ts: APPROVED starts their warm-up, REJECTED/SUSPENDED fails
+ * their assignment). `ctx` gives the lifecycle timings.
  * @returns the campaign's status now.
  */
-export async function refreshCampaignStatus(tx: Tx, emit: Emit, campaign: Campaign, now: Date): Promise<string> {
+export async function refreshCampaignStatus(
+  tx: Tx,
+  emit: Emit,
+  campaign: Campaign,
+  now: Date,
+  ctx: AppContext,
+): Promise<string> {
   const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: campaign.id } });
   const status = deriveCampaignStatus(carriers);
   if (status !== campaign.status) {
@@ -82,6 +99,7 @@ export async function refreshCampaignStatus(tx: Tx, emit: Emit, campaign: Campai
       previousStatus: campaign.status,
       status,
     });
+    await onCampaignStatus(ctx, tx, emit, campaign.id, status, now);
   }
   return status;
 }
@@ -92,8 +110,9 @@ export async function applyCarrierDecision(
   emit: Emit,
   campaign: Campaign,
   networkId: number,
-  decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null },
+  decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code?: string | null },
   now: Date,
+  ctx: AppContext,
 ): Promise<void> {
   const row = await tx.campaignCarrier.findUnique({
     where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
@@ -105,6 +124,7 @@ export async function applyCarrierDecision(
       status: decision.status,
       approvedAt: decision.status === 'APPROVED' ? now : null,
       rejectionReason: decision.reason,
+      rejectionCode: decision.status === 'APPROVED' ? null : (decision.code ?? null),
       estimatedDecisionAt: null,
       updatedAt: now,
     },
@@ -116,6 +136,7 @@ export async function applyCarrierDecision(
     previousStatus: row.status,
     status: decision.status,
     reason: decision.reason,
+    code: decision.code ?? null,
   });
-  await refreshCampaignStatus(tx, emit, campaign, now);
+  await refreshCampaignStatus(tx, emit, campaign, now, ctx);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import { ingestPayloadIssues } from '../compliance/did-lifecycle.js';
 import { ValidationError } from '../errors.js';
 import { keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
@@ -41,11 +42,15 @@ export const publishEventInput = z
  * @returns the stored event (id = log id, the SSE `id:`).
  * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
  *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
- *   non-object payload.
+ *   non-object payload; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
+ *   a DID state (unassigned, warming, active, cooling).
  */
 export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
   const { eventType, payload } = parseInput(publishEventInput, input);
+  // Payload rules of types whose meaning the service defines (did.state_changed: spec 3 DID states).
+  const issues = ingestPayloadIssues(eventType, payload);
+  if (issues.length > 0) throw new ValidationError(issues);
   return ctx.events.ingest({ accountId: actor.accountId, eventType, payload });
 }
 

@@ -8,8 +8,10 @@ import {
   type CarrierQualification,
   deleteBrand,
   getBrand,
+  type MessageRequirements,
   pageBrands,
   qualification,
+  qualifyBrand,
   registerBrand,
   revetBrand,
   type UsecaseQualification,
@@ -22,7 +24,9 @@ import {
   vettingsByBrandIds,
 } from '../../domain/compliance/compliance.batch.js';
 import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
+import { brandHistory, type Transition } from '../../domain/compliance/history.service.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
+import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
@@ -90,18 +94,90 @@ const CarrierQualificationRef = builder.objectRef<CarrierQualification>('Carrier
     carrierReviewRequired: t.exposeBoolean('carrierReviewRequired'),
     minMsgSamples: t.exposeInt('minMsgSamples'),
     subscriberOptInRequired: t.exposeBoolean('subscriberOptInRequired'),
+    subscriberOptOutRequired: t.exposeBoolean('subscriberOptOutRequired'),
     subscriberHelpRequired: t.exposeBoolean('subscriberHelpRequired'),
     embeddedLinksAllowed: t.exposeBoolean('embeddedLinksAllowed'),
     embeddedPhoneAllowed: t.exposeBoolean('embeddedPhoneAllowed'),
+    dailyCap: t.exposeInt('dailyCap', { nullable: true, description: 'T-Mobile messages/day per brand.' }),
+    messagesPerMinute: t.exposeInt('messagesPerMinute', { nullable: true, description: 'AT&T per campaign.' }),
+    messageClass: t.exposeString('messageClass', { nullable: true, description: 'AT&T message class.' }),
   }),
 });
+
+const MessageRequirementsRef = builder.objectRef<MessageRequirements>('MessageRequirements').implement({
+  description: 'What the opt-in, opt-out and HELP replies and the samples must carry (codes the lint checks).',
+  fields: (t) => ({
+    optinMessage: t.exposeStringList('optinMessage'),
+    optoutMessage: t.exposeStringList('optoutMessage'),
+    helpMessage: t.exposeStringList('helpMessage'),
+    sampleMessages: t.exposeStringList('sampleMessages'),
+  }),
+});
+
+/** One carrier's effective limit (throughput.rules.ts); shared with Campaign. */
+export const CarrierLimitRef = builder.objectRef<CarrierLimit>('CarrierLimit').implement({
+  description: 'One carrier’s effective throughput limit; null where the carrier publishes none at this level.',
+  fields: (t) => ({
+    networkId: t.exposeInt('networkId'),
+    carrier: t.exposeString('carrier'),
+    dailyCap: t.exposeInt('dailyCap', { nullable: true, description: 'Messages per day (T-Mobile: per brand).' }),
+    messagesPerMinute: t.exposeInt('messagesPerMinute', {
+      nullable: true,
+      description: 'Messages per minute (AT&T: per campaign).',
+    }),
+    messageClass: t.exposeString('messageClass', { nullable: true, description: 'AT&T message class.' }),
+    note: t.exposeString('note', { nullable: true }),
+  }),
+});
+
+const BrandThroughputRef = builder.objectRef<BrandThroughput>('BrandThroughput').implement({
+  description: 'The brand’s throughput tier (from its vetting score) and brand-level carrier limits.',
+  fields: (t) => ({
+    tier: t.exposeString('tier', { description: 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR.' }),
+    vettingScore: t.exposeInt('vettingScore', { nullable: true }),
+    carriers: t.field({ type: [CarrierLimitRef], resolve: (b) => b.carriers }),
+  }),
+});
+
+/** One status transition of a brand or campaign (history.service.ts); shared with Campaign. */
+export const TransitionRef = builder.objectRef<Transition>('StatusTransition').implement({
+  description: 'A status transition read from the event log: from, to, cause, carrier, at.',
+  fields: (t) => ({
+    eventId: t.exposeID('eventId', { description: 'Event log id (the SSE id).' }),
+    at: t.field({ type: 'DateTime', resolve: (x) => x.at }),
+    field: t.exposeString('field', { description: 'status, identityStatus or carrierStatus.' }),
+    from: t.exposeString('from', { nullable: true }),
+    to: t.exposeString('to'),
+    cause: t.exposeString('cause'),
+    carrierNetworkId: t.int({ nullable: true, resolve: (x) => x.carrier?.networkId ?? null }),
+    carrier: t.string({ nullable: true, description: 'Carrier name.', resolve: (x) => x.carrier?.name ?? null }),
+    reason: t.exposeString('reason', { nullable: true }),
+    code: t.exposeString('code', { nullable: true }),
+  }),
+});
+
+/** A page of transitions; shared with Campaign. */
+export const HistoryPageRef = builder
+  .objectRef<{ transitions: Transition[]; nextCursor: string | null }>('StatusHistoryPage')
+  .implement({
+    description: 'A page of a resource’s history, oldest first (REST …/history).',
+    fields: (t) => ({
+      transitions: t.field({ type: [TransitionRef], resolve: (p) => p.transitions }),
+      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page.' }),
+    }),
+  });
 
 const UsecaseQualificationRef = builder.objectRef<UsecaseQualification>('UsecaseQualification').implement({
   description: 'Whether the brand may use one use case, with per-carrier terms.',
   fields: (t) => ({
     usecase: t.exposeString('usecase'),
+    usecaseClass: t.exposeString('usecaseClass', { description: 'STANDARD or SPECIAL.' }),
     qualifies: t.exposeBoolean('qualifies'),
     reason: t.exposeString('reason', { nullable: true, description: 'Why not, when it does not qualify.' }),
+    vettingRequired: t.exposeBoolean('vettingRequired'),
+    minSubUsecases: t.exposeInt('minSubUsecases'),
+    maxSubUsecases: t.exposeInt('maxSubUsecases'),
+    messageRequirements: t.field({ type: MessageRequirementsRef, resolve: (u) => u.messageRequirements }),
     carriers: t.field({ type: [CarrierQualificationRef], resolve: (u) => u.carriers }),
   }),
 });
@@ -113,6 +189,7 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
     qualified: t.exposeBoolean('qualified'),
     status: t.field({ type: BrandStatusEnum, resolve: (q) => q.status as never }),
     identityStatus: t.field({ type: IdentityStatusEnum, resolve: (q) => q.identityStatus as never }),
+    throughputTier: t.exposeString('throughputTier'),
     usecases: t.field({ type: [UsecaseQualificationRef], resolve: (q) => q.usecases }),
   }),
 });
@@ -132,8 +209,31 @@ export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
     phone: t.exposeString('phone', { nullable: true, description: 'E.164.' }),
     stockSymbol: t.exposeString('stockSymbol', { nullable: true }),
     stockExchange: t.field({ type: StockExchangeEnum, nullable: true, resolve: (b) => b.stockExchange as never }),
+    companyName: t.exposeString('companyName', { description: 'TCR companyName: the legal name (= name).' }),
+    displayName: t.exposeString('displayName', { description: 'TCR displayName; name when none was given.' }),
+    street: t.exposeString('street', { nullable: true }),
+    city: t.exposeString('city', { nullable: true }),
+    state: t.exposeString('state', { nullable: true }),
+    postalCode: t.exposeString('postalCode', { nullable: true }),
+    firstName: t.exposeString('firstName', { nullable: true, description: 'Sole proprietors.' }),
+    lastName: t.exposeString('lastName', { nullable: true, description: 'Sole proprietors.' }),
+    mobilePhone: t.exposeString('mobilePhone', { nullable: true, description: 'Sole proprietors (OTP), E.164.' }),
+    brandRelationship: t.exposeString('brandRelationship', { nullable: true }),
+    altBusinessId: t.exposeString('altBusinessId', { nullable: true }),
+    altBusinessIdType: t.exposeString('altBusinessIdType', { nullable: true }),
+    businessContactEmail: t.exposeString('businessContactEmail', { nullable: true }),
+    referenceId: t.exposeString('referenceId', { nullable: true }),
+    mock: t.exposeBoolean('mock'),
     status: t.field({ type: BrandStatusEnum, resolve: (b) => b.status as never }),
     identityStatus: t.field({ type: IdentityStatusEnum, resolve: (b) => b.identityStatus as never }),
+    vettingScore: t.exposeInt('vettingScore', { nullable: true, description: 'Last approved vetting, 0–100.' }),
+    throughput: t.field({ type: BrandThroughputRef, resolve: (b) => b.throughput }),
+    history: t.field({
+      type: HistoryPageRef,
+      description: 'Status and identity transitions from the event log (REST …/history).',
+      args: { limit: t.arg.int(), cursor: t.arg.string() },
+      resolve: (b, args, ctx) => brandHistory(ctx.app, ctx.actor, b.id, withoutNulls(args)),
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updatedAt }),
     feedback: t.loadable({
@@ -184,6 +284,21 @@ builder.queryFields((t) => ({
     },
     { name: 'BrandEdge' },
   ),
+  brandHistory: t.field({
+    type: HistoryPageRef,
+    description: 'A brand’s transitions, also after it was deleted (REST GET /compliance/brands/{id}/history).',
+    args: { id: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      brandHistory(ctx.app, ctx.actor, String(args.id), withoutNulls({ limit: args.limit, cursor: args.cursor })),
+  }),
+  brandQualification: t.field({
+    type: BrandQualificationRef,
+    description:
+      'REST GET /compliance/brands/{id}/qualify[?usecase=]: per use case and carrier (TCR campaign builder).',
+    args: { brandId: t.arg.id({ required: true }), usecase: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      qualifyBrand(ctx.app, ctx.actor, String(args.brandId), withoutNulls({ usecase: args.usecase })),
+  }),
   brand: t.field({
     type: BrandRef,
     description: 'One brand; NOT_FOUND for another account’s.',
@@ -193,7 +308,8 @@ builder.queryFields((t) => ({
 }));
 
 const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
-  description: 'Brand fields (spec 2.1). PUBLIC_PROFIT needs stockSymbol and stockExchange.',
+  description:
+    'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
   fields: (t) => ({
     name: t.string({ required: true }),
     ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
@@ -205,6 +321,21 @@ const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
     phone: t.string({ description: 'E.164.' }),
     stockSymbol: t.string(),
     stockExchange: t.field({ type: StockExchangeEnum }),
+    displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
+    companyName: t.string({ description: 'Alias of name (TCR).' }),
+    street: t.string(),
+    city: t.string(),
+    state: t.string({ description: 'US: 2-letter code.' }),
+    postalCode: t.string({ description: 'US: 5 digits or ZIP+4.' }),
+    firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
+    lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
+    mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
+    brandRelationship: t.string({ description: 'BASIC_ACCOUNT … KEY_ACCOUNT; default BASIC_ACCOUNT.' }),
+    altBusinessId: t.string(),
+    altBusinessIdType: t.string({ description: 'NONE, DUNS, GIIN or LEI.' }),
+    businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
+    referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
+    mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
   }),
 });
 
@@ -221,6 +352,21 @@ const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
     phone: t.string(),
     stockSymbol: t.string(),
     stockExchange: t.field({ type: StockExchangeEnum }),
+    displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
+    companyName: t.string({ description: 'Alias of name (TCR).' }),
+    street: t.string(),
+    city: t.string(),
+    state: t.string({ description: 'US: 2-letter code.' }),
+    postalCode: t.string({ description: 'US: 5 digits or ZIP+4.' }),
+    firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
+    lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
+    mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
+    brandRelationship: t.string({ description: 'BASIC_ACCOUNT … KEY_ACCOUNT; default BASIC_ACCOUNT.' }),
+    altBusinessId: t.string(),
+    altBusinessIdType: t.string({ description: 'NONE, DUNS, GIIN or LEI.' }),
+    businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
+    referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
+    mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
   }),
 });
 

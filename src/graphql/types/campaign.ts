@@ -1,6 +1,7 @@
 // The Campaign noun (spec 2.3, 2.4): its type with carriers, readiness, brand and numbers, its queries and mutations.
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import type { CarrierPrediction, LintFinding } from '../../domain/compliance/campaign.lint.js';
 import type { BlockingReason } from '../../domain/compliance/campaign.rules.js';
 import {
   createCampaign,
@@ -11,15 +12,18 @@ import {
   pageCampaigns,
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
+import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
 import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
 import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
+import { campaignHistory } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
+import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
-import { BrandRef } from './brand.js';
+import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
 import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
 import { NodeRef } from './node.js';
 
@@ -31,6 +35,10 @@ const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').impl
     status: t.field({ type: CarrierStatusEnum, resolve: (c) => c.status as never }),
     approvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.approvedAt }),
     rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
+    rejectionCode: t.exposeString('rejectionCode', {
+      nullable: true,
+      description: 'Stable code of the cause (the lint codes, e.g. SAMPLE_MISSING_OPT_OUT).',
+    }),
     estimatedDecisionAt: t.field({
       type: 'DateTime',
       nullable: true,
@@ -52,10 +60,55 @@ const BlockingReasonRef = builder.objectRef<BlockingReason>('BlockingReason').im
 });
 
 const AssignedNumberRef = builder.objectRef<AssignedNumberDto>('AssignedNumber').implement({
-  description: 'A number assigned to a campaign.',
+  description: 'A number assigned to a campaign, with its lifecycle.',
   fields: (t) => ({
     number: t.exposeString('number', { description: 'E.164.' }),
     assignedAt: t.field({ type: 'DateTime', resolve: (n) => n.assignedAt }),
+    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+  }),
+});
+
+const CampaignThroughputRef = builder.objectRef<CampaignThroughput>('CampaignThroughput').implement({
+  description: 'The campaign’s effective per-carrier limits: AT&T class and TPM, T-Mobile’s brand cap.',
+  fields: (t) => ({
+    tier: t.exposeString('tier'),
+    messageClass: t.exposeString('messageClass', { description: 'AT&T message class (A–F, T, SP).' }),
+    carriers: t.field({ type: [CarrierLimitRef], resolve: (c) => c.carriers }),
+  }),
+});
+
+const LintFindingRef = builder.objectRef<LintFinding>('LintFinding').implement({
+  description: 'A likely rejection cause (error) or a TCR recommendation (warning), with the field and a fix.',
+  fields: (t) => ({
+    code: t.exposeString('code'),
+    severity: t.exposeString('severity', { description: 'error or warning.' }),
+    field: t.exposeString('field'),
+    message: t.exposeString('message'),
+    fix: t.exposeString('fix'),
+    networkIds: t.exposeIntList('networkIds', { description: 'Carriers that reject for it.' }),
+  }),
+});
+
+const CarrierPredictionRef = builder.objectRef<CarrierPrediction>('CarrierPrediction').implement({
+  description: 'A carrier’s predicted decision (the sandbox carriers decide exactly so).',
+  fields: (t) => ({
+    networkId: t.exposeInt('networkId'),
+    carrier: t.exposeString('carrier'),
+    wouldApprove: t.exposeBoolean('wouldApprove'),
+    rejectionCode: t.exposeString('rejectionCode', { nullable: true }),
+    rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
+  }),
+});
+
+const LintReportRef = builder.objectRef<LintReport>('CampaignLintReport').implement({
+  description: 'Pre-submission lint of a campaign (REST POST /compliance/campaigns/lint).',
+  fields: (t) => ({
+    passes: t.exposeBoolean('passes', { description: 'No error: every carrier would approve.' }),
+    errorCount: t.exposeInt('errorCount'),
+    warningCount: t.exposeInt('warningCount'),
+    findings: t.field({ type: [LintFindingRef], resolve: (r) => r.findings }),
+    carriers: t.field({ type: [CarrierPredictionRef], resolve: (r) => r.carriers }),
   }),
 });
 
@@ -71,6 +124,28 @@ export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement(
     subscriberOptIn: t.exposeBoolean('subscriberOptIn'),
     subscriberHelp: t.exposeBoolean('subscriberHelp'),
     numberPool: t.exposeBoolean('numberPool'),
+    messageFlow: t.exposeString('messageFlow', { nullable: true }),
+    helpMessage: t.exposeString('helpMessage', { nullable: true }),
+    optinMessage: t.exposeString('optinMessage', { nullable: true }),
+    optoutMessage: t.exposeString('optoutMessage', { nullable: true }),
+    helpKeywords: t.exposeString('helpKeywords', { nullable: true }),
+    optinKeywords: t.exposeString('optinKeywords', { nullable: true }),
+    optoutKeywords: t.exposeString('optoutKeywords', { nullable: true }),
+    embeddedLink: t.exposeBoolean('embeddedLink'),
+    embeddedPhone: t.exposeBoolean('embeddedPhone'),
+    ageGated: t.exposeBoolean('ageGated'),
+    directLending: t.exposeBoolean('directLending'),
+    affiliateMarketing: t.exposeBoolean('affiliateMarketing'),
+    subUsecases: t.exposeStringList('subUsecases'),
+    privacyPolicyLink: t.exposeString('privacyPolicyLink', { nullable: true }),
+    termsAndConditionsLink: t.exposeString('termsAndConditionsLink', { nullable: true }),
+    throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
+    history: t.field({
+      type: HistoryPageRef,
+      description: 'Status and per-carrier transitions from the event log (REST …/history).',
+      args: { limit: t.arg.int(), cursor: t.arg.string() },
+      resolve: (c, args, ctx) => campaignHistory(ctx.app, ctx.actor, c.id, withoutNulls(args)),
+    }),
     status: t.field({ type: CampaignStatusEnum, resolve: (c) => c.status as never }),
     expedited: t.exposeBoolean('expedited', { description: 'Whether expedited review was requested.' }),
     numberCount: t.exposeInt('numberCount', { description: 'Numbers assigned.' }),
@@ -124,6 +199,20 @@ builder.queryFields((t) => ({
     },
     { name: 'CampaignEdge' },
   ),
+  lintCampaign: t.field({
+    type: LintReportRef,
+    description:
+      'Pre-submission lint: every likely rejection cause of a campaign body (the fields of CreateCampaignInput, complete or not, as JSON). Writes nothing.',
+    args: { input: t.arg({ type: 'JSON', required: true }) },
+    resolve: (_root, args, ctx) => lintCampaign(ctx.app, ctx.actor, args.input),
+  }),
+  campaignHistory: t.field({
+    type: HistoryPageRef,
+    description: 'A campaign’s transitions, also after it was deleted (REST GET /compliance/campaigns/{id}/history).',
+    args: { id: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      campaignHistory(ctx.app, ctx.actor, String(args.id), withoutNulls({ limit: args.limit, cursor: args.cursor })),
+  }),
   campaign: t.field({
     type: CampaignRef,
     description: 'One campaign with carriers, sendable and blockingReasons.',
@@ -142,6 +231,21 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
     subscriberOptIn: t.boolean({ required: true }),
     subscriberHelp: t.boolean({ required: true }),
     numberPool: t.boolean(),
+    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
+    helpMessage: t.string({ description: '20–320.' }),
+    optinMessage: t.string({ description: '20–320.' }),
+    optoutMessage: t.string({ description: '20–320.' }),
+    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
+    optinKeywords: t.string(),
+    optoutKeywords: t.string(),
+    embeddedLink: t.boolean(),
+    embeddedPhone: t.boolean(),
+    ageGated: t.boolean(),
+    directLending: t.boolean(),
+    affiliateMarketing: t.boolean(),
+    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
+    privacyPolicyLink: t.string(),
+    termsAndConditionsLink: t.string(),
   }),
 });
 
@@ -153,6 +257,21 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
     subscriberOptIn: t.boolean(),
     subscriberHelp: t.boolean(),
     numberPool: t.boolean(),
+    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
+    helpMessage: t.string({ description: '20–320.' }),
+    optinMessage: t.string({ description: '20–320.' }),
+    optoutMessage: t.string({ description: '20–320.' }),
+    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
+    optinKeywords: t.string(),
+    optoutKeywords: t.string(),
+    embeddedLink: t.boolean(),
+    embeddedPhone: t.boolean(),
+    ageGated: t.boolean(),
+    directLending: t.boolean(),
+    affiliateMarketing: t.boolean(),
+    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
+    privacyPolicyLink: t.string(),
+    termsAndConditionsLink: t.string(),
   }),
 });
 

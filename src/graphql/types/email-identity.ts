@@ -13,6 +13,11 @@ import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { EmailThreadRef } from './email-thread.js';
 
+const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
+  description: 'Lifecycle of an identity.',
+  values: ['active', 'deprovisioning'] as const,
+});
+
 builder.prismaObject('EmailIdentity', {
   description: 'An email identity (inbox), spec 2.6.',
   fields: (t) => ({
@@ -23,7 +28,11 @@ builder.prismaObject('EmailIdentity', {
     displayName: t.exposeString('displayName', { nullable: true }),
     agentId: t.exposeString('agentId', { nullable: true, description: 'Assigned agent; null when none.' }),
     agent: t.relation('agent', { nullable: true, description: 'The assigned agent.' }),
-    status: t.exposeString('status', { description: '`active`, or `deprovisioning` after delete.' }),
+    status: t.field({
+      type: EmailIdentityStatusEnum,
+      description: '`active`, or `deprovisioning` after delete.',
+      resolve: (i) => i.status as never,
+    }),
     smtpHost: t.string({
       description: 'SMTP host (SMTP_PUBLIC_HOST).',
       resolve: (_i, _a, ctx) => ctx.app.config.SMTP_PUBLIC_HOST,

@@ -2,6 +2,20 @@ import { emailScope } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { builder } from '../builder.js';
+
+const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
+  description: 'State of an agent’s answer: pending, then answered, skipped (see reason) or failed.',
+  values: ['pending', 'answered', 'skipped', 'failed'] as const,
+});
+const MessageDirectionEnum = builder.enumType('MessageDirection', {
+  description: 'inbound (received) or outbound (sent by this service).',
+  values: ['inbound', 'outbound'] as const,
+});
+const MessageStatusEnum = builder.enumType('MessageStatus', {
+  description: 'received (inbound); queued, sent, delivered, undelivered or failed (outbound).',
+  values: ['received', 'queued', 'sent', 'delivered', 'undelivered', 'failed'] as const,
+});
+
 export const EmailThreadRef = builder.prismaObject('EmailThread', {
   description: 'A conversation of one identity (spec 2.7).',
   fields: (t) => ({
@@ -21,7 +35,7 @@ builder.prismaObject('AgentJob', {
   name: 'AgentAnswer',
   description: 'State of the agent’s answer to an inbound message.',
   fields: (t) => ({
-    status: t.exposeString('status', { description: 'pending | answered | skipped | failed.' }),
+    status: t.field({ type: AgentAnswerStatusEnum, resolve: (j) => j.status as never }),
     reason: t.exposeString('reason', {
       nullable: true,
       description: 'Why skipped or failed (AUTO_SUBMITTED, REPLY_BUDGET_EXHAUSTED, MODEL_ERROR, …).',
@@ -42,11 +56,13 @@ builder.prismaObject('EmailMessage', {
     subject: t.exposeString('subject'),
     body: t.exposeString('body', { description: 'Plain text.' }),
     sentAt: t.expose('sentAt', { type: 'DateTime' }),
-    direction: t.exposeString('direction', { description: 'inbound | outbound.' }),
+    direction: t.field({ type: MessageDirectionEnum, resolve: (m) => m.direction as never }),
     inReplyTo: t.exposeString('inReplyTo', { nullable: true }),
     references: t.exposeStringList('references'),
-    status: t.exposeString('status', {
-      description: 'received | queued | sent | delivered | undelivered | failed (README "Message status").',
+    status: t.field({
+      type: MessageStatusEnum,
+      description: 'Delivery status (README "Message status").',
+      resolve: (m) => m.status as never,
     }),
     statusDetail: t.exposeString('statusDetail', { nullable: true }),
     agentAnswer: t.relation('agentJob', { nullable: true, description: 'The agent’s answer, on inbound mail.' }),

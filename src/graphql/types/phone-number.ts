@@ -21,6 +21,11 @@ import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connec
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
 
+const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
+  description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
+  fields: (t) => ({ code: t.exposeString('code'), message: t.exposeString('message') }),
+});
+
 const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
   description: 'A number (DID) provisioned in the account.',
   fields: (t) => ({
@@ -28,6 +33,19 @@ const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
     campaignId: t.exposeID('campaignId', { nullable: true }),
     assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
+    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', {
+      nullable: true,
+      description: 'PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign.',
+    }),
+    failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }),
+    stateChangedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.stateChangedAt }),
+    nextStateAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When warming or cooling ends.',
+      resolve: (n) => n.nextStateAt,
+    }),
   }),
 });
 
@@ -37,6 +55,8 @@ const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').i
     number: t.exposeString('number'),
     campaignId: t.exposeID('campaignId', { nullable: true }),
     campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
+    state: t.exposeString('state', { description: 'DID state (spec 3).' }),
+    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
   }),
 });
 

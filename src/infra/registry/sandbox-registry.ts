@@ -149,15 +149,16 @@ export class SandboxRegistry implements CampaignRegistry {
         const vetting = await tx.vetting.findUnique({ where: { id: task.vettingId }, include: { brand: true } });
         if (vetting) await applyVettingDecision(tx, emit, vetting, vettingDecision(vetting.brand), now);
       } else if (task.kind === 'CARRIER_DECISION' && task.campaignId && task.networkId !== null) {
-        const campaign = await tx.campaign.findUnique({ where: { id: task.campaignId } });
+        const campaign = await tx.campaign.findUnique({ where: { id: task.campaignId }, include: { brand: true } });
         if (campaign) {
           await applyCarrierDecision(
             tx,
             emit,
             campaign,
             task.networkId,
-            carrierDecision(campaign, task.networkId),
+            carrierDecision(campaign, campaign.brand, task.networkId),
             now,
+            this.ctx,
           );
         }
       }

@@ -1,3 +1,5 @@
+import { carrierRejection } from '../../domain/compliance/campaign.lint.js';
+import { reviewFindings } from '../../domain/compliance/campaign-lint.service.js';
 import {
   CARRIERS,
   type CarrierStatus,
@@ -91,28 +93,30 @@ export function vettingDecision(brand: Pick<Brand, 'ein'>): {
 const MARKER = /SANDBOX:(REJECT|SUSPEND):(\d{5}|ALL)/gi;
 
 /**
- * One carrier's decision on a campaign: REJECTED when opt-in or HELP is not confirmed (every carrier requires both);
- * otherwise the description markers `SANDBOX:REJECT:<networkId|ALL>` and `SANDBOX:SUSPEND:<networkId|ALL>` decide;
- * otherwise APPROVED.
+ * One carrier's decision on a campaign: the pre-submission lint's rules decide first (campaign.lint.ts via
+ * reviewFindings): the first error finding that names this carrier rejects, with the reason TCR gives and the lint's
+ * code. Otherwise the description markers `SANDBOX:REJECT:<networkId|ALL>` and `SANDBOX:SUSPEND:<networkId|ALL>`
+ * decide; otherwise APPROVED. So a campaign that passes the lint is approved by every carrier (markers aside).
  */
 export function carrierDecision(
-  campaign: Pick<Campaign, 'description' | 'subscriberOptIn' | 'subscriberHelp'>,
+  campaign: Campaign,
+  brand: Brand,
   networkId: number,
-): { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null } {
-  if (!campaign.subscriberOptIn) {
-    return { status: 'REJECTED', reason: 'Subscriber opt-in must be collected (subscriberOptIn).' };
-  }
-  if (!campaign.subscriberHelp) {
-    return { status: 'REJECTED', reason: 'A HELP keyword response must be implemented (subscriberHelp).' };
-  }
+): { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code: string | null } {
+  const rejection = carrierRejection(reviewFindings(campaign, brand), networkId);
+  if (rejection) return { status: 'REJECTED', reason: rejection.reason, code: rejection.code };
   for (const m of campaign.description.matchAll(MARKER)) {
     const [, action, target] = m as unknown as [string, string, string];
     if (target.toUpperCase() !== 'ALL' && Number(target) !== networkId) continue;
     return action.toUpperCase() === 'REJECT'
-      ? { status: 'REJECTED', reason: 'Sandbox: the description asks this carrier to reject.' }
-      : { status: 'SUSPENDED', reason: 'Sandbox: the description asks this carrier to suspend.' };
+      ? { status: 'REJECTED', reason: 'Sandbox: the description asks this carrier to reject.', code: 'SANDBOX_REJECT' }
+      : {
+          status: 'SUSPENDED',
+          reason: 'Sandbox: the description asks this carrier to suspend.',
+          code: 'SANDBOX_SUSPEND',
+        };
   }
-  return { status: 'APPROVED', reason: null };
+  return { status: 'APPROVED', reason: null, code: null };
 }
 
 /** Base review delay of a carrier, in ms. */

@@ -10,6 +10,7 @@ import {
   listBrands,
   listVettings,
   qualifyBrand,
+  qualifyQuery,
   registerBrand,
   revetBrand,
   updateBrand,
@@ -24,6 +25,7 @@ import {
   nudgeCampaign,
   updateCampaign,
 } from '../../domain/compliance/campaign.service.js';
+import { lintCampaign, lintCampaignUpdate } from '../../domain/compliance/campaign-lint.service.js';
 import {
   brandInput,
   brandUpdateInput,
@@ -31,11 +33,13 @@ import {
   campaignListQuery,
   campaignUpdateInput,
   didMappingQuery,
+  dryRunQuery,
   nudgeInput,
   numbersInput,
   pageQuery,
   vettingApplyInput,
 } from '../../domain/compliance/compliance.schemas.js';
+import { brandHistory, campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import {
   assignNumbers,
   didMapping,
@@ -49,6 +53,25 @@ import {
 import { actorOf } from '../auth.js';
 
 const ts = z.string().describe('ISO 8601 UTC with milliseconds');
+const carrierLimitOut = z.object({
+  networkId: z.number(),
+  carrier: z.string(),
+  dailyCap: z.number().nullable().describe('Messages per day (T-Mobile: per brand)'),
+  messagesPerMinute: z.number().nullable().describe('Messages per minute (AT&T: per campaign)'),
+  messageClass: z.string().nullable().describe('AT&T message class'),
+  note: z.string().nullable(),
+});
+const tierDescription = 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR';
+const brandThroughputOut = z.object({
+  tier: z.string().describe(tierDescription),
+  vettingScore: z.number().nullable(),
+  carriers: z.array(carrierLimitOut),
+});
+const campaignThroughputOut = z.object({
+  tier: z.string().describe(tierDescription),
+  messageClass: z.string().describe('AT&T message class: A–F, T (low volume) or SP (sole proprietor)'),
+  carriers: z.array(carrierLimitOut),
+});
 const brandOut = z.object({
   id: z.string(),
   name: z.string(),
@@ -61,8 +84,25 @@ const brandOut = z.object({
   phone: z.string().nullable(),
   stockSymbol: z.string().nullable(),
   stockExchange: z.string().nullable(),
+  companyName: z.string().describe('TCR companyName: the legal name, equal to name'),
+  displayName: z.string().describe('TCR displayName; name when none was given'),
+  street: z.string().nullable(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  mobilePhone: z.string().nullable(),
+  brandRelationship: z.string().nullable(),
+  altBusinessId: z.string().nullable(),
+  altBusinessIdType: z.string().nullable(),
+  businessContactEmail: z.string().nullable(),
+  referenceId: z.string().nullable(),
+  mock: z.boolean(),
   status: z.string().describe('PENDING, ACTIVE or FAILED'),
   identityStatus: z.string().describe('SELF_DECLARED, UNVERIFIED, VERIFIED or VETTED_VERIFIED'),
+  vettingScore: z.number().nullable().describe('Score of the last approved external vetting, 0–100'),
+  throughput: brandThroughputOut,
   createdAt: ts,
   updatedAt: ts,
 });
@@ -82,6 +122,7 @@ const carrierOut = z.object({
   status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
   approvedAt: ts.nullable(),
   rejectionReason: z.string().nullable(),
+  rejectionCode: z.string().nullable().describe('Stable code of the cause (the lint codes)'),
   estimatedDecisionAt: ts.nullable(),
 });
 const campaignOut = z.object({
@@ -93,20 +134,47 @@ const campaignOut = z.object({
   subscriberOptIn: z.boolean(),
   subscriberHelp: z.boolean(),
   numberPool: z.boolean(),
+  messageFlow: z.string().nullable(),
+  helpMessage: z.string().nullable(),
+  optinMessage: z.string().nullable(),
+  optoutMessage: z.string().nullable(),
+  helpKeywords: z.string().nullable(),
+  optinKeywords: z.string().nullable(),
+  optoutKeywords: z.string().nullable(),
+  embeddedLink: z.boolean(),
+  embeddedPhone: z.boolean(),
+  ageGated: z.boolean(),
+  directLending: z.boolean(),
+  affiliateMarketing: z.boolean(),
+  subUsecases: z.array(z.string()),
+  privacyPolicyLink: z.string().nullable(),
+  termsAndConditionsLink: z.string().nullable(),
   status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
   expedited: z.boolean(),
   numberCount: z.number(),
   carriers: z.array(carrierOut),
   sendable: z.boolean(),
   blockingReasons: z.array(z.object({ code: z.string(), message: z.string(), networkId: z.number().nullable() })),
+  throughput: campaignThroughputOut,
   createdAt: ts,
   updatedAt: ts,
 });
+const lifecycleOut = {
+  state: z.string().describe('DID state: unassigned, warming, active or cooling'),
+  assignmentStatus: z
+    .string()
+    .nullable()
+    .describe('PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign'),
+  failureReasons: z.array(z.object({ code: z.string(), message: z.string() })),
+  stateChangedAt: ts.nullable(),
+  nextStateAt: ts.nullable().describe('When warming or cooling ends'),
+};
 const numberOut = z.object({
   number: z.string(),
   campaignId: z.string().nullable(),
   assignedAt: ts.nullable(),
   createdAt: ts,
+  ...lifecycleOut,
 });
 const feedbackOut = z.object({
   brandId: z.string(),
@@ -121,11 +189,22 @@ const qualifyOut = z.object({
   qualified: z.boolean(),
   status: z.string(),
   identityStatus: z.string(),
+  throughputTier: z.string().describe(tierDescription),
   usecases: z.array(
     z.object({
       usecase: z.string(),
+      usecaseClass: z.string().describe('STANDARD or SPECIAL'),
       qualifies: z.boolean(),
       reason: z.string().nullable(),
+      vettingRequired: z.boolean(),
+      minSubUsecases: z.number(),
+      maxSubUsecases: z.number(),
+      messageRequirements: z.object({
+        optinMessage: z.array(z.string()),
+        optoutMessage: z.array(z.string()),
+        helpMessage: z.array(z.string()),
+        sampleMessages: z.array(z.string()),
+      }),
       carriers: z.array(
         z.object({
           networkId: z.number(),
@@ -134,11 +213,39 @@ const qualifyOut = z.object({
           carrierReviewRequired: z.boolean(),
           minMsgSamples: z.number(),
           subscriberOptInRequired: z.boolean(),
+          subscriberOptOutRequired: z.boolean(),
           subscriberHelpRequired: z.boolean(),
           embeddedLinksAllowed: z.boolean(),
           embeddedPhoneAllowed: z.boolean(),
+          dailyCap: z.number().nullable(),
+          messagesPerMinute: z.number().nullable(),
+          messageClass: z.string().nullable(),
         }),
       ),
+    }),
+  ),
+});
+const lintReportOut = z.object({
+  passes: z.boolean().describe('No error finding: every carrier would approve'),
+  errorCount: z.number(),
+  warningCount: z.number(),
+  findings: z.array(
+    z.object({
+      code: z.string(),
+      severity: z.string().describe('error or warning'),
+      field: z.string(),
+      message: z.string(),
+      fix: z.string(),
+      networkIds: z.array(z.number()).describe('Carriers that reject for it'),
+    }),
+  ),
+  carriers: z.array(
+    z.object({
+      networkId: z.number(),
+      carrier: z.string(),
+      wouldApprove: z.boolean(),
+      rejectionCode: z.string().nullable(),
+      rejectionReason: z.string().nullable(),
     }),
   ),
 });
@@ -229,12 +336,14 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'qualifyBrand',
         errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: brands,
-        summary: 'Whether the brand qualifies and which use cases it may use, per carrier.',
+        summary:
+          'Whether the brand qualifies and which use cases it may use; per use case and carrier TCR’s campaign-builder data (review, minimum samples, opt-in/opt-out/help, embedded rules, throughput). ?usecase= answers one use case.',
         params: idParams,
+        querystring: qualifyQuery,
         response: { 200: qualifyOut },
       },
     },
-    (request) => qualifyBrand(ctx, actorOf(request), request.params.id),
+    (request) => qualifyBrand(ctx, actorOf(request), request.params.id, request.query),
   );
   r.post(
     '/compliance/brands/:id/revet',
@@ -318,12 +427,30 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'createCampaign',
         errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE', 'USECASE_NOT_QUALIFIED'],
         tags: campaigns,
-        summary: 'Create a campaign under an ACTIVE brand; answers 201 with status PENDING.',
+        summary:
+          'Create a campaign under an ACTIVE brand; answers 201 with status PENDING. With ?dryRun=true: validates, then answers 200 with the lint report and writes nothing.',
+        querystring: dryRunQuery,
         body: campaignInput,
-        response: { 201: campaignOut },
+        response: { 201: campaignOut, 200: lintReportOut },
       },
     },
-    async (request, reply) => reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
+    async (request, reply) =>
+      request.query.dryRun
+        ? reply.status(200).send(await lintCampaign(ctx, actorOf(request), request.body))
+        : reply.status(201).send(await createCampaign(ctx, actorOf(request), request.body)),
+  );
+  r.post(
+    '/compliance/campaigns/lint',
+    {
+      schema: {
+        tags: campaigns,
+        summary:
+          'Pre-submission lint: every likely rejection cause of a campaign body (code, severity, field, message, fix, carriers), and each carrier’s predicted decision. Writes nothing.',
+        body: z.record(z.string(), z.unknown()).describe('The body of POST /compliance/campaigns, complete or not.'),
+        response: { 200: lintReportOut },
+      },
+    },
+    (request) => lintCampaign(ctx, actorOf(request), request.body),
   );
   r.get(
     '/compliance/campaigns/:id',
@@ -346,13 +473,18 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'updateCampaign',
         errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD'],
         tags: campaigns,
-        summary: 'Change campaign details; content changes trigger carrier re-review.',
+        summary:
+          'Change campaign details; content changes trigger carrier re-review. With ?dryRun=true: answers the lint report of the campaign as updated and writes nothing.',
         params: idParams,
+        querystring: dryRunQuery,
         body: campaignUpdateInput,
-        response: { 200: campaignOut },
+        response: { 200: z.union([campaignOut, lintReportOut]) },
       },
     },
-    (request) => updateCampaign(ctx, actorOf(request), request.params.id, request.body),
+    (request) =>
+      request.query.dryRun
+        ? lintCampaignUpdate(ctx, actorOf(request), request.params.id, request.body)
+        : updateCampaign(ctx, actorOf(request), request.params.id, request.body),
   );
   r.delete(
     '/compliance/campaigns/:id',
@@ -409,7 +541,10 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         summary: 'Numbers currently assigned to the campaign.',
         params: idParams,
         response: {
-          200: z.object({ campaignId: z.string(), numbers: z.array(z.object({ number: z.string(), assignedAt: ts })) }),
+          200: z.object({
+            campaignId: z.string(),
+            numbers: z.array(z.object({ number: z.string(), assignedAt: ts, ...lifecycleOut })),
+          }),
         },
       },
     },
@@ -469,6 +604,57 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     (request) => getCampaignCarriers(ctx, actorOf(request), request.params.id),
   );
 
+  const transitionOut = z.object({
+    eventId: z.string().describe('Event log id (the SSE id)'),
+    at: ts,
+    field: z.string().describe('status, identityStatus or carrierStatus'),
+    from: z.string().nullable(),
+    to: z.string(),
+    cause: z.string(),
+    carrier: z.object({ networkId: z.number(), name: z.string() }).nullable(),
+    reason: z.string().nullable(),
+    code: z.string().nullable(),
+  });
+  r.get(
+    '/compliance/brands/:id/history',
+    {
+      schema: {
+        tags: brands,
+        summary: 'The brand’s status and identity transitions (from, to, cause, at), oldest first, from the event log.',
+        params: idParams,
+        querystring: historyQuery,
+        response: {
+          200: z.object({
+            brandId: z.string(),
+            transitions: z.array(transitionOut),
+            nextCursor: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    (request) => brandHistory(ctx, actorOf(request), request.params.id, request.query),
+  );
+  r.get(
+    '/compliance/campaigns/:id/history',
+    {
+      schema: {
+        tags: campaigns,
+        summary:
+          'The campaign’s status and per-carrier transitions (from, to, cause, carrier, reason, at), oldest first, from the event log.',
+        params: idParams,
+        querystring: historyQuery,
+        response: {
+          200: z.object({
+            campaignId: z.string(),
+            transitions: z.array(transitionOut),
+            nextCursor: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    (request) => campaignHistory(ctx, actorOf(request), request.params.id, request.query),
+  );
+
   r.get(
     '/compliance/did-mapping',
     {
@@ -488,7 +674,13 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         querystring: didMappingQuery,
         response: {
           200: z.array(
-            z.object({ number: z.string(), campaignId: z.string().nullable(), campaignStatus: z.string().nullable() }),
+            z.object({
+              number: z.string(),
+              campaignId: z.string().nullable(),
+              campaignStatus: z.string().nullable(),
+              state: lifecycleOut.state,
+              assignmentStatus: lifecycleOut.assignmentStatus,
+            }),
           ),
         },
       },

@@ -1,0 +1,215 @@
+import type { AppContext } from '../../app-context.js';
+import type { PhoneNumber } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+import type { Worker } from '../../infra/workers.js';
+import type { ErrorDetail } from '../errors.js';
+import type { Emit } from '../events/event-log.js';
+import { DID_STATES, type DidState } from './compliance.enums.js';
+
+/**
+ * The number (DID) lifecycle (spec 3 "DID states warming, active, cooling (carried by did.state_changed)"; issue 14):
+ *
+ *   unassigned ──assign to an APPROVED campaign──► warming ──DID_WARMUP_MS──► active
+ *   warming/active ──removed, or campaign deleted──► cooling ──DID_COOLDOWN_MS──► unassigned
+ *
+ * A number assigned to a campaign that is not approved yet waits in assignment status PENDING_ASSIGNMENT (state
+ * unassigned) and starts warming when the campaign is approved; it becomes FAILED_ASSIGNMENT (with failureReasons)
+ * when the campaign is rejected or suspended. Every state change emits one did.state_changed
+ * `{number, previousState, state, assignmentStatus, campaignId, cause}` in the transaction of the change. Timings
+ * come from config and ctx.clock; the due moves are run by the `compliance-did-lifecycle` worker from
+ * `compliance_numbers.state_due_at` (a per-number due time, so cancelling is clearing a column).
+ */
+
+/** Why a DID state changed (the `cause` of did.state_changed). */
+export type DidCause =
+  | 'ASSIGNED'
+  | 'CAMPAIGN_APPROVED'
+  | 'WARMUP_COMPLETE'
+  | 'REMOVED'
+  | 'CAMPAIGN_DELETED'
+  | 'COOLDOWN_COMPLETE';
+
+/** Numbers moved per worker tick. */
+const BATCH = 100;
+
+async function changeState(
+  tx: Tx,
+  emit: Emit,
+  n: PhoneNumber,
+  to: DidState,
+  data: Partial<PhoneNumber>,
+  cause: DidCause,
+  now: Date,
+): Promise<void> {
+  const updated = await tx.phoneNumber.update({
+    where: { number: n.number },
+    data: { ...data, state: to, stateChangedAt: now } as never,
+  });
+  await emit(n.accountId, 'did.state_changed', {
+    number: n.number,
+    previousState: n.state,
+    state: to,
+    assignmentStatus: updated.assignmentStatus,
+    campaignId: updated.campaignId ?? updated.lastCampaignId ?? n.campaignId ?? n.lastCampaignId,
+    cause,
+  });
+}
+
+/**
+ * Starts the warm-up of `numbers` just linked to an APPROVED campaign, or of a campaign's numbers waiting in
+ * PENDING_ASSIGNMENT / FAILED_ASSIGNMENT when it becomes APPROVED: ASSIGNED, warming, due after DID_WARMUP_MS.
+ */
+export async function startWarmup(
+  ctx: AppContext,
+  tx: Tx,
+  emit: Emit,
+  numbers: PhoneNumber[],
+  cause: DidCause,
+  now: Date,
+): Promise<void> {
+  const due = new Date(now.getTime() + ctx.config.DID_WARMUP_MS);
+  for (const n of numbers) {
+    if (n.state !== 'unassigned') continue;
+    await changeState(
+      tx,
+      emit,
+      n,
+      'warming',
+      { assignmentStatus: 'ASSIGNED', failureReasons: [], stateDueAt: due },
+      cause,
+      now,
+    );
+  }
+}
+
+/**
+ * Unlinks numbers from their campaign (removal or campaign deletion). Warming or active numbers start cooling
+ * (PENDING_UNASSIGNMENT, due after DID_COOLDOWN_MS); numbers that never warmed are simply unlinked.
+ */
+export async function startCooldown(
+  ctx: AppContext,
+  tx: Tx,
+  emit: Emit,
+  numbers: PhoneNumber[],
+  cause: DidCause,
+  now: Date,
+): Promise<void> {
+  const due = new Date(now.getTime() + ctx.config.DID_COOLDOWN_MS);
+  for (const n of numbers) {
+    const unlink = { campaignId: null, assignedAt: null, lastCampaignId: n.campaignId };
+    if (n.state === 'warming' || n.state === 'active') {
+      await changeState(
+        tx,
+        emit,
+        n,
+        'cooling',
+        { ...unlink, assignmentStatus: 'PENDING_UNASSIGNMENT', stateDueAt: due },
+        cause,
+        now,
+      );
+    } else {
+      await tx.phoneNumber.update({
+        where: { number: n.number },
+        data: { ...unlink, lastCampaignId: null, assignmentStatus: null, failureReasons: [], stateDueAt: null },
+      });
+    }
+  }
+}
+
+/**
+ * Follows a campaign's status change: APPROVED starts the warm-up of its waiting numbers; REJECTED or SUSPENDED
+ * fails their pending assignment with a reason (Telnyx FAILED_ASSIGNMENT + failureReasons).
+ */
+export async function onCampaignStatus(
+  ctx: AppContext,
+  tx: Tx,
+  emit: Emit,
+  campaignId: string,
+  status: string,
+  now: Date,
+): Promise<void> {
+  if (status === 'APPROVED') {
+    const waiting = await tx.phoneNumber.findMany({
+      where: { campaignId, assignmentStatus: { in: ['PENDING_ASSIGNMENT', 'FAILED_ASSIGNMENT'] } },
+      orderBy: { number: 'asc' },
+    });
+    await startWarmup(ctx, tx, emit, waiting, 'CAMPAIGN_APPROVED', now);
+  } else if (status === 'REJECTED' || status === 'SUSPENDED') {
+    await tx.phoneNumber.updateMany({
+      where: { campaignId, assignmentStatus: 'PENDING_ASSIGNMENT' },
+      data: {
+        assignmentStatus: 'FAILED_ASSIGNMENT',
+        failureReasons: [
+          {
+            code: status === 'REJECTED' ? 'CAMPAIGN_REJECTED' : 'CAMPAIGN_SUSPENDED',
+            message: `The campaign is ${status}; numbers can only be provisioned on an approved campaign. Appeal or fix it; the assignment resumes once it is approved.`,
+          },
+        ],
+      },
+    });
+  }
+}
+
+/** The worker that ends warm-ups (→ active) and cool-downs (→ unassigned) whose time has come. */
+export function didLifecycleWorker(ctx: AppContext): Worker {
+  return {
+    name: 'compliance-did-lifecycle',
+    tick: async () => {
+      const now = ctx.clock.now();
+      const due = await ctx.db.phoneNumber.findMany({
+        where: { stateDueAt: { lte: now } },
+        orderBy: [{ stateDueAt: 'asc' }, { number: 'asc' }],
+        take: BATCH,
+      });
+      let moved = 0;
+      for (const n of due) {
+        const done = await ctx.events.transaction(async (tx, emit) => {
+          // Claim by the row as read: another instance, a removal or a release in between makes this count 0.
+          const { count } = await tx.phoneNumber.updateMany({
+            where: { number: n.number, state: n.state, stateDueAt: n.stateDueAt },
+            data: { stateDueAt: null },
+          });
+          if (count === 0) return false;
+          if (n.state === 'warming') {
+            await changeState(tx, emit, n, 'active', {}, 'WARMUP_COMPLETE', ctx.clock.now());
+          } else if (n.state === 'cooling') {
+            await changeState(
+              tx,
+              emit,
+              n,
+              'unassigned',
+              { assignmentStatus: null, lastCampaignId: null },
+              'COOLDOWN_COMPLETE',
+              ctx.clock.now(),
+            );
+          }
+          return true;
+        });
+        if (done) moved++;
+      }
+      return moved;
+    },
+  };
+}
+
+/**
+ * Ingest rules of POST /api/events for types whose payload the service defines: did.state_changed must carry a DID
+ * state ({@link DID_STATES}) in `state` and, when present, in `previousState`.
+ * @returns one detail per violation (code INVALID_DID_STATE, field payload.state / payload.previousState).
+ */
+export function ingestPayloadIssues(eventType: string, payload: Record<string, unknown>): ErrorDetail[] {
+  if (eventType !== 'did.state_changed') return [];
+  const out: ErrorDetail[] = [];
+  for (const key of ['state', 'previousState'] as const) {
+    const v = payload[key];
+    if (key === 'previousState' && (v === undefined || v === null)) continue;
+    if (typeof v !== 'string' || !(DID_STATES as readonly string[]).includes(v)) {
+      out.push({
+        code: 'INVALID_DID_STATE',
+        field: `payload.${key}`,
+        message: `must be one of ${DID_STATES.join(', ')}`,
+      });
+    }
+  }
+  return out;
+}
