@@ -52,6 +52,14 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'a number is already provisioned (`details` per number); nothing was provisioned',
   },
+  REFERENCE_ID_TAKEN: {
+    status: 409,
+    meaning: 'another brand of the account has this `referenceId` (case-insensitive)',
+  },
+  NUMBER_COOLING: {
+    status: 409,
+    meaning: 'a number is cooling down after release from a campaign (`details` per number); nothing was assigned',
+  },
   NUMBER_ASSIGNED: { status: 409, meaning: 'the number is assigned to a campaign; remove it first' },
   NUMBER_ASSIGNED_ELSEWHERE: {
     status: 409,

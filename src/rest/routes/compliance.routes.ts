@@ -277,7 +277,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'createBrand',
-        errors: ['FORBIDDEN'],
+        errors: ['FORBIDDEN', 'REFERENCE_ID_TAKEN'],
         tags: brands,
         summary: 'Register a brand; answers 201 with status PENDING.',
         body: brandInput,
@@ -305,7 +305,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'updateBrand',
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD', 'REFERENCE_ID_TAKEN'],
         tags: brands,
         summary: 'Replace a brand’s fields; identity changes send it back to PENDING (re-vetting).',
         params: idParams,
@@ -443,6 +443,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/lint',
     {
       schema: {
+        operationId: 'lintCampaign',
+        errors: ['FORBIDDEN'],
         tags: campaigns,
         summary:
           'Pre-submission lint: every likely rejection cause of a campaign body (code, severity, field, message, fix, carriers), and each carrier’s predicted decision. Writes nothing.',
@@ -555,7 +557,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'assignCampaignNumbers',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED', 'NUMBER_COOLING'],
         tags: campaigns,
         summary: 'Assign provisioned numbers to the campaign, all or nothing.',
         params: idParams,
@@ -619,6 +621,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/history',
     {
       schema: {
+        operationId: 'getBrandHistory',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: brands,
         summary: 'The brand’s status and identity transitions (from, to, cause, at), oldest first, from the event log.',
         params: idParams,
@@ -638,6 +642,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/history',
     {
       schema: {
+        operationId: 'getCampaignHistory',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: campaigns,
         summary:
           'The campaign’s status and per-carrier transitions (from, to, cause, carrier, reason, at), oldest first, from the event log.',
