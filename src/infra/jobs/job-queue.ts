@@ -283,13 +283,25 @@ export class JobRunner implements Worker {
 
   /**
    * Claims job `id` if it is due and unclaimed, and runs it now, waiting for it (e.g. mail sent by a request is
-   * attempted in that request). @returns false when it was not claimable (not due, done, or another claim holds it).
+   * attempted in that request). When this instance's worker claimed it just before, waits for that run.
+   * @returns false when it was not claimable (not due, done, or another instance's claim holds it).
    */
   async runNow(id: string): Promise<boolean> {
     const [job] = await this.claim(1, id);
-    if (!job) return false;
-    await this.#start(job);
-    return true;
+    if (job) {
+      await this.#start(job);
+      return true;
+    }
+    // This instance's own worker may have claimed it a moment earlier: then wait for that run instead.
+    for (let i = 0; i < 3; i++) {
+      const running = this.#inFlight.get(id);
+      if (running) {
+        await running.done;
+        return true;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return false;
   }
 
   #chain: Promise<void> = Promise.resolve();
