@@ -127,15 +127,19 @@ type RouteSchema = NonNullable<RouteOptions['schema']> & Record<string, unknown>
 /**
  * The codes a route answers by its kind, beside those it lists in `schema.errors`: 401 UNAUTHENTICATED unless
  * public (src/rest/auth.ts); 400 VALIDATION_FAILED when it validates a request part (src/rest/zod.ts); the body
- * parser's codes on POST/PUT/PATCH (src/http JSON parser, src/rest/errors.ts); the Idempotency-Key codes on an
+ * parser's codes on POST/PUT/PATCH/DELETE (BODY_NOT_ALLOWED where the route takes no body) (src/http JSON parser, src/rest/errors.ts); the Idempotency-Key codes on an
  * authenticated POST (src/rest/idempotency.ts).
  */
 export function implicitErrorCodes(schema: RouteSchema, methods: readonly string[], isPublic: boolean): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (!isPublic) codes.push('UNAUTHENTICATED');
   if (schema.body || schema.querystring || schema.params || schema.headers) codes.push('VALIDATION_FAILED');
-  if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) {
+  if (schema.params) codes.push('BAD_URL');
+  // Fastify parses a JSON body on POST, PUT, PATCH and DELETE alike.
+  if (methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE')) {
     codes.push('MALFORMED_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE');
+    // src/rest/inputs.ts: an operation without a body schema refuses a body.
+    if (!schema.body) codes.push('BODY_NOT_ALLOWED');
   }
   if (!isPublic && methods.includes('POST')) {
     codes.push('INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');

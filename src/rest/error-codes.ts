@@ -13,6 +13,11 @@ export const ERROR_CODES = {
   },
   MALFORMED_JSON: { status: 400, meaning: 'the body is not valid JSON' },
   BAD_REQUEST: { status: 400, meaning: 'the request is malformed in another way (e.g. a bad Content-Length)' },
+  BAD_URL: { status: 400, meaning: 'the URL path is not valid percent-encoding (RFC 3986 2.1)' },
+  BODY_NOT_ALLOWED: {
+    status: 400,
+    meaning: 'a body other than none, `{}` or `null` sent to an operation that takes none',
+  },
   INVALID_CURSOR: { status: 400, meaning: '`cursor` is not a cursor this endpoint returned' },
   INVALID_IDEMPOTENCY_KEY: { status: 400, meaning: '`Idempotency-Key` is not 1 to 255 characters' },
   UNAUTHENTICATED: {
@@ -83,6 +88,7 @@ export const ERROR_CODES = {
   KNOWLEDGE_LIMIT_REACHED: { status: 422, meaning: 'the agent has the maximum number of knowledge documents' },
 
   // Webhooks
+  URL_NOT_PUBLIC: { status: 422, meaning: 'the webhook URL’s host is a literal loopback, private or reserved address' },
   WEBHOOK_LIMIT_REACHED: { status: 422, meaning: 'the account has the maximum number of webhooks' },
   WEBHOOK_CHANGED: { status: 409, meaning: 'the webhook changed meanwhile; retry' },
   WEBHOOK_INACTIVE: { status: 409, meaning: 'the webhook is disabled; register a new one' },

@@ -303,6 +303,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/tokens',
     {
       schema: {
+        operationId: 'createStreamToken',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary:
           'Trade the API key for a short-lived stream token (scope events:read, STREAM_TOKEN_TTL_SECONDS, default ' +

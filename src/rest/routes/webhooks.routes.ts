@@ -66,7 +66,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         operationId: 'createWebhook',
-        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED'],
+        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED', 'URL_NOT_PUBLIC'],
         tags,
         summary: 'Register a webhook; the answer carries its secret, shown only here (201).',
         body: createWebhookInput,
