@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
@@ -20,6 +18,7 @@ import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
 import { registerCors } from './cors.js';
+import { registerOpenApi } from './openapi.js';
 import { installRateLimits } from './rate-limit.js';
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
@@ -100,21 +99,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
-  await http.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Switchboard REST API',
-        version: '0.1.0',
-        description:
-          '10DLC compliance, email identities and agents, webhooks and the event stream. Errors share one body: ' +
-          '{"error": {"code", "message", "field"?, "details"?}}.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  await registerOpenApi(http, ctx.config);
 
   await systemRoutes(http, ctx);
   await complianceRoutes(http, ctx);

@@ -262,6 +262,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands',
     {
       schema: {
+        operationId: 'listBrands',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: brands,
         summary: 'All brands of the account, oldest first, paged by ?limit&cursor.',
         querystring: pageQuery,
@@ -274,6 +276,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands',
     {
       schema: {
+        operationId: 'createBrand',
+        errors: ['FORBIDDEN', 'REFERENCE_ID_TAKEN'],
         tags: brands,
         summary: 'Register a brand; answers 201 with status PENDING.',
         body: brandInput,
@@ -286,6 +290,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
+        operationId: 'getBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: brands,
         summary: 'One brand with its registration status.',
         params: idParams,
@@ -298,6 +304,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
+        operationId: 'updateBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD', 'REFERENCE_ID_TAKEN'],
         tags: brands,
         summary: 'Replace a brand’s fields; identity changes send it back to PENDING (re-vetting).',
         params: idParams,
@@ -311,6 +319,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id',
     {
       schema: {
+        operationId: 'deleteBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_HAS_CAMPAIGNS'],
         tags: brands,
         summary: 'Delete a brand; 409 BRAND_HAS_CAMPAIGNS while it has campaigns.',
         params: idParams,
@@ -323,6 +333,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/qualify',
     {
       schema: {
+        operationId: 'qualifyBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: brands,
         summary:
           'Whether the brand qualifies and which use cases it may use; per use case and carrier TCR’s campaign-builder data (review, minimum samples, opt-in/opt-out/help, embedded rules, throughput). ?usecase= answers one use case.',
@@ -337,6 +349,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/revet',
     {
       schema: {
+        operationId: 'revetBrand',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_PENDING'],
         tags: brands,
         summary: 'Resubmit the brand to the identity check after corrections (status PENDING).',
         params: idParams,
@@ -349,6 +363,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/feedback',
     {
       schema: {
+        operationId: 'getBrandFeedback',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: brands,
         summary: 'Registry feedback: rejection reasons and required corrections.',
         params: idParams,
@@ -361,6 +377,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/vetting/apply',
     {
       schema: {
+        operationId: 'applyForBrandVetting',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE'],
         tags: brands,
         summary: 'Order an external vetting (201); a pending one is returned instead (200).',
         params: idParams,
@@ -377,6 +395,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/vettings',
     {
       schema: {
+        operationId: 'listBrandVettings',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: brands,
         summary: 'Vetting records of the brand, newest first.',
         params: idParams,
@@ -390,6 +410,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns',
     {
       schema: {
+        operationId: 'listCampaigns',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: campaigns,
         summary: 'All campaigns of the account (or of ?brandId), oldest first, paged by ?limit&cursor.',
         querystring: campaignListQuery,
@@ -402,6 +424,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns',
     {
       schema: {
+        operationId: 'createCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'BRAND_NOT_ACTIVE', 'USECASE_NOT_QUALIFIED'],
         tags: campaigns,
         summary:
           'Create a campaign under an ACTIVE brand; answers 201 with status PENDING. With ?dryRun=true: validates, then answers 200 with the lint report and writes nothing.',
@@ -419,6 +443,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/lint',
     {
       schema: {
+        operationId: 'lintCampaign',
+        errors: ['FORBIDDEN'],
         tags: campaigns,
         summary:
           'Pre-submission lint: every likely rejection cause of a campaign body (code, severity, field, message, fix, carriers), and each carrier’s predicted decision. Writes nothing.',
@@ -432,6 +458,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
+        operationId: 'getCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: campaigns,
         summary: 'One campaign with carrier approval, sendable and blockingReasons.',
         params: idParams,
@@ -444,6 +472,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
+        operationId: 'updateCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IMMUTABLE_FIELD'],
         tags: campaigns,
         summary:
           'Change campaign details; content changes trigger carrier re-review. With ?dryRun=true: answers the lint report of the campaign as updated and writes nothing.',
@@ -462,6 +492,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id',
     {
       schema: {
+        operationId: 'deleteCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: campaigns,
         summary: 'Delete a campaign and unlink its numbers.',
         params: idParams,
@@ -476,6 +508,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/nudge',
     {
       schema: {
+        operationId: 'nudgeCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_NUDGE', 'NOTHING_TO_APPEAL'],
         tags: campaigns,
         summary:
           'Nudge carrier review (REVIEW, also what no body means: spec 4.2) or appeal rejections (APPEAL_REJECTION).',
@@ -490,6 +524,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/expedite',
     {
       schema: {
+        operationId: 'expediteCampaign',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NOTHING_TO_EXPEDITE'],
         tags: campaigns,
         summary: 'Request expedited carrier review of every pending carrier.',
         params: idParams,
@@ -502,6 +538,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers',
     {
       schema: {
+        operationId: 'listCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: campaigns,
         summary: 'Numbers currently assigned to the campaign.',
         params: idParams,
@@ -519,6 +557,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers/assign',
     {
       schema: {
+        operationId: 'assignCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED_ELSEWHERE', 'NUMBERS_NOT_PROVISIONED', 'NUMBER_COOLING'],
         tags: campaigns,
         summary: 'Assign provisioned numbers to the campaign, all or nothing.',
         params: idParams,
@@ -539,6 +579,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/numbers/remove',
     {
       schema: {
+        operationId: 'removeCampaignNumbers',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBERS_NOT_ASSIGNED'],
         tags: campaigns,
         summary: 'Unlink numbers from the campaign, all or nothing.',
         params: idParams,
@@ -554,6 +596,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/carriers',
     {
       schema: {
+        operationId: 'getCampaignCarriers',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: campaigns,
         summary: 'Per-carrier approval of the campaign.',
         params: idParams,
@@ -578,6 +622,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/brands/:id/history',
     {
       schema: {
+        operationId: 'getBrandHistory',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: brands,
         summary: 'The brand’s status and identity transitions (from, to, cause, at), oldest first, from the event log.',
         params: idParams,
@@ -597,6 +643,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/campaigns/:id/history',
     {
       schema: {
+        operationId: 'getCampaignHistory',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: campaigns,
         summary:
           'The campaign’s status and per-carrier transitions (from, to, cause, carrier, reason, at), oldest first, from the event log.',
@@ -618,6 +666,16 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/did-mapping',
     {
       schema: {
+        operationId: 'getDidMapping',
+        responseHeaders: {
+          200: {
+            'x-next-cursor': {
+              type: 'string',
+              description: 'Cursor of the next page (pass it as `cursor`); absent on the last page.',
+            },
+          },
+        },
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: numbers,
         summary: 'Every number with its campaign (null when unassigned); next page cursor in x-next-cursor.',
         querystring: didMappingQuery,
@@ -644,6 +702,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/compliance/enums/:name',
     {
       schema: {
+        operationId: 'getComplianceEnum',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: ['compliance: enums'],
         summary: 'Values of the vertical, entityType or usecase enum.',
         params: z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be an enum name') }),
@@ -657,6 +717,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers',
     {
       schema: {
+        operationId: 'provisionNumbers',
+        errors: ['FORBIDDEN', 'NUMBER_UNAVAILABLE'],
         tags: numbers,
         summary: 'Provision E.164 numbers in the account (201), all or nothing.',
         body: numbersInput,
@@ -669,6 +731,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers',
     {
       schema: {
+        operationId: 'listNumbers',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: numbers,
         summary: 'Provisioned numbers, ascending, paged by ?limit&cursor.',
         querystring: pageQuery,
@@ -681,6 +745,8 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     '/api/numbers/:number',
     {
       schema: {
+        operationId: 'releaseNumber',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'NUMBER_ASSIGNED'],
         tags: numbers,
         summary: 'Release a number; 409 NUMBER_ASSIGNED while it is assigned to a campaign.',
         params: z.object({ number: z.string().regex(/^\+?\d{1,20}$/, 'must be a phone number in E.164 format') }),
@@ -690,3 +756,26 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     (request) => releaseNumber(ctx, actorOf(request), request.params.number),
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(brandOut, { id: 'Brand', description: 'A 10DLC brand and its registration (TCR) status.' });
+z.globalRegistry.add(vettingOut, { id: 'Vetting', description: 'An external vetting of a brand.' });
+z.globalRegistry.add(carrierOut, { id: 'CarrierStatus', description: 'One carrier’s (MNO’s) review of a campaign.' });
+z.globalRegistry.add(campaignOut, {
+  id: 'Campaign',
+  description: 'A 10DLC campaign with per-carrier approval, `sendable` and `blockingReasons`.',
+});
+z.globalRegistry.add(numberOut, {
+  id: 'PhoneNumber',
+  description: 'A provisioned E.164 number (DID) and its campaign.',
+});
+z.globalRegistry.add(feedbackOut, { id: 'BrandFeedback', description: 'Registry feedback on a brand.' });
+z.globalRegistry.add(qualifyOut, { id: 'BrandQualification', description: 'Use cases the brand qualifies for.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(brandInput, { id: 'BrandCreate' });
+z.globalRegistry.add(brandUpdateInput, { id: 'BrandUpdate' });
+z.globalRegistry.add(campaignInput, { id: 'CampaignCreate' });
+z.globalRegistry.add(campaignUpdateInput, { id: 'CampaignUpdate' });
+z.globalRegistry.add(nudgeInput, { id: 'CampaignNudge' });
+z.globalRegistry.add(vettingApplyInput, { id: 'VettingApply' });
+z.globalRegistry.add(numbersInput, { id: 'NumberSet' });

@@ -105,6 +105,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities',
     {
       schema: {
+        operationId: 'createEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'ADDRESS_TAKEN', 'DOMAIN_NOT_HOSTED', 'AGENT_TEXT_MODEL_REQUIRED'],
         tags,
         summary: 'Provision an email identity (201). 409 ADDRESS_TAKEN for an address in use.',
         body: createIdentityInput,
@@ -117,6 +119,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities',
     {
       schema: {
+        operationId: 'listEmailIdentities',
+        errors: ['FORBIDDEN'],
         tags,
         summary: 'All identities of the account.',
         response: { 200: z.object({ identities: z.array(identity) }) },
@@ -126,13 +130,24 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
   r.get(
     '/api/email/identities/:id',
-    { schema: { tags, summary: 'One identity.', params: idParams, response: { 200: identity } } },
+    {
+      schema: {
+        operationId: 'getEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'One identity.',
+        params: idParams,
+        response: { 200: identity },
+      },
+    },
     async (request) => getIdentity(ctx, actorOf(request), request.params.id),
   );
   r.patch(
     '/api/email/identities/:id',
     {
       schema: {
+        operationId: 'updateEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'AGENT_TEXT_MODEL_REQUIRED'],
         tags,
         summary: 'Change displayName or agentId (null clears).',
         params: idParams,
@@ -146,6 +161,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id',
     {
       schema: {
+        operationId: 'deleteEmailIdentity',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags,
         summary: 'Deprovision: inbound mail is refused from now on; threads stay readable until purged.',
         params: idParams,
@@ -158,6 +175,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/send',
     {
       schema: {
+        operationId: 'sendEmail',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
         tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
@@ -172,6 +191,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/reply',
     {
       schema: {
+        operationId: 'replyToEmailThread',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
         tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
@@ -186,6 +207,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/threads',
     {
       schema: {
+        operationId: 'listEmailThreads',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags,
         summary: 'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page.',
         params: idParams,
@@ -199,6 +222,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/email/identities/:id/threads/:threadId',
     {
       schema: {
+        operationId: 'getEmailThread',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags,
         summary: 'Thread detail with every message, oldest first.',
         params: z.object({ id: resourceId, threadId: resourceId }),
@@ -212,7 +237,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/agents',
     {
-      schema: { tags: agentTags, summary: 'Create an agent (201).', body: createAgentInput, response: { 201: agent } },
+      schema: {
+        operationId: 'createAgent',
+        errors: ['FORBIDDEN'],
+        tags: agentTags,
+        summary: 'Create an agent (201).',
+        body: createAgentInput,
+        response: { 201: agent },
+      },
     },
     async (request, reply) => reply.status(201).send(await createAgent(ctx, actorOf(request), request.body)),
   );
@@ -220,6 +252,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents',
     {
       schema: {
+        operationId: 'listAgents',
+        errors: ['FORBIDDEN'],
         tags: agentTags,
         summary: 'All agents of the account.',
         response: { 200: z.object({ agents: z.array(agent) }) },
@@ -229,13 +263,24 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
   r.get(
     '/api/agents/:id',
-    { schema: { tags: agentTags, summary: 'One agent.', params: idParams, response: { 200: agent } } },
+    {
+      schema: {
+        operationId: 'getAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
+        summary: 'One agent.',
+        params: idParams,
+        response: { 200: agent },
+      },
+    },
     async (request) => getAgent(ctx, actorOf(request), request.params.id),
   );
   r.patch(
     '/api/agents/:id',
     {
       schema: {
+        operationId: 'updateAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'AGENT_ASSIGNED'],
         tags: agentTags,
         summary: 'Change any agent field.',
         params: idParams,
@@ -247,7 +292,16 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
   r.delete(
     '/api/agents/:id',
-    { schema: { tags: agentTags, summary: 'Delete an agent (204); its identities are unassigned.', params: idParams } },
+    {
+      schema: {
+        operationId: 'deleteAgent',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags: agentTags,
+        summary: 'Delete an agent (204); its identities are unassigned.',
+        params: idParams,
+        response: { 204: z.undefined().describe('Deleted.') },
+      },
+    },
     async (request, reply) => {
       await deleteAgent(ctx, actorOf(request), request.params.id);
       return reply.status(204).send();
@@ -257,6 +311,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge',
     {
       schema: {
+        operationId: 'addKnowledgeDocument',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'KNOWLEDGE_LIMIT_REACHED'],
         tags: agentTags,
         summary: 'Add a knowledge document (201).',
         params: idParams,
@@ -271,6 +327,8 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge',
     {
       schema: {
+        operationId: 'listKnowledgeDocuments',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: agentTags,
         summary: 'The agent’s knowledge documents.',
         params: idParams,
@@ -283,7 +341,10 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     '/api/agents/:id/knowledge/:documentId',
     {
       schema: {
+        operationId: 'deleteKnowledgeDocument',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags: agentTags,
+        response: { 204: z.undefined().describe('Deleted.') },
         summary: 'Delete a knowledge document (204).',
         params: z.object({ id: resourceId, documentId: resourceId }),
       },
@@ -294,3 +355,19 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(identity, { id: 'EmailIdentity', description: 'An email identity (address) of the account.' });
+z.globalRegistry.add(threadSummary, { id: 'ThreadSummary', description: 'A thread without its messages.' });
+z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of a thread, in or out.' });
+z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });
+z.globalRegistry.add(agent, { id: 'Agent', description: 'An email agent that answers inbound mail.' });
+z.globalRegistry.add(knowledgeDocument, { id: 'KnowledgeDocument', description: 'A document an agent answers from.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(createIdentityInput, { id: 'IdentityCreate' });
+z.globalRegistry.add(updateIdentityInput, { id: 'IdentityUpdate' });
+z.globalRegistry.add(sendEmailInput, { id: 'EmailSend' });
+z.globalRegistry.add(replyInput, { id: 'EmailReply' });
+z.globalRegistry.add(createAgentInput, { id: 'AgentCreate' });
+z.globalRegistry.add(updateAgentInput, { id: 'AgentUpdate' });
+z.globalRegistry.add(addKnowledgeInput, { id: 'KnowledgeDocumentCreate' });

@@ -241,6 +241,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events',
     {
       schema: {
+        operationId: 'publishEvent',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary: 'Publish an event into the account log (scope events:write). Answers 202 with the stored id.',
         body: publishEventInput,
@@ -262,12 +264,35 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { allowQueryToken: true, allowStreamToken: true },
       schema: {
+        operationId: 'streamEvents',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary:
           'Server-Sent Events stream of the account (scope events:read): `event:`, `id:`, `data:` per event; replay ' +
           'after `Last-Event-ID` (up to 1000, `event: stream.truncated` first when incomplete); `: heartbeat` comments.',
         querystring: streamQuery,
-        response: { 200: z.string().describe('text/event-stream') },
+        headers: z.looseObject({
+          'last-event-id': z
+            .string()
+            .optional()
+            .describe('Resume after this event id (sent by EventSource on reconnect); wins over `?lastEventId`.'),
+        }),
+        response: {
+          200: {
+            description:
+              'A Server-Sent Events stream (spec 6.2) until the client leaves, the key is revoked or the server stops.',
+            content: {
+              'text/event-stream': {
+                schema: z
+                  .string()
+                  .describe(
+                    'Messages `event: <eventType>`, `id: <event id>`, `data: <envelope JSON>`; `event: stream.truncated` ' +
+                      'without `id:` when a replay is incomplete; `: heartbeat` comments.',
+                  ),
+              },
+            },
+          },
+        },
       },
     },
     async (request, reply) => {
@@ -305,6 +330,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/tokens',
     {
       schema: {
+        operationId: 'createStreamToken',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary:
           'Trade the API key for a short-lived stream token (scope events:read, STREAM_TOKEN_TTL_SECONDS, default ' +
@@ -322,6 +349,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/history',
     {
       schema: {
+        operationId: 'listEventHistory',
+        errors: ['FORBIDDEN'],
         tags: ['events'],
         summary:
           'Past events in id order after the cursor `after` (scope events:read); the ids are those of the stream ' +
@@ -344,6 +373,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     '/api/events/catalog',
     {
       schema: {
+        operationId: 'getEventCatalog',
         tags: ['events'],
         summary: 'Every channel with its event types (any authenticated key).',
         response: {
@@ -356,3 +386,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     async (request) => ({ channels: getEventCatalog(actorOf(request)) }),
   );
 }
+
+// OpenAPI component names (docs/openapi.md).
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(publishEventInput, { id: 'EventPublish' });

@@ -15,6 +15,7 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { public: true },
       schema: {
+        operationId: 'getHealth',
         tags: ['operations'],
         summary: 'Liveness: the process answers.',
         response: { 200: z.object({ status: z.literal('ok') }) },
@@ -27,6 +28,7 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
     {
       config: { public: true },
       schema: {
+        operationId: 'getReadiness',
         tags: ['operations'],
         summary: 'Readiness: the database answers and every migration is applied (503 otherwise).',
         response: {

@@ -65,10 +65,12 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks',
     {
       schema: {
+        operationId: 'createWebhook',
+        errors: ['FORBIDDEN', 'WEBHOOK_LIMIT_REACHED', 'URL_NOT_PUBLIC'],
         tags,
         summary: 'Register a webhook; the answer carries its secret, shown only here (201).',
         body: createWebhookInput,
-        response: { 201: webhookShape.extend({ secret: z.string() }) },
+        response: { 201: createdWebhook },
       },
     },
     async (request, reply) => reply.status(201).send(await createWebhook(ctx, actorOf(request), request.body)),
@@ -78,6 +80,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks',
     {
       schema: {
+        operationId: 'listWebhooks',
+        errors: ['FORBIDDEN'],
         tags,
         summary: 'List the account’s webhooks (never their secrets).',
         response: { 200: z.object({ webhooks: z.array(webhookShape) }) },
@@ -88,7 +92,16 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
 
   r.get(
     '/api/webhooks/:id',
-    { schema: { tags, summary: 'One webhook.', params: idParams, response: { 200: webhookShape } } },
+    {
+      schema: {
+        operationId: 'getWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'One webhook.',
+        params: idParams,
+        response: { 200: webhookShape },
+      },
+    },
     async (request) => getWebhook(ctx, actorOf(request), request.params.id),
   );
 
@@ -96,6 +109,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id',
     {
       schema: {
+        operationId: 'deleteWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags,
         summary: 'Delete a webhook and cancel its pending deliveries.',
         params: idParams,
@@ -111,6 +126,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/logs',
     {
       schema: {
+        operationId: 'listWebhookDeliveries',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags,
         summary: 'Delivery log of a webhook, newest first.',
         params: idParams,
@@ -125,6 +142,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/rotate-secret',
     {
       schema: {
+        operationId: 'rotateWebhookSecret',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_CHANGED'],
         tags,
         summary: 'Rotate the secret: the new one is shown only here; the old one keeps signing for 24 h.',
         params: idParams,
@@ -140,6 +159,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/test',
     {
       schema: {
+        operationId: 'testWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
         tags,
         summary: 'Send a signed example of an event type now (one attempt) and log it.',
         params: idParams,
@@ -154,6 +175,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/logs/:deliveryId/redeliver',
     {
       schema: {
+        operationId: 'redeliverWebhookDelivery',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'DELIVERY_NOT_FAILED', 'WEBHOOK_INACTIVE'],
         tags,
         summary: 'Redeliver one failed delivery (a new delivery with the full retry schedule; 202).',
         params: z.object({ id: resourceId, deliveryId: resourceId }),
@@ -170,6 +193,8 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     '/api/webhooks/:id/redeliver',
     {
       schema: {
+        operationId: 'redeliverFailedWebhookDeliveries',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'WEBHOOK_INACTIVE'],
         tags,
         summary: 'Redeliver every failed delivery created at or after `since` (202).',
         params: idParams,
@@ -181,3 +206,14 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       reply.status(202).send(await redeliverFailedSince(ctx, actorOf(request), request.params.id, request.body)),
   );
 }
+
+// OpenAPI component names of the response shapes declared above (docs/openapi.md).
+z.globalRegistry.add(webhookShape, { id: 'Webhook', description: 'A webhook (its secret shows only on creation).' });
+z.globalRegistry.add(logShape, { id: 'WebhookDelivery', description: 'One delivery to a webhook, with its attempts.' });
+const createdWebhook = webhookShape
+  .extend({ secret: z.string().describe('The signing secret, shown only here.') })
+  .meta({ id: 'CreatedWebhook', description: 'A new webhook with its signing secret.' });
+// Request bodies, named where they are used (the domain declares them; the document shows them as `<Name>`).
+z.globalRegistry.add(createWebhookInput, { id: 'WebhookCreate' });
+z.globalRegistry.add(testWebhookInput, { id: 'WebhookTest' });
+z.globalRegistry.add(redeliverFailedInput, { id: 'WebhookRedeliverFailed' });
