@@ -66,6 +66,10 @@ export const TAGS = [
     description: 'Signed (HMAC) at-least-once delivery of account events to your URL, logs and redelivery (spec 4.6).',
   },
   {
+    name: 'admin',
+    description: 'Operator surface: accounts and API keys while the service runs (ADMIN_TOKEN; docs/operations.md).',
+  },
+  {
     name: 'events',
     description: 'The account event log: publish, Server-Sent Events stream with Last-Event-ID replay, history (4.7).',
   },
@@ -132,7 +136,8 @@ type RouteSchema = NonNullable<RouteOptions['schema']> & Record<string, unknown>
  */
 export function implicitErrorCodes(schema: RouteSchema, methods: readonly string[], isPublic: boolean): ErrorCode[] {
   const codes: ErrorCode[] = [];
-  if (!isPublic) codes.push('UNAUTHENTICATED');
+  // Every authenticated route counts requests per key and failed authentications per address (src/http/rate-limit.ts).
+  if (!isPublic) codes.push('UNAUTHENTICATED', 'RATE_LIMITED', 'AUTH_RATE_LIMITED');
   if (schema.body || schema.querystring || schema.params || schema.headers) codes.push('VALIDATION_FAILED');
   if (schema.params) codes.push('BAD_URL');
   // Fastify parses a JSON body on POST, PUT, PATCH and DELETE alike.

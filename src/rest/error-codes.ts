@@ -34,6 +34,14 @@ export const ERROR_CODES = {
     meaning: 'a request with this `Idempotency-Key` is still being processed; retry later',
   },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than 1 MiB' },
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'this API key sent more than RATE_LIMIT_MAX requests in the window; retry after `Retry-After` seconds',
+  },
+  AUTH_RATE_LIMITED: {
+    status: 429,
+    meaning: 'too many failed authentications from this client address; retry after `Retry-After` seconds',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'the body is not `application/json`' },
   IDEMPOTENCY_KEY_REUSED: {
     status: 422,

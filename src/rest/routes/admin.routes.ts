@@ -35,6 +35,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       config,
       schema: {
+        operationId: 'adminCreateAccount',
         tags,
         summary: 'Create an account and its first API key (201).',
         body: adminAccountInput,
@@ -49,8 +50,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       config,
       schema: {
+        operationId: 'adminListAccounts',
         tags,
         summary: 'List accounts in creation order.',
+        errors: ['INVALID_CURSOR'],
         querystring: adminListQuery,
         response: {
           200: z.object({
@@ -68,8 +71,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       config,
       schema: {
+        operationId: 'adminGetAccount',
         tags,
         summary: 'One account with its API keys (ids, names, scopes, revocation; never secrets).',
+        errors: ['NOT_FOUND'],
         params: z.object({ id: z.string() }),
         response: {
           200: z.object({
@@ -97,8 +102,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       config,
       schema: {
+        operationId: 'adminIssueKey',
         tags,
         summary: 'Issue another API key for an account, with any scopes (201).',
+        errors: ['NOT_FOUND'],
         body: adminKeyInput,
         response: { 201: issued },
       },
@@ -111,9 +118,12 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       config,
       schema: {
+        operationId: 'adminRevokeKey',
         tags,
         summary: 'Revoke an API key (204); requests with it answer 401 from then on.',
         params: z.object({ keyId: z.string() }),
+        errors: ['NOT_FOUND'],
+        response: { 204: z.undefined() },
       },
     },
     async (request, reply) => {

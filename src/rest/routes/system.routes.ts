@@ -53,12 +53,19 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
       }
     },
   );
-  app.get(
+  r.get(
     '/metrics',
     {
       config: { metrics: true },
       schema: {
+        operationId: 'getMetrics',
         tags: ['operations'],
+        response: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4.',
+            content: { 'text/plain': { schema: z.string().describe('Metric families, one sample per line.') } },
+          },
+        },
         summary:
           'Prometheus metrics (text format 0.0.4). Needs METRICS_TOKEN or an admin token unless METRICS_PUBLIC=true.',
       },
