@@ -20,6 +20,7 @@ import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { migrate } from './infra/migrate.js';
 import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
+import { PubSubChangeNotices } from './infra/pubsub/change-notices.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await database.close();
     throw err;
   }
+  const notices = new PubSubChangeNotices(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const ctx: AppContext = {
     config,
@@ -97,7 +99,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     clock,
     log,
     bus,
-    events: new EventLog(database.prisma, bus, clock),
+    notices,
+    events: new EventLog(database.prisma, bus, clock, notices),
     workers,
     auth: new KeyAuthenticator(database.prisma),
     secretsKey,
@@ -151,6 +154,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await smtp?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
         ctx.mail.close();
+        await notices.close();
         await bus.close();
         await database.close();
       })();
