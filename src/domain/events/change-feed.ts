@@ -2,6 +2,7 @@ import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { DomainError } from '../errors.js';
 import { parseInput } from '../validation.js';
+import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
 import { eventStreamInput, parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
 import type { StoredEvent } from './event-log.js';
@@ -61,7 +62,7 @@ export async function openChangeFeed(
   const stop = await ctx.notices.listen(
     input.topic,
     (event) => {
-      if (event.accountId !== actor.accountId) return;
+      if (isAttemptNotice(event) || event.accountId !== actor.accountId) return;
       if (queue.length >= limit) end(new FeedInterrupted('overflow'));
       else queue.push(event);
       wake?.();
@@ -115,6 +116,63 @@ export async function openChangeFeed(
   }
   const iterator = run();
   // Ending the generator (client gone) must end it even while it waits for the next notice.
+  const originalReturn = iterator.return.bind(iterator);
+  iterator.return = (value) => {
+    end('closed');
+    return originalReturn(value);
+  };
+  return iterator;
+}
+
+/**
+ * Live notices on `topic` that `accept` keeps (no replay): for changes that are not events (webhook delivery
+ * attempts). Resolves once listening. Ends as {@link openChangeFeed} does: `return()` and shutdown end it quietly,
+ * a possible loss (Redis gap, more than EVENT_STREAM_QUEUE_LIMIT waiting) throws {@link FeedInterrupted}.
+ */
+export async function listenNotices<N extends ChangeNotice>(
+  ctx: AppContext,
+  topic: string,
+  accept: (n: ChangeNotice) => n is N,
+): Promise<AsyncGenerator<N>> {
+  const queue: N[] = [];
+  let wake: (() => void) | undefined;
+  let ended: FeedInterrupted | 'closed' | undefined;
+  const end = (why: FeedInterrupted | 'closed') => {
+    ended ??= why;
+    wake?.();
+  };
+  const stop = await ctx.notices.listen(
+    topic,
+    (n) => {
+      if (!accept(n)) return;
+      if (queue.length >= ctx.config.EVENT_STREAM_QUEUE_LIMIT) end(new FeedInterrupted('overflow'));
+      else queue.push(n);
+      wake?.();
+    },
+    () => end(new FeedInterrupted('interrupted')),
+  );
+  const feeds = openFeeds.get(ctx) ?? new Set();
+  openFeeds.set(ctx, feeds);
+  const shutdown = () => end('closed');
+  feeds.add(shutdown);
+  async function* run(): AsyncGenerator<N> {
+    try {
+      for (;;) {
+        while (queue.length > 0 && !ended) yield queue.shift()!;
+        if (ended === 'closed') return;
+        if (ended) throw ended;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (queue.length > 0 || ended) resolve();
+        });
+        wake = undefined;
+      }
+    } finally {
+      feeds.delete(shutdown);
+      stop();
+    }
+  }
+  const iterator = run();
   const originalReturn = iterator.return.bind(iterator);
   iterator.return = (value) => {
     end('closed');

@@ -7,16 +7,41 @@ import type { StoredEvent } from './event-log.js';
  * ioredis) when REDIS_URL is set, so every instance's listeners see every instance's notices, else the in-process
  * `PubSub`. Notices are live only: the event log stays the source of truth for replay (docs/graphql.md).
  */
+/**
+ * A notice that is not an event: one attempt of a webhook delivery was recorded (attempts are rows of the delivery
+ * log, not events; topic `webhookDelivery:<webhookId>`).
+ */
+export interface DeliveryAttemptNotice {
+  kind: 'webhook.delivery.attempted';
+  accountId: string;
+  webhookId: string;
+  deliveryId: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** The delivery's status after the attempt (pending, delivered, failed). */
+  status: string;
+  /** When the attempt was recorded (ISO 8601 UTC). */
+  timestamp: string;
+}
+
+/** What travels on a topic: a committed event, or a delivery-attempt notice. */
+export type ChangeNotice = StoredEvent | DeliveryAttemptNotice;
+
+/** True for a delivery-attempt notice (not an event). */
+export function isAttemptNotice(n: ChangeNotice): n is DeliveryAttemptNotice {
+  return (n as DeliveryAttemptNotice).kind === 'webhook.delivery.attempted';
+}
+
 export interface ChangeNotices {
-  /** Publishes `event` on `topic` (already account-scoped, see {@link topicsOfEvent}). Never throws: failures are logged. */
-  publish(topic: string, event: StoredEvent): Promise<void>;
+  /** Publishes `notice` on `topic` (already account-scoped, see {@link changeTopic}). Never throws: failures are logged. */
+  publish(topic: string, notice: ChangeNotice): Promise<void>;
   /**
    * Calls `onNotice` for every notice published on `topic` from now on (on any instance) and `onGap` when live
    * delivery may have missed notices (the Redis connection dropped or came back; shutdown). Resolves once the
    * subscription is active (Redis acknowledged SUBSCRIBE), so what is published afterwards is received.
    * @returns the unsubscribe function. @throws when the subscription cannot be made (Redis down).
    */
-  listen(topic: string, onNotice: (event: StoredEvent) => void, onGap: () => void): Promise<() => void>;
+  listen(topic: string, onNotice: (notice: ChangeNotice) => void, onGap: () => void): Promise<() => void>;
   /** Ends every listener (their `onGap`) and closes the connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -3,8 +3,7 @@ import { PubSub, type PubSubEngine } from 'graphql-subscriptions';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { ChangeNotices } from '../../domain/events/change-notices.port.js';
-import type { StoredEvent } from '../../domain/events/event-log.js';
+import type { ChangeNotice, ChangeNotices } from '../../domain/events/change-notices.port.js';
 
 /**
  * The change-notice adapter (port: src/domain/events/change-notices.port.ts) on a graphql-subscriptions
@@ -64,17 +63,17 @@ export class PubSubChangeNotices implements ChangeNotices {
     for (const gap of [...this.#gaps]) gap();
   }
 
-  async publish(topic: string, event: StoredEvent): Promise<void> {
+  async publish(topic: string, notice: ChangeNotice): Promise<void> {
     try {
-      await this.#engine.publish(this.#prefix + topic, event);
+      await this.#engine.publish(this.#prefix + topic, notice);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, topic, eventId: event.id }, 'change notice not published');
+      this.log.warn({ err: (err as Error).message, topic }, 'change notice not published');
     }
   }
 
-  async listen(topic: string, onNotice: (event: StoredEvent) => void, onGap: () => void): Promise<() => void> {
+  async listen(topic: string, onNotice: (notice: ChangeNotice) => void, onGap: () => void): Promise<() => void> {
     if (this.#closed) throw new Error('change notices closed');
-    const subId = await this.#engine.subscribe(this.#prefix + topic, (event: StoredEvent) => onNotice(event), {});
+    const subId = await this.#engine.subscribe(this.#prefix + topic, (notice: ChangeNotice) => onNotice(notice), {});
     this.#gaps.add(onGap);
     let done = false;
     return () => {
