@@ -183,12 +183,22 @@ export async function getThread(
 }
 
 /**
- * The account's thread row (any identity of the account), for adapters that select its fields themselves (GraphQL).
- * Requires scope `email`. @returns null when unknown or another account's (callers decide between null and 404).
+ * The account's thread row (any identity of the account) with the adapter's `selection` (GraphQL's plugin-prisma).
+ * Requires scope `email`. @throws NotFoundError when unknown or another account's.
  */
-export async function findThreadRow(ctx: AppContext, actor: Actor, threadId: string): Promise<EmailThread | null> {
+export async function findThreadRow(
+  ctx: AppContext,
+  actor: Actor,
+  threadId: string,
+  selection: Record<string, unknown> = {},
+): Promise<EmailThread> {
   requireScope(actor, 'email');
-  return ctx.db.emailThread.findFirst({ where: { id: threadId, accountId: actor.accountId } });
+  const row = (await ctx.db.emailThread.findFirst({
+    ...selection,
+    where: { id: threadId, accountId: actor.accountId },
+  })) as EmailThread | null;
+  if (!row) throw new NotFoundError('Thread', threadId, 'threadId');
+  return row;
 }
 
 /**

@@ -1,7 +1,6 @@
-import { emailScope, getIdentity } from '../../domain/email/identity.service.js';
+import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
-import { getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
-import { NotFoundError } from '../../domain/errors.js';
+import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
@@ -78,14 +77,7 @@ builder.queryFields((t) => ({
     type: 'EmailThread',
     description: 'One thread of one of the account’s identities.',
     args: { threadId: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const row = await ctx.app.db.emailThread.findFirst({
-        ...query,
-        where: { id: String(args.threadId), ...emailScope(ctx.actor) },
-      });
-      if (!row) throw new NotFoundError('Thread', String(args.threadId), 'threadId');
-      return row;
-    },
+    resolve: (query, _root, args, ctx) => findThreadRow(ctx.app, ctx.actor, String(args.threadId), query),
   }),
 }));
 
