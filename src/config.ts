@@ -42,6 +42,8 @@ export const configSchema = z.object({
   EVENT_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   /** Live events one stream subscriber may have waiting; past it the subscriber is disconnected (slow consumer). */
   EVENT_STREAM_QUEUE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** Lifetime of a stream token (POST /api/events/tokens), in seconds: 10 s to 1 h, default 5 minutes. */
+  STREAM_TOKEN_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
   /** Interval of the live-delivery tail check: a log read for events whose bus publish was lost, in ms. */
   EVENT_TAIL_CHECK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
 

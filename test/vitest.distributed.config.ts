@@ -8,11 +8,11 @@ export default defineConfig({
     include: ['test/distributed/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 1,
-    testTimeout: 60_000,
+    testTimeout: 300_000,
     passWithNoTests: true,
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: 'test-results.json' } : undefined,
-    hookTimeout: 120_000,
+    hookTimeout: 300_000,
     globalSetup: ['test/distributed/require-services.ts'],
   },
 });

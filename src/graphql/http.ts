@@ -104,6 +104,8 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   http.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
+    // Stream tokens (src/domain/accounts/stream-token.ts) open subscriptions here, as `?token=` or Bearer.
+    config: { allowStreamToken: true },
     schema: { hide: true },
     errorHandler: graphqlErrorHandler,
     handler: yogaHandler,
@@ -111,6 +113,8 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   http.route({
     url: '/graphql/stream',
     method: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    // Stream tokens (src/domain/accounts/stream-token.ts) open subscriptions here, as `?token=` or Bearer.
+    config: { allowStreamToken: true },
     schema: { hide: true },
     errorHandler: graphqlErrorHandler,
     handler: yogaHandler,

@@ -1,10 +1,11 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, Kind, type ValidationRule } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind, type ValidationRule, visit } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
-import { UnauthenticatedError } from '../domain/errors.js';
+import { UnauthenticatedError, ValidationError } from '../domain/errors.js';
+import { badTextFields } from '../domain/validation.js';
 import type { GraphQLContext } from './builder.js';
 import { BAD_USER_INPUT, createMaskError } from './errors.js';
 import { renderSwitchboardGraphiQL } from './graphiql.js';
@@ -56,6 +57,59 @@ const nulPlugin: Plugin = {
 };
 
 /**
+ * A stream token (stream-token.ts) opens subscriptions only: queries and mutations with one answer
+ * UNAUTHENTICATED, as REST routes other than the stream do.
+ */
+const streamTokenSubscribesOnly: Plugin<GraphQLContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    if (args.contextValue.actor?.expiresAt) {
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError('A stream token only opens event streams (subscriptions).', {
+            extensions: { code: 'UNAUTHENTICATED', status: 401 },
+          }),
+        ],
+      });
+    }
+  },
+};
+
+/** The first problem found by {@link badTextFields} in a document's string literals and its variables. */
+function unstorableText(document: DocumentNode, variables: unknown): GraphQLError | undefined {
+  const literals: string[] = [];
+  visit(document, {
+    StringValue(node) {
+      literals.push(node.value);
+    },
+  });
+  const bad = [
+    ...badTextFields(variables ?? {}, ['variables']),
+    ...badTextFields(literals).map((d) => ({ ...d, field: 'query' })),
+  ];
+  if (bad.length === 0) return undefined;
+  const err = new ValidationError(bad);
+  return new GraphQLError(err.message, {
+    extensions: { code: err.code, status: err.status, field: err.field, details: err.details },
+  });
+}
+
+/**
+ * NUL and lone surrogates in arguments are refused as in REST bodies (badTextFields, src/domain/validation.ts): PostgreSQL cannot store
+ * them, and a GET /graphql request's variables never pass the JSON body parser (issue 13: an id with U+0000 was an
+ * INTERNAL_ERROR).
+ */
+const refuseUnstorableText: Plugin<GraphQLContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    const error = unstorableText(args.document, args.variableValues);
+    if (error) setResultAndStopExecution({ errors: [error] });
+  },
+  onSubscribe({ args, setResultAndStopExecution }) {
+    const error = unstorableText(args.document, args.variableValues);
+    if (error) setResultAndStopExecution({ errors: [error] });
+  },
+};
+
+/**
  * graphql-jit for queries and mutations (compiled once per parsed document; Yoga's parse/validate cache hands back
  * the same document object for the same text, so the compiled query is reused). Subscriptions stay on graphql-js's
  * `subscribe`: their per-event execution is cheap and graphql-sse's error handling is proven on it.
@@ -95,6 +149,8 @@ export function createGraphQLServer(ctx: AppContext) {
     plugins: [
       ...limitPlugins(limits),
       nulPlugin,
+      streamTokenSubscribesOnly,
+      refuseUnstorableText,
       ...(ctx.config.GRAPHQL_JIT ? [jitPlugin()] : []),
       subscribeErrorsWithData,
       useGraphQLSSE({ endpoint: '/graphql/stream' }),

@@ -4,11 +4,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
+import { badTextFields } from '../domain/validation.js';
 import { mountGraphQL } from '../graphql/http.js';
 import { requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
+import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM_LENGTH } from '../rest/inputs.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
@@ -16,22 +18,6 @@ import { systemRoutes } from '../rest/routes/system.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
 import { registerCors } from './cors.js';
-
-/** Dotted paths of every string (or key) in a parsed JSON body that contains U+0000, at most 20. */
-function fieldsWithNul(value: unknown, path: string[] = [], out: string[] = []): string[] {
-  if (out.length >= 20) return out;
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) out.push(path.join('.') || '(body)');
-  } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) fieldsWithNul(v, [...path, String(i)], out);
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) out.push([...path, k.replaceAll('\u0000', '\\u0000')].join('.'));
-      else fieldsWithNul(v, [...path, k], out);
-    }
-  }
-  return out;
-}
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
@@ -51,6 +37,11 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    // Over-long ids reach the routes' schemas (400 naming the parameter); router and HTTP-parser errors answer in
+    // the error body with x-request-id (src/rest/inputs.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   http.setChildLoggerFactory((logger, bindings, childOpts) =>
     logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
@@ -68,21 +59,16 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     return defaultJsonParser(request, body as string, (err, parsed) => {
       if (err) return done(err);
-      // PostgreSQL text and jsonb cannot hold U+0000: refuse it by field instead of failing later with a 500.
-      const fields = fieldsWithNul(parsed);
-      if (fields.length > 0) {
-        return done(
-          new ValidationError(
-            fields.map((field) => ({ code: 'INVALID_CHARACTER', field, message: 'must not contain U+0000 (NUL)' })),
-          ),
-        );
-      }
+      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (badTextFields, src/domain/validation.ts).
+      const bad = badTextFields(parsed);
+      if (bad.length > 0) return done(new ValidationError(bad));
       return done(null, parsed);
     });
   });
   http.setValidatorCompiler(zodValidatorCompiler);
   http.setSerializerCompiler(jsonSerializerCompiler);
   installErrorHandling(http);
+  installInputRules(http);
   await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx);
   installIdempotency(http, ctx);

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import pg from 'pg';
+import { brandThroughput } from '../../src/domain/compliance/throughput.rules.js';
 
 interface Runner {
   query(name: string, text: string, values: unknown[]): Promise<Record<string, any>[]>;
@@ -40,8 +41,10 @@ async function openRunner(): Promise<Runner> {
 const db = await openRunner();
 const keys = new Map<string, string>(Object.entries(JSON.parse(process.env.BARE_KEYS ?? '{}')));
 
-const BRAND_COLUMNS =
-  'id, name, ein, vertical, entity_type, country, website, email, phone, stock_symbol, stock_exchange, status, identity_status, created_at, updated_at';
+const BRAND_COLUMNS = `id, name, ein, vertical, entity_type, country, website, email, phone, stock_symbol, stock_exchange,
+  display_name, street, city, state, postal_code, first_name, last_name, mobile_phone, brand_relationship,
+  alt_business_id, alt_business_id_type, business_contact_email, reference_id, mock, vetting_score, status,
+  identity_status, created_at, updated_at`;
 
 function brandJson(r: Record<string, any>) {
   return {
@@ -56,8 +59,26 @@ function brandJson(r: Record<string, any>) {
     phone: r.phone,
     stockSymbol: r.stock_symbol,
     stockExchange: r.stock_exchange,
+    companyName: r.name,
+    displayName: r.display_name ?? r.name,
+    street: r.street,
+    city: r.city,
+    state: r.state,
+    postalCode: r.postal_code,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    mobilePhone: r.mobile_phone,
+    brandRelationship: r.brand_relationship,
+    altBusinessId: r.alt_business_id,
+    altBusinessIdType: r.alt_business_id_type,
+    businessContactEmail: r.business_contact_email,
+    referenceId: r.reference_id,
+    mock: r.mock,
     status: r.status,
     identityStatus: r.identity_status,
+    vettingScore: r.vetting_score,
+    // The response carries the brand's computed throughput tier: the same pure rule the service uses.
+    throughput: brandThroughput({ entityType: r.entity_type, vettingScore: r.vetting_score }),
     createdAt: (r.created_at as Date).toISOString(),
     updatedAt: (r.updated_at as Date).toISOString(),
   };
@@ -111,6 +132,26 @@ async function brandPage(accountId: string, limit: number) {
   return { page: rows.slice(0, limit).map(brandJson), more: rows.length > limit };
 }
 
+/** The fields the bench's GraphQL queries select, in their order (GraphQL answers follow the selection). */
+const GQL_FIELDS = [
+  'id',
+  'name',
+  'ein',
+  'vertical',
+  'entityType',
+  'country',
+  'website',
+  'email',
+  'phone',
+  'stockSymbol',
+  'stockExchange',
+  'status',
+  'identityStatus',
+  'createdAt',
+  'updatedAt',
+] as const;
+const gqlBrand = (b: Record<string, unknown>) => Object.fromEntries(GQL_FIELDS.map((f) => [f, b[f]]));
+
 const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -130,14 +171,15 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (req.method === 'POST' && p === '/graphql') {
     const body = await readBody(req);
     if (body.variables?.id !== undefined) {
-      return send(res, 200, { data: { brand: (await brandById(accountId, String(body.variables.id))) ?? null } });
+      const brand = await brandById(accountId, String(body.variables.id));
+      return send(res, 200, { data: { brand: brand ? gqlBrand(brand) : null } });
     }
     const first = Number(body.variables?.first ?? 20);
     const { page, more } = await brandPage(accountId, first);
     return send(res, 200, {
       data: {
         brands: {
-          edges: page.map((node) => ({ cursor: cursorOf(node.id), node })),
+          edges: page.map((node) => ({ cursor: cursorOf(node.id), node: gqlBrand(node) })),
           pageInfo: { hasNextPage: more, endCursor: page.length ? cursorOf(page.at(-1)!.id) : null },
         },
       },

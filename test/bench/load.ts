@@ -26,6 +26,10 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   seconds: number;
+  /** 2xx answers only: the rate counts these, so fast errors never pass for throughput. */
+  ok: number;
+  /** Answers per HTTP status code. */
+  codes: Record<string, number>;
 }
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;
@@ -52,5 +56,9 @@ const out: LoadResult = {
   non2xx: result.non2xx,
   errors: result.errors + result.timeouts,
   seconds,
+  ok: result['2xx'],
+  codes: Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, (v as { count: number }).count]),
+  ),
 };
 printResult(out);

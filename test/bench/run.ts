@@ -206,6 +206,7 @@ async function pool(count: number, concurrency: number, fn: (i: number) => Promi
 interface WindowResult {
   rps: number;
   requests: number;
+  codes: Record<string, number>;
   p50: number;
   p99: number;
   cpuUsPerReq: number;
@@ -223,10 +224,14 @@ async function loadWindow(specs: LoadSpec[], pids: number[]): Promise<WindowResu
     ),
   );
   const cpu1 = pids.reduce((s, p) => s + cpuMs(p), 0);
-  const requests = results.reduce((s, r) => s + r.requests, 0);
+  // Only 2xx answers count as served: a fast 5xx or a timeout must not pass for throughput.
+  const requests = results.reduce((s, r) => s + r.ok, 0);
+  const codes: Record<string, number> = {};
+  for (const r of results) for (const [c, n] of Object.entries(r.codes)) codes[c] = (codes[c] ?? 0) + n;
   return {
     requests,
-    rps: results.reduce((s, r) => s + r.rps, 0),
+    codes,
+    rps: results.reduce((s, r, i) => s + r.ok / specs[i]!.seconds, 0),
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
     cpuUsPerReq: requests ? ((cpu1 - cpu0) * 1000) / requests : Number.NaN,
@@ -260,9 +265,21 @@ async function compare(
   const ratio = median(ratios);
   const cpuSvc = median(svc.map((s) => s.cpuUsPerReq));
   const cpuBare = median(bare.map((s) => s.cpuUsPerReq));
-  const bad = svc.reduce((s, w) => s + w.bad, 0) + bare.reduce((s, w) => s + w.bad, 0);
+  const badSvc = svc.reduce((s, w) => s + w.bad, 0);
+  const badBare = bare.reduce((s, w) => s + w.bad, 0);
+  const codesOf = (ws: WindowResult[]) => {
+    const all: Record<string, number> = {};
+    for (const w of ws)
+      for (const [c, n] of Object.entries(w.codes)) if (!c.startsWith('2')) all[c] = (all[c] ?? 0) + n;
+    return Object.entries(all)
+      .map(([c, n]) => `${n}×${c}`)
+      .join(' ');
+  };
   const row: Row = {
-    scenario: bad ? `${scenario} (${bad} non-2xx/errors!)` : scenario,
+    scenario:
+      badSvc || badBare
+        ? `${scenario} (not 2xx or failed: service ${badSvc} ${codesOf(svc)}, bare ${badBare} ${codesOf(bare)})`
+        : scenario,
     service: `${f0(median(svc.map((s) => s.rps)))}/s`,
     baseline: `${f0(median(bare.map((s) => s.rps)))}/s`,
     ratio: `${f2(ratio)}x (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`,

@@ -366,9 +366,31 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     });
     expect(res.status).toBe(400);
     expect(detailCodes(res.body)).toEqual(['description:TOO_LONG', 'nudgeIntent:INVALID_ENUM_VALUE']);
-    expect(detailCodes((await a.request('POST', `/compliance/campaigns/${campaign.id}/nudge`, {})).body)).toEqual([
-      'nudgeIntent:REQUIRED',
-    ]);
+  });
+
+  it('spec 4.2: a nudge with no body (or {}) is a review nudge (TCR intent REVIEW)', async () => {
+    const a = await t.newAccount();
+    const { campaign } = await newCampaign(t, a);
+    const before = (await a.request('GET', `/compliance/campaigns/${campaign.id}`)).body;
+    expect(before.carriers.some((c: { status: string }) => c.status === 'PENDING')).toBe(true);
+    // No body at all, no Content-Type: what spec 4.2 ("nothing") sends.
+    const bare = await fetch(`${t.url}/compliance/campaigns/${campaign.id}/nudge`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.apiKey}` },
+    });
+    expect(bare.status).toBe(200);
+    expect((await bare.json()).id).toBe(campaign.id);
+    // An empty JSON object and an explicit REVIEW answer the same.
+    expect((await a.request('POST', `/compliance/campaigns/${campaign.id}/nudge`, {})).status).toBe(200);
+    expect(
+      (await a.request('POST', `/compliance/campaigns/${campaign.id}/nudge`, { nudgeIntent: 'REVIEW' })).status,
+    ).toBe(200);
+    // Nothing to appeal: APPEAL_REJECTION must be asked for and is refused here.
+    const appeal = await a.request('POST', `/compliance/campaigns/${campaign.id}/nudge`, {
+      nudgeIntent: 'APPEAL_REJECTION',
+    });
+    expect(appeal.status).toBe(422);
+    expect(appeal.body.error.code).toBe('NOTHING_TO_APPEAL');
   });
 
   it('isolates accounts: another account’s campaign answers 404 on every campaign endpoint', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
@@ -520,6 +520,8 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     });
     expect(deskAfter.messages[2].references).toEqual([sent.body.messageId, deskThread.messages[1].messageId]);
     await t.drain();
+    // Live delivery on the bus follows the commit asynchronously: wait for the last event itself.
+    await vi.waitFor(() => expect(eventsOf(a)).toHaveLength(12), { timeout: 30_000, interval: 50 });
     expect(eventsOf(a).map((e) => e.eventType)).toEqual([
       'voice.completed',
       'sms.received',

@@ -16,7 +16,8 @@ describe('JSON logs', () => {
         callback();
       },
     });
-    t = await startApp({ logger: createLogger('info', sink) });
+    // Debug: per-delivery lines are debug since webhooks run at volume.
+    t = await startApp({ logger: createLogger('debug', sink) });
   });
   afterAll(async () => {
     await t?.close();

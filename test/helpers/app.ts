@@ -62,6 +62,14 @@ export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
 let fileDatabase: Promise<string> | undefined;
 
 /**
+ * Starts the next test file on a database of its own. Test files share loaded modules within a worker
+ * (`isolate: false` in test/vitest.config.ts), so test/helpers/per-file.ts calls this before each file.
+ */
+export function forgetFileDatabase(): void {
+  fileDatabase = undefined;
+}
+
+/**
  * On PostgreSQL, each test file gets its own database (`<TEST_DATABASE_URL's name>_<random>`, created on first use
  * and shared by every app the file starts), so one file's background workers never act on another file's rows
  * while files run in parallel. .ci/run drops them all at the end.

@@ -41,7 +41,7 @@ export function runEntry(entry: 'main.ts' | 'cli.ts', args: string[], env: Recor
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitFor(pattern, timeoutMs = 60_000) {
+    waitFor(pattern, timeoutMs = 240_000) {
       return new Promise((resolve, reject) => {
         const started = Date.now();
         const poll = setInterval(() => {

@@ -19,7 +19,9 @@ const fanout = Number(process.env.SSE_FANOUT ?? 1_000);
 if (process.argv[2] === 'client') {
   // Child: opens the streams it is told to and reports when each has its first bytes, and when a marker arrives.
   const http = await import('node:http');
-  const { host, port, keys } = JSON.parse(process.argv[3]!) as { host: string; port: string; keys: string[] };
+  const { host, port, keys } = await new Promise<{ host: string; port: string; keys: string[] }>((resolve) =>
+    process.once('message', (m) => resolve(m as { host: string; port: string; keys: string[] })),
+  );
   let open = 0;
   const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const seen = new Map<string, number>();
@@ -64,13 +66,8 @@ if (process.argv[2] === 'client') {
   };
   const before = mem();
   const url = new URL(t.url);
-  const child = fork(
-    fileURLToPath(import.meta.url),
-    ['client', JSON.stringify({ host: url.hostname, port: url.port, keys })],
-    {
-      execArgv: ['--import', 'tsx'],
-    },
-  );
+  const child = fork(fileURLToPath(import.meta.url), ['client'], { execArgv: ['--import', 'tsx'] });
+  child.send({ host: url.hostname, port: url.port, keys });
   const markers: { marker: string; n: number; at: number }[] = [];
   await new Promise<void>((resolve) => {
     child.on('message', (m: { ready?: number; open?: number; marker?: string; n: number; at: number }) => {
@@ -89,7 +86,7 @@ if (process.argv[2] === 'client') {
   const db = t.app.ctx.db;
   const xacts = async () => {
     const [row] = await db.$queryRawUnsafe<{ n: bigint }[]>(
-      'SELECT pg_stat_clear_snapshot(), (xact_commit + xact_rollback) AS n FROM pg_stat_database WHERE datname = current_database()',
+      'SELECT (xact_commit + xact_rollback) AS n FROM pg_stat_database WHERE datname = current_database()',
     );
     return Number(row!.n);
   };

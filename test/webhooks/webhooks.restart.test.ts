@@ -71,5 +71,6 @@ describe('webhooks: a restart in the middle of the schedule loses nothing (PGlit
     expect(
       new Set(got.filter((r) => r.body.payload.id === 'before-restart').map((r) => r.headers['webhook-id'])).size,
     ).toBe(1);
-  });
+    // Two boots of PGlite in a new data directory take most of this test (11–14 s each on a loaded machine).
+  }, 120_000);
 });

@@ -20,6 +20,8 @@ export interface Actor {
   accountId: string;
   keyId: string;
   scopes: readonly Scope[];
+  /** Set when the caller is a short-lived stream token (stream-token.ts): when it stops being valid. */
+  expiresAt?: Date;
 }
 
 /** @throws ForbiddenError (403 FORBIDDEN) when `actor` lacks `scope`. */

@@ -293,7 +293,7 @@ export async function deleteCampaign(
  */
 export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(nudgeInput, input);
+  const data = parseInput(nudgeInput, input ?? {});
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);

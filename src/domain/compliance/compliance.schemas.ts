@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from 'zod';
 import type { ErrorDetail } from '../errors.js';
+import { decimalInt } from '../validation.js';
 import {
   ALT_BUSINESS_ID_TYPES,
   BRAND_RELATIONSHIPS,
@@ -349,10 +350,16 @@ export const dryRunQuery = z
   })
   .strict();
 
-/** Body of POST /compliance/campaigns/{id}/nudge (TCR nudge). */
+/**
+ * Optional body of POST /compliance/campaigns/{id}/nudge (TCR nudge). Spec 4.2 sends nothing, so no body, `null`
+ * or `{}` is the TCR intent REVIEW (nudge pending carrier reviews); APPEAL_REJECTION must be asked for.
+ */
 export const nudgeInput = z
   .object({
-    nudgeIntent: z.enum(NUDGE_INTENTS).describe('REVIEW (pending carriers) or APPEAL_REJECTION (rejected carriers).'),
+    nudgeIntent: z
+      .enum(NUDGE_INTENTS)
+      .default('REVIEW')
+      .describe('REVIEW (pending carriers, the default) or APPEAL_REJECTION (rejected carriers).'),
     description: z.string().max(1024).optional().describe('Note to the reviewers, at most 1024 characters.'),
   })
   .strict();
@@ -379,7 +386,7 @@ export type NumbersInput = z.output<typeof numbersInput>;
 /** `?limit&cursor` of the paged lists (README "Paging"). */
 export const pageQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1–200, default 50.'),
+    limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
     cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
   })
   .strict();
@@ -394,11 +401,7 @@ export const campaignListQuery = pageQuery
 /** `?limit&cursor` of GET /compliance/did-mapping (a bare array per spec 2.5; next cursor in `x-next-cursor`). */
 export const didMappingQuery = z
   .object({
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
+    limit: decimalInt(1, 100_000)
       .default(100_000)
       .describe('Optional page size, 1–100000; by default every DID of the account (spec 4.3).'),
     cursor: z.string().min(1).max(200).optional().describe('`x-next-cursor` header of the previous page.'),

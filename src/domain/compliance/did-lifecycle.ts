@@ -1,7 +1,8 @@
 import type { AppContext } from '../../app-context.js';
 import type { PhoneNumber } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
-import type { Worker } from '../../infra/workers.js';
+import type { JobKind } from '../../infra/jobs/job-queue.js';
 import type { ErrorDetail } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { DID_STATES, type DidState } from './compliance.enums.js';
@@ -16,7 +17,7 @@ import { DID_STATES, type DidState } from './compliance.enums.js';
  * unassigned) and starts warming when the campaign is approved; it becomes FAILED_ASSIGNMENT (with failureReasons)
  * when the campaign is rejected or suspended. Every state change emits one did.state_changed
  * `{number, previousState, state, assignmentStatus, campaignId, cause}` in the transaction of the change. Timings
- * come from config and ctx.clock; the due moves are run by the `compliance-did-lifecycle` worker from
+ * come from config and ctx.clock; the due moves are jobs of the one queue ({@link didLifecycleJobKind}) over
  * `compliance_numbers.state_due_at` (a per-number due time, so cancelling is clearing a column).
  */
 
@@ -29,7 +30,7 @@ export type DidCause =
   | 'CAMPAIGN_DELETED'
   | 'COOLDOWN_COMPLETE';
 
-/** Numbers moved per worker tick. */
+/** Lifecycle jobs in flight per instance. */
 const BATCH = 100;
 
 async function changeState(
@@ -150,44 +151,49 @@ export async function onCampaignStatus(
   }
 }
 
-/** The worker that ends warm-ups (→ active) and cool-downs (→ unassigned) whose time has come. */
-export function didLifecycleWorker(ctx: AppContext): Worker {
+/** The job kind name of the DID lifecycle (also its wake-up channel payload). */
+export const DID_LIFECYCLE_JOB = 'did-lifecycle';
+
+/**
+ * The job kind that ends warm-ups (→ active) and cool-downs (→ unassigned) whose time has come: each number whose
+ * `state_due_at` has passed is a job of the one queue (claimed with a lease and a token, docs/jobs.md). The move is
+ * fenced by the claim: it applies only while the row still carries this claim's token and the due time it was
+ * claimed for, so a removal, a release or another instance in between makes it a no-op.
+ */
+export function didLifecycleJobKind(ctx: AppContext): JobKind {
   return {
-    name: 'compliance-did-lifecycle',
-    tick: async () => {
-      const now = ctx.clock.now();
-      const due = await ctx.db.phoneNumber.findMany({
-        where: { stateDueAt: { lte: now } },
-        orderBy: [{ stateDueAt: 'asc' }, { number: 'asc' }],
-        take: BATCH,
+    name: DID_LIFECYCLE_JOB,
+    table: 'compliance_numbers',
+    idColumn: 'number',
+    dueColumn: 'state_due_at',
+    where: () => Prisma.sql`j.state_due_at IS NOT NULL`,
+    concurrency: BATCH,
+    run: async (job) => {
+      await ctx.events.transaction(async (tx, emit) => {
+        const n = await tx.phoneNumber.findFirst({ where: { number: job.id, lockedBy: job.token } });
+        if (!n) return; // the claim was lost, or the number is gone
+        const now = ctx.clock.now();
+        const release = { lockedBy: null, lockedUntil: null };
+        if (!n.stateDueAt || n.stateDueAt > now) {
+          await tx.phoneNumber.update({ where: { number: n.number }, data: release });
+          return;
+        }
+        if (n.state === 'warming') {
+          await changeState(tx, emit, n, 'active', { ...release, stateDueAt: null }, 'WARMUP_COMPLETE', now);
+        } else if (n.state === 'cooling') {
+          await changeState(
+            tx,
+            emit,
+            n,
+            'unassigned',
+            { ...release, stateDueAt: null, assignmentStatus: null, lastCampaignId: null },
+            'COOLDOWN_COMPLETE',
+            now,
+          );
+        } else {
+          await tx.phoneNumber.update({ where: { number: n.number }, data: { ...release, stateDueAt: null } });
+        }
       });
-      let moved = 0;
-      for (const n of due) {
-        const done = await ctx.events.transaction(async (tx, emit) => {
-          // Claim by the row as read: another instance, a removal or a release in between makes this count 0.
-          const { count } = await tx.phoneNumber.updateMany({
-            where: { number: n.number, state: n.state, stateDueAt: n.stateDueAt },
-            data: { stateDueAt: null },
-          });
-          if (count === 0) return false;
-          if (n.state === 'warming') {
-            await changeState(tx, emit, n, 'active', {}, 'WARMUP_COMPLETE', ctx.clock.now());
-          } else if (n.state === 'cooling') {
-            await changeState(
-              tx,
-              emit,
-              n,
-              'unassigned',
-              { assignmentStatus: null, lastCampaignId: null },
-              'COOLDOWN_COMPLETE',
-              ctx.clock.now(),
-            );
-          }
-          return true;
-        });
-        if (done) moved++;
-      }
-      return moved;
     },
   };
 }

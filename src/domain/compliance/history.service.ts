@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { parseInput } from '../validation.js';
+import { decimalBigintString, decimalInt, parseInput } from '../validation.js';
 import { carrierName } from './campaign.rules.js';
 
 /**
@@ -35,12 +35,8 @@ export interface Transition {
 /** `?limit&cursor` of the history endpoints. */
 export const historyQuery = z
   .object({
-    limit: z.coerce.number().int().min(1).max(500).default(100).describe('Items per page, 1–500, default 100.'),
-    cursor: z
-      .string()
-      .regex(/^\d{1,20}$/, 'must be a nextCursor this API returned')
-      .optional()
-      .describe('`nextCursor` of the previous page.'),
+    limit: decimalInt(1, 500).default(100).describe('Items per page, 1–500, default 100.'),
+    cursor: decimalBigintString.optional().describe('`nextCursor` of the previous page.'),
   })
   .strict();
 

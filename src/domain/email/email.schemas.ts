@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decimalInt } from '../validation.js';
 import { DOMAIN_NAME, DOT_ATOM, MAX_LOCAL_PART_OCTETS } from './mail.rules.js';
 
 /** Threads page size when `limit` is absent, and the largest accepted `limit` (README "Email"). */
@@ -69,7 +70,7 @@ export const replyInput = z.object({ threadId: id, body }).strict();
 /** Query of GET /api/email/identities/{id}/threads. */
 export const listThreadsInput = z
   .object({
-    limit: z.coerce.number().int().min(1).max(THREADS_MAX_LIMIT).default(THREADS_DEFAULT_LIMIT),
+    limit: decimalInt(1, THREADS_MAX_LIMIT).default(THREADS_DEFAULT_LIMIT),
     cursor: z.string().max(500).optional(),
   })
   .strict();

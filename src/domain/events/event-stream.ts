@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import { MAX_BIGINT } from '../validation.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 import { type StoredEvent, toEnvelope } from './event-log.js';
@@ -235,7 +236,9 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
   if (value === undefined || value === null) return undefined;
   const trimmed = value.trim();
   if (!/^\d{1,19}$/.test(trimmed)) return undefined;
-  return BigInt(trimmed);
+  const id = BigInt(trimmed);
+  // Past PostgreSQL's bigint no event id exists: an unknown cursor, not a query that fails with 22003.
+  return id <= MAX_BIGINT ? id : undefined;
 }
 
 /** A cursor that is not an id of this log compares above every id, so it reads as "unknown" (spec 8). */

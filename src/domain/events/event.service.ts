@@ -4,7 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ingestPayloadIssues } from '../compliance/did-lifecycle.js';
 import { ValidationError } from '../errors.js';
 import { keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
+import { decimalBigintString, decimalInt, parseInput } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
 import {
@@ -135,18 +135,12 @@ export const HISTORY_MAX_LIMIT = 1000;
 
 /** Query of GET /api/events/history and arguments of `Query.events`. */
 export const eventHistoryInput = z.object({
-  after: z
-    .string()
-    .regex(/^\d{1,19}$/, 'must be an event id (decimal digits)')
+  after: decimalBigintString
     .optional()
     .describe(
       'Cursor: return events with an id greater than this (a Last-Event-ID, a webhook event id or nextCursor).',
     ),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(HISTORY_MAX_LIMIT)
+  limit: decimalInt(1, HISTORY_MAX_LIMIT)
     .default(HISTORY_DEFAULT_LIMIT)
     .describe(`Page size, 1 to ${HISTORY_MAX_LIMIT} (default ${HISTORY_DEFAULT_LIMIT}).`),
   channels: channelsField,

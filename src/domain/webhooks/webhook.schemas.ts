@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { EVENT_TYPES, isEventType } from '../events/event-catalog.js';
+import { decimalInt } from '../validation.js';
 
 /** Most webhooks one account may have (spec 8 leaves it open). */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 100;
@@ -91,11 +92,7 @@ export const createWebhookInput = z
 /** Query of GET /api/webhooks/{id}/logs. */
 export const webhookLogsQuery = z
   .object({
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(LOGS_MAX_LIMIT)
+    limit: decimalInt(1, LOGS_MAX_LIMIT)
       .default(LOGS_DEFAULT_LIMIT)
       .describe(`Entries to return, newest first (default ${LOGS_DEFAULT_LIMIT}, max ${LOGS_MAX_LIMIT}).`),
   })

@@ -18,6 +18,7 @@ import {
   webhookLogsQuery,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
+import { refusedLiteralHostReason } from './webhook.ssrf.js';
 
 /** How long the previous secret keeps signing after a rotation, in ms (24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -141,11 +142,22 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  * types or globs matching at least one) are both required. The server generates the secret
  * (`whsec_<base64 of 32 random bytes>`), stores it AES-256-GCM encrypted and returns it only here.
  * @throws ValidationError naming each bad field (`events.2` UNKNOWN_EVENT_TYPE, `url` INVALID_FORMAT…);
- *   UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks.
+ *   UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
+ *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
+ *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
  */
 export async function createWebhook(ctx: AppContext, actor: Actor, input: unknown): Promise<CreatedWebhook> {
   requireScope(actor, 'webhooks');
   const { url, events } = parseInput(createWebhookInput, input);
+  // A literal special address can never receive a delivery: say so now rather than fail every attempt later.
+  const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
+  if (refused) {
+    throw new UnprocessableError(
+      'URL_NOT_PUBLIC',
+      `url: ${refused}; webhooks are delivered to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS)`,
+      'url',
+    );
+  }
   const count = await ctx.db.webhook.count({ where: { accountId: actor.accountId, deletedAt: null } });
   if (count >= MAX_WEBHOOKS_PER_ACCOUNT) {
     throw new UnprocessableError(

@@ -21,6 +21,22 @@ const NAT64: [ipaddr.IPv6, number][] = [ipaddr.parseCIDR('64:ff9b::/96'), ipaddr
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
 
 /**
+ * Why the host of `url` may not receive webhook deliveries when it is a literal IP address (`http://10.0.0.1/`,
+ * `http://[::1]/`, and the forms the WHATWG URL parser normalises to one, e.g. `http://0x7f.1/`), or undefined
+ * for a name (names are judged when connecting, on every attempt, because DNS answers change).
+ */
+export function refusedLiteralHostReason(url: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return ipaddr.isValid(bare) ? refusedAddressReason(bare) : undefined;
+}
+
+/**
  * Why `address` may not receive webhook deliveries, or undefined when it may. Only globally routable unicast
  * addresses pass (ipaddr.js range `unicast`): loopback, private (RFC 1918), unique-local, link-local, CGNAT
  * 100.64/10, multicast, reserved/documentation, unspecified, NAT64, IPv4-compatible IPv6 (`::/96`), 6to4/Teredo and

@@ -278,7 +278,10 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
 const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
   description: 'Nudge of carrier review (TCR).',
   fields: (t) => ({
-    nudgeIntent: t.field({ type: NudgeIntentEnum, required: true }),
+    nudgeIntent: t.field({
+      type: NudgeIntentEnum,
+      description: 'REVIEW when omitted (spec 4.2: a nudge sends nothing).',
+    }),
     description: t.string({ description: 'At most 1024 characters.' }),
   }),
 });
@@ -312,8 +315,9 @@ builder.mutationFields((t) => ({
   nudgeCampaign: t.field({
     type: CampaignRef,
     description: 'Nudges pending carrier review or appeals rejections.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) => nudgeCampaign(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput }) },
+    resolve: (_root, args, ctx) =>
+      nudgeCampaign(ctx.app, ctx.actor, String(args.id), args.input ? withoutNulls(args.input) : undefined),
   }),
   expediteCampaign: t.field({
     type: CampaignRef,

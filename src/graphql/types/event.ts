@@ -1,4 +1,6 @@
 // GraphQL surface of the events area: the Event type, history, catalog, publish, and the `events` subscription.
+
+import { credentialActive, type IssuedStreamToken, issueStreamToken } from '../../domain/accounts/stream-token.js';
 import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
 import {
   getEventCatalog,
@@ -148,6 +150,17 @@ builder.subscriptionField('events', (t) =>
         channels: args.channels ?? undefined,
         lastEventId: args.lastEventId ?? undefined,
       });
+      // As the REST stream does at each heartbeat: end when the key is revoked or the stream token expires.
+      const watch = setInterval(() => {
+        void credentialActive(ctx.app, ctx.actor).then(
+          (active) => {
+            if (!active) sub.end('closed');
+          },
+          () => {}, // the database is unreachable: keep streaming; the next check asks again
+        );
+      }, ctx.app.config.EVENT_STREAM_HEARTBEAT_MS);
+      watch.unref();
+      sub.onEnd(() => clearInterval(watch));
       const messages = asMessages(sub);
       // Ending the generator (client gone) must end the bus subscription even while it waits for the next event.
       const originalReturn = messages.return.bind(messages);
@@ -158,5 +171,26 @@ builder.subscriptionField('events', (t) =>
       return messages;
     },
     resolve: (message) => message,
+  }),
+);
+
+const StreamToken = builder.objectRef<IssuedStreamToken>('StreamToken').implement({
+  description:
+    'A short-lived token that opens event streams of this account only (scope events:read): pass it as `?token=` ' +
+    'to GET /api/events, /graphql (SSE subscriptions) or /graphql/stream instead of the API key.',
+  fields: (t) => ({
+    token: t.exposeString('token', { description: '`sbst_…`; valid until `expiresAt` and while its API key is.' }),
+    expiresAt: t.exposeString('expiresAt', { description: 'ISO 8601 UTC; open streams end then.' }),
+    scopes: t.exposeStringList('scopes', { description: 'Always ["events:read"].' }),
+  }),
+});
+
+builder.mutationField('createStreamToken', (t) =>
+  t.field({
+    type: StreamToken,
+    description:
+      'Trades the API key for a stream token (STREAM_TOKEN_TTL_SECONDS, default 5 minutes; scope events:read), ' +
+      'as POST /api/events/tokens. Browsers should stream with it rather than with the API key in the URL.',
+    resolve: (_root, _args, ctx) => issueStreamToken(ctx.app, ctx.actor),
   }),
 );

@@ -67,12 +67,14 @@ export interface ClaimedJob {
 
 /**
  * A kind of durable work. Table and column names are trusted constants of the service (never user input).
- * The table needs `id text`, a due column, `locked_by text` and `locked_until timestamptz`.
+ * The table needs a text key (`id`, or `idColumn`), a due column, `locked_by text` and `locked_until timestamptz`.
  */
 export interface JobKind {
   /** Name (also the NOTIFY payload that wakes it). */
   name: string;
   table: string;
+  /** The table's text key column (default `id`; e.g. `number` for DIDs). */
+  idColumn?: string;
   /** Column holding when the job is due (`next_attempt_at`, `due_at`). */
   dueColumn: string;
   /** Extra condition a claimable row meets, over the table alias `j` (e.g. `j.status = 'pending'`). */
@@ -163,7 +165,8 @@ export class JobRunner implements Worker {
     const token = randomUUID();
     const table = ident(k.table);
     const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
-    const only = onlyId === undefined ? Prisma.empty : Prisma.sql` AND j.id = ${onlyId}`;
+    const id = ident(k.idColumn ?? 'id').text;
+    const only = onlyId === undefined ? Prisma.empty : Prisma.sql` AND j.${Prisma.raw(id)} = ${onlyId}`;
     const claimable = Prisma.sql`${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()})${only}`;
     const attemptsSet = k.attemptsColumn
       ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} + 1`)
@@ -182,16 +185,16 @@ export class JobRunner implements Worker {
         return Prisma.sql`NOT (j.${Prisma.raw(col(i))}::text = ANY(${keys}::text[]))`;
       });
       pick = Prisma.sql`
-        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+        SELECT j.${Prisma.raw(id)} AS id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
          WHERE ${claimable} AND ${Prisma.join(full, ' AND ')}
-         ORDER BY ${due}, j.id
+         ORDER BY ${due}, j.${Prisma.raw(id)}
          LIMIT ${limit}
          FOR UPDATE OF j SKIP LOCKED`;
     } else {
       pick = Prisma.sql`
-        SELECT j.id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
+        SELECT j.${Prisma.raw(id)} AS id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
          WHERE ${claimable}
-         ORDER BY ${due}, j.id
+         ORDER BY ${due}, j.${Prisma.raw(id)}
          LIMIT ${limit}
          FOR UPDATE OF j SKIP LOCKED`;
     }
@@ -200,8 +203,8 @@ export class JobRunner implements Worker {
     >`
       WITH pick AS (${pick})
       UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
-        FROM pick WHERE t.id = pick.id
-      RETURNING t.id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
+        FROM pick WHERE t.${Prisma.raw(id)} = pick.id
+      RETURNING t.${Prisma.raw(id)} AS id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
                 t.${ident(k.dueColumn)} AS due`;
     // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
     rows.sort(
@@ -250,7 +253,7 @@ export class JobRunner implements Worker {
           FROM unnest(${surplus.map((r) => r.id)}::text[], ${surplus.map((r) => r.prev)}::text[],
                       ${surplus.map((r) => (r.prev_until ? new Date(r.prev_until).toISOString() : null))}::timestamptz[])
                AS x(id, prev, prev_until)
-         WHERE t.id = x.id AND t.locked_by = ${jobs[0]!.token}`;
+         WHERE t.${ident(k.idColumn ?? 'id')} = x.id AND t.locked_by = ${jobs[0]!.token}`;
     }
     return keep;
   }
@@ -283,13 +286,25 @@ export class JobRunner implements Worker {
 
   /**
    * Claims job `id` if it is due and unclaimed, and runs it now, waiting for it (e.g. mail sent by a request is
-   * attempted in that request). @returns false when it was not claimable (not due, done, or another claim holds it).
+   * attempted in that request). When this instance's worker claimed it just before, waits for that run.
+   * @returns false when it was not claimable (not due, done, or another instance's claim holds it).
    */
   async runNow(id: string): Promise<boolean> {
     const [job] = await this.claim(1, id);
-    if (!job) return false;
-    await this.#start(job);
-    return true;
+    if (job) {
+      await this.#start(job);
+      return true;
+    }
+    // This instance's own worker may have claimed it a moment earlier: then wait for that run instead.
+    for (let i = 0; i < 3; i++) {
+      const running = this.#inFlight.get(id);
+      if (running) {
+        await running.done;
+        return true;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return false;
   }
 
   #chain: Promise<void> = Promise.resolve();
@@ -349,7 +364,7 @@ export class JobRunner implements Worker {
     try {
       return await this.deps.db.$executeRaw`
         UPDATE ${ident(this.kind.table)} SET locked_until = ${until}
-         WHERE id = ANY(${ids}::text[]) AND locked_by = ANY(${tokens}::text[])`;
+         WHERE ${ident(this.kind.idColumn ?? 'id')} = ANY(${ids}::text[]) AND locked_by = ANY(${tokens}::text[])`;
     } catch (err) {
       this.deps.log.warn({ err, job: this.kind.name }, 'could not extend job leases');
       return 0;

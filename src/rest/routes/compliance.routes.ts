@@ -50,6 +50,7 @@ import {
   releaseNumber,
   removeNumbers,
 } from '../../domain/compliance/number.service.js';
+import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
 const ts = z.string().describe('ISO 8601 UTC with milliseconds');
@@ -249,7 +250,6 @@ const lintReportOut = z.object({
     }),
   ),
 });
-const idParams = z.object({ id: z.string().min(1) });
 const brands = ['compliance: brands'];
 const campaigns = ['compliance: campaigns'];
 const numbers = ['compliance: numbers'];
@@ -477,9 +477,10 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         tags: campaigns,
-        summary: 'Nudge carrier review (REVIEW) or appeal rejections (APPEAL_REJECTION).',
+        summary:
+          'Nudge carrier review (REVIEW, also what no body means: spec 4.2) or appeal rejections (APPEAL_REJECTION).',
         params: idParams,
-        body: nudgeInput,
+        body: nudgeInput.nullish(),
         response: { 200: campaignOut },
       },
     },
@@ -645,7 +646,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
       schema: {
         tags: ['compliance: enums'],
         summary: 'Values of the vertical, entityType or usecase enum.',
-        params: z.object({ name: z.string() }),
+        params: z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be an enum name') }),
         response: { 200: z.object({ name: z.string(), values: z.array(z.string()) }) },
       },
     },
@@ -682,7 +683,7 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
       schema: {
         tags: numbers,
         summary: 'Release a number; 409 NUMBER_ASSIGNED while it is assigned to a campaign.',
-        params: z.object({ number: z.string() }),
+        params: z.object({ number: z.string().regex(/^\+?\d{1,20}$/, 'must be a phone number in E.164 format') }),
         response: { 200: z.object({ number: z.string(), released: z.literal(true) }) },
       },
     },

@@ -16,6 +16,7 @@ import {
   addKnowledgeInput,
   createAgentInput,
   createIdentityInput,
+  listThreadsInput,
   replyInput,
   sendEmailInput,
   updateAgentInput,
@@ -30,6 +31,7 @@ import {
 } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
+import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
 const identity = z.object({
@@ -93,7 +95,6 @@ const knowledgeDocument = z.object({
   content: z.string(),
   createdAt: z.string(),
 });
-const idParams = z.object({ id: z.string() });
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
 export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -188,7 +189,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
         tags,
         summary: 'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page.',
         params: idParams,
-        querystring: z.object({ limit: z.coerce.number().optional(), cursor: z.string().optional() }),
+        querystring: listThreadsInput,
         response: { 200: z.object({ threads: z.array(threadSummary), nextCursor: z.string() }) },
       },
     },
@@ -200,7 +201,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags,
         summary: 'Thread detail with every message, oldest first.',
-        params: z.object({ id: z.string(), threadId: z.string() }),
+        params: z.object({ id: resourceId, threadId: resourceId }),
         response: { 200: threadSummary.extend({ messages: z.array(message) }) },
       },
     },
@@ -284,7 +285,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       schema: {
         tags: agentTags,
         summary: 'Delete a knowledge document (204).',
-        params: z.object({ id: z.string(), documentId: z.string() }),
+        params: z.object({ id: resourceId, documentId: resourceId }),
       },
     },
     async (request, reply) => {

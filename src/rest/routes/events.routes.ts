@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
+import { issueStreamToken } from '../../domain/accounts/stream-token.js';
 import { endAllChangeFeeds } from '../../domain/events/change-feed.js';
 import {
   eventHistoryInput,
@@ -35,6 +36,8 @@ interface OpenStream {
   res: ServerResponse;
   sub: EventSubscription;
   keyId: string;
+  /** When the stream token that opened it expires (stream-token.ts); undefined for an API key. */
+  expiresAt?: Date;
 }
 
 /**
@@ -72,6 +75,9 @@ class StreamHeartbeat {
       if (!s.res.writableNeedDrain) s.res.write(HEARTBEAT);
       keys.add(s.keyId);
     }
+    // A stream opened with a stream token ends when the token expires, as for a revoked key.
+    const now = this.ctx.clock.now().getTime();
+    for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('closed');
     if (this.#checking || keys.size === 0) return;
     this.#checking = true;
     this.ctx.auth
@@ -107,11 +113,17 @@ function heartbeatOf(ctx: AppContext): StreamHeartbeat {
  * that stops reading (`overflow`: the connection is dropped). The instance heartbeat writes comments and re-checks
  * the key. @returns when the stream has ended.
  */
-function pump(ctx: AppContext, res: ServerResponse, sub: EventSubscription, keyId: string): Promise<void> {
+function pump(
+  ctx: AppContext,
+  res: ServerResponse,
+  sub: EventSubscription,
+  keyId: string,
+  expiresAt?: Date,
+): Promise<void> {
   return new Promise<void>((resolve) => {
     let finished = false;
     let scheduled = false;
-    const remove = heartbeatOf(ctx).add({ res, sub, keyId });
+    const remove = heartbeatOf(ctx).add({ res, sub, keyId, expiresAt });
     const finish = () => {
       if (finished) return;
       finished = true;
@@ -163,7 +175,12 @@ function pump(ctx: AppContext, res: ServerResponse, sub: EventSubscription, keyI
 }
 
 const streamQuery = z.object({
-  token: z.string().optional().describe('API key (spec 5.2); `Authorization: Bearer` works too.'),
+  token: z
+    .string()
+    .optional()
+    .describe(
+      'A stream token (POST /api/events/tokens; recommended for browsers) or the API key (spec 5.2); `Authorization: Bearer` works too.',
+    ),
   channels: z
     .string()
     .optional()
@@ -225,7 +242,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
   r.get(
     '/api/events',
     {
-      config: { allowQueryToken: true },
+      config: { allowQueryToken: true, allowStreamToken: true },
       schema: {
         tags: ['events'],
         summary:
@@ -254,8 +271,26 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
       res.write(`retry: 1000\n: connected\n\n${sub.takePreamble()}`);
-      await pump(ctx, res, sub, actorOf(request).keyId);
+      const actor = actorOf(request);
+      await pump(ctx, res, sub, actor.keyId, actor.expiresAt);
     },
+  );
+
+  r.post(
+    '/api/events/tokens',
+    {
+      schema: {
+        tags: ['events'],
+        summary:
+          'Trade the API key for a short-lived stream token (scope events:read, STREAM_TOKEN_TTL_SECONDS, default ' +
+          '5 min) to pass as `?token=` to GET /api/events or the GraphQL stream endpoints instead of the API key. ' +
+          'It opens streams of this account only; open streams end when it expires or its key is revoked (201).',
+        response: {
+          201: z.object({ token: z.string(), expiresAt: z.string(), scopes: z.array(z.string()) }),
+        },
+      },
+    },
+    async (request, reply) => reply.status(201).send(issueStreamToken(ctx, actorOf(request))),
   );
 
   r.get(

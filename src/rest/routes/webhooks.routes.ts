@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
+import { idParams, resourceId } from '../../domain/validation.js';
 import {
   createWebhookInput,
   redeliverFailedInput,
@@ -54,8 +55,6 @@ const logShape = z.object({
     }),
   ),
 });
-
-const idParams = z.object({ id: z.string() });
 
 /** REST routes of the webhooks area (spec 4.6 plus rotation, test and redelivery; README "Webhooks"). */
 export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -157,7 +156,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       schema: {
         tags,
         summary: 'Redeliver one failed delivery (a new delivery with the full retry schedule; 202).',
-        params: z.object({ id: z.string(), deliveryId: z.string() }),
+        params: z.object({ id: resourceId, deliveryId: resourceId }),
         response: { 202: logShape },
       },
     },

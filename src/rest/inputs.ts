@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequestError } from '../domain/errors.js';
+import type { ErrorBody } from './errors.js';
+
+/**
+ * Rules every REST request meets before a route sees it (issue 13: any input answers a 4xx in the one error body,
+ * never a 5xx, and changes nothing). Wired by the HTTP host next to the JSON parser and error handling.
+ */
+
+/**
+ * Longest accepted path parameter, in characters, before the router gives up (Fastify's default is 100 and
+ * answers its own 414). Set high so every over-long id reaches the route's zod schema (`resourceId`, 100
+ * characters) and is refused there as a 400 naming the parameter; Node's 16 KiB header limit bounds the URL anyway.
+ */
+export const MAX_PARAM_LENGTH = 16_384;
+
+/** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
+function isNoBody(body: unknown): boolean {
+  if (body === undefined || body === null) return true;
+  return typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Installs the request rules that do not belong to one route. Call before routes are registered.
+ * - Bodies are JSON only: Fastify's built-in text/plain parser is removed, so any other media type answers
+ *   415 UNSUPPORTED_MEDIA_TYPE (before, `text/plain` reached the routes as a string).
+ * - An operation that takes no body (no `body` schema: revet, expedite, redeliver, deletes…) accepts none, an
+ *   empty one, `null` or `{}`; any other body answers 400 BODY_NOT_ALLOWED (field `(body)`) instead of being
+ *   silently ignored. GraphQL routes are left to Yoga.
+ */
+export function installInputRules(app: FastifyInstance): void {
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url.startsWith('/graphql') || route.schema?.body !== undefined) return;
+    if (!methods.some((m) => BODY_METHODS.has(m))) return;
+    const guard = async (request: FastifyRequest) => {
+      if (!isNoBody(request.body)) {
+        throw new BadRequestError(
+          'BODY_NOT_ALLOWED',
+          `${request.method} ${route.url} takes no request body; send none (or {}).`,
+          '(body)',
+        );
+      }
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing ? [...(Array.isArray(existing) ? existing : [existing]), guard] : [guard];
+  });
+}
+
+/** Fastify's router-level errors (raised before any route, hook or error handler runs), mapped to stable codes. */
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string; field?: string }> = {
+  FST_ERR_BAD_URL: {
+    status: 400,
+    code: 'BAD_URL',
+    message: 'The URL path is not valid percent-encoding (RFC 3986 2.1).',
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    message: `A path parameter is longer than ${MAX_PARAM_LENGTH} characters.`,
+    field: 'params',
+  },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, code: 'BAD_REQUEST', message: 'The request cannot be routed.' },
+};
+
+/**
+ * Fastify's `frameworkErrors` option: answers router errors (bad percent-encoding, over-long parameter) in the one
+ * error body with `x-request-id`, instead of Fastify's own body that echoes the URL and carries no request id.
+ * Hooks do not run for these requests, so the header is set here.
+ */
+export function frameworkErrorHandler(
+  err: Error & { code?: string },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const known = (err.code && FRAMEWORK_ERRORS[err.code]) || {
+    status: 400,
+    code: 'BAD_REQUEST',
+    message: 'The request cannot be routed.',
+  };
+  const body: ErrorBody = {
+    error: { code: known.code, message: known.message, ...(known.field ? { field: known.field } : {}) },
+  };
+  reply.header('x-request-id', request.id).status(known.status).send(body);
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: requests Node's HTTP parser refuses before Fastify sees them (headers
+ * over 16 KiB, e.g. a huge URL: 431; a request timeout: 408; malformed HTTP: 400) answer in the one error body
+ * with a fresh `x-request-id` (the request never got one), then the connection closes as Node does by default.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'HEADERS_TOO_LARGE', 'The request line and headers exceed 16 KiB.']
+        : [400, 'BAD_REQUEST', 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ error: { code, message } } satisfies ErrorBody);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
