@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { KeyAuthenticator } from './domain/accounts/account.service.js';
+import type { AdminTokens } from './domain/accounts/admin.service.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import type { MailTransport } from './domain/email/mail-transport.port.js';
 import type { ModelProvider } from './domain/email/model.port.js';
@@ -11,6 +12,7 @@ import type { WebhookTransport } from './domain/webhooks/webhook-transport.port.
 import type { Clock } from './infra/clock.js';
 import type { Database, Db } from './infra/db.js';
 import type { JobQueue } from './infra/jobs/job-queue.js';
+import type { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import type { WorkerSet } from './infra/workers.js';
 
 /**
@@ -32,6 +34,8 @@ export interface AppContext {
   workers: WorkerSet;
   /** Verifies API keys (with a short cache). */
   auth: KeyAuthenticator;
+  /** Tokens that open the operator surface /admin/* (ADMIN_TOKEN and the per-start local token). */
+  admin: AdminTokens;
   /** 32-byte AES-256-GCM key for secrets at rest (SECRETS_KEY, or DATA_DIR/secrets.key; src/infra/secrets.ts). */
   secretsKey: Buffer;
   /** Fingerprint of `secretsKey` (which key encrypted a stored secret; src/infra/secrets.ts `secretsKeyId`). */
@@ -44,6 +48,8 @@ export interface AppContext {
   registry: CampaignRegistry;
   /** The mail port: compose, parse, relay (nodemailer + mailparser). */
   mail: MailTransport;
+  /** Prometheus metrics (GET /metrics); domain code counts through its MetricsRecorder methods. */
+  metrics: PrometheusMetrics;
   /** The model port agents answer with. */
   model: ModelProvider;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
 import { KeyAuthenticator } from './domain/accounts/account.service.js';
+import { AdminTokens } from './domain/accounts/admin.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
@@ -10,6 +11,7 @@ import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createHttpServer } from './http/server.js';
+import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
 import type { AreaModule } from './infra/area-module.js';
 import { OrderedEventBus } from './infra/bus/ordered-bus.js';
 import { createEventBus } from './infra/bus/redis-bus.js';
@@ -18,10 +20,13 @@ import { openDatabase } from './infra/db.js';
 import { JobQueue } from './infra/jobs/job-queue.js';
 import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
+import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
-import { OpenAICompatibleModel } from './infra/model/openai-compatible.js';
+import { SandboxModel } from './infra/model/sandbox.js';
 import { PubSubChangeNotices } from './infra/pubsub/change-notices.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
+import { TcrClient } from './infra/registry/tcr/tcr-client.js';
+import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
@@ -63,7 +68,7 @@ export interface BuildOptions {
  * @throws when the database cannot be opened or a migration fails.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
-  const log = opts.logger ?? createLogger(config.LOG_LEVEL);
+  const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
   const database = await openDatabase({
@@ -92,6 +97,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   }
   const notices = new PubSubChangeNotices(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
+  const metrics = new PrometheusMetrics(database, clock);
   const ctx: AppContext = {
     config,
     database,
@@ -103,6 +109,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     events: new EventLog(database.prisma, bus, clock, notices),
     workers,
     auth: new KeyAuthenticator(database.prisma),
+    admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
     secretsKey,
     secretsKeyId: secretsKeyId(secretsKey),
     jobs: new JobQueue({ db: database.prisma, clock, log, database, workers }),
@@ -113,9 +120,33 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
-    model: new OpenAICompatibleModel(config.LLM_BASE_URL, config.LLM_API_KEY),
+    // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
+    model: measuredModel(
+      // The AI SDK is loaded only when a real endpoint is configured (startup time, docs/operations.md).
+      config.LLM_BASE_URL
+        ? new (await import('./infra/model/openai-compatible.js')).OpenAICompatibleModel(
+            config.LLM_BASE_URL,
+            config.LLM_API_KEY,
+          )
+        : new SandboxModel(),
+      metrics,
+    ),
+    metrics,
   };
-  const registry = new SandboxRegistry(ctx);
+  ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
+  // REGISTRY chooses the adapter: the sandbox simulator (default) or TCR's CSP API (config.ts guarantees its settings).
+  const registry =
+    config.REGISTRY === 'tcr'
+      ? new TcrRegistry(
+          ctx,
+          new TcrClient({
+            baseUrl: config.TCR_API_URL ?? '',
+            apiKey: config.TCR_API_KEY ?? '',
+            apiSecret: config.TCR_API_SECRET ?? '',
+            timeoutMs: config.TCR_TIMEOUT_MS,
+          }),
+        )
+      : new SandboxRegistry(ctx);
   ctx.registry = registry;
   ctx.jobs.register(registry.jobKind());
   workers.add(idempotencyPruner(ctx));
@@ -127,6 +158,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   ];
   const http = await createHttpServer(ctx);
 
+  // The local CLI finds this instance through DATA_DIR/admin.json (docs/operations.md "CLI").
+  const writesAdminFile = !config.DATA_DIR.startsWith('memory://');
   let smtp: SmtpListener | undefined;
   let closed: Promise<void> | undefined;
   return {
@@ -143,11 +176,20 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await ctx.jobs.start();
         workers.start();
       }
+      if (writesAdminFile) {
+        const port = (http.server.address() as { port: number }).port;
+        writeAdminFile(config.DATA_DIR, {
+          url: localUrl(config.HOST, port),
+          token: ctx.admin.localToken,
+          pid: process.pid,
+        });
+      }
       return address;
     },
     smtpPort: () => smtp?.port,
     close() {
       closed ??= (async () => {
+        if (writesAdminFile) removeAdminFile(config.DATA_DIR, ctx.admin.localToken);
         await ctx.jobs.stop();
         await workers.stop();
         await http.close();

@@ -27,6 +27,32 @@ export const configSchema = z.object({
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json`: one JSON object per line (pino; for log collectors). `pretty`: coloured, readable lines (pino-pretty). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+
+  /**
+   * Bearer token of the operator surface /admin/* (docs/operations.md). Unset: /admin/* only accepts the local token
+   * a running service writes to DATA_DIR/admin.json (mode 0600) for `npm run cli` on the same host.
+   */
+  ADMIN_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  /** Bearer token of GET /metrics (Prometheus). Unset: /metrics takes ADMIN_TOKEN, or is open if METRICS_PUBLIC. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Serve GET /metrics without a token (for a scraper on a private network). Default false. */
+  METRICS_PUBLIC: bool.default(false),
+
+  /** Requests one API key may make per RATE_LIMIT_WINDOW_MS (answers 429 RATE_LIMITED past it); 0 disables. */
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(6000),
+  /** Window of RATE_LIMIT_MAX, in ms. */
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  /** Failed authentications (401) one client address may cause per AUTH_FAILURE_WINDOW_MS before 429; 0 disables. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  /** Window of AUTH_FAILURE_LIMIT, in ms. */
+  AUTH_FAILURE_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  /**
+   * Trust X-Forwarded-For from a reverse proxy for the client address (rate limits, logs): `true`, a hop count, or
+   * comma-separated proxy addresses/CIDRs (Fastify trustProxy). Default: not trusted.
+   */
+  TRUST_PROXY: z.string().optional(),
   /** Externally visible base URL, used in links the service prints. Default http://HOST:PORT. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Create an account and print its API key on a first start with no account at all. */
@@ -49,6 +75,22 @@ export const configSchema = z.object({
 
   /** Sandbox registry speed: every simulated delay is divided by this factor (e.g. 60 turns minutes into seconds). */
   REGISTRY_TIME_SCALE: positiveNumber.default(1),
+  /**
+   * Campaign registry adapter: `sandbox` (the built-in simulator, default) or `tcr` (The Campaign Registry's CSP REST
+   * API, src/infra/registry/tcr; docs/compliance.md "TCR adapter"). With `tcr`, TCR_API_URL, TCR_API_KEY,
+   * TCR_API_SECRET and TCR_WEBHOOK_SECRET are required.
+   */
+  REGISTRY: z.enum(['sandbox', 'tcr']).default('sandbox'),
+  /** Base URL of TCR's CSP API, e.g. https://csp-api.campaignregistry.com/v2 (paths such as /brand/nonBlocking follow it). */
+  TCR_API_URL: z.string().url().optional(),
+  /** TCR API key: the user name of HTTP basic auth on every CSP API call. */
+  TCR_API_KEY: z.string().min(1).optional(),
+  /** TCR API secret: the password of HTTP basic auth. Never logged. */
+  TCR_API_SECRET: z.string().min(1).optional(),
+  /** Shared secret the inbound TCR webhook must send in `X-TCR-Webhook-Secret` (compared in constant time); ≥16 chars. */
+  TCR_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** Timeout of one TCR API call, in ms. */
+  TCR_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /** DID warm-up: a number assigned to an approved campaign is `warming` this long before `active`, in ms (issue 14). */
   DID_WARMUP_MS: z.coerce
     .number()
@@ -142,7 +184,7 @@ export const configSchema = z.object({
   /** GraphQL: execute queries and mutations with graphql-jit (compiled per document, cached). */
   GRAPHQL_JIT: bool.default(true),
 
-  /** OpenAI-compatible endpoint for agents (chat completions). */
+  /** OpenAI-compatible endpoint for agents (chat completions). Unset: agents answer with the offline sandbox model. */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
 });
@@ -172,6 +214,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  if (result.data.REGISTRY === 'tcr') {
+    const missing = (['TCR_API_URL', 'TCR_API_KEY', 'TCR_API_SECRET', 'TCR_WEBHOOK_SECRET'] as const).filter(
+      (k) => result.data[k] === undefined,
+    );
+    if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k}: required when REGISTRY=tcr`));
   }
   const { EMAIL_DOMAIN, EMAIL_DOMAINS } = result.data;
   if (EMAIL_DOMAINS && !EMAIL_DOMAINS.includes(EMAIL_DOMAIN.toLowerCase())) {

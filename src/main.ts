@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { countAccounts, createAccount } from './domain/accounts/account.service.js';
+import { DataDirLockedError, EXIT_DATA_DIR_LOCKED } from './infra/data-dir-lock.js';
 
 /** Entry point of `npm start`: reads the configuration, builds the app, listens, and shuts down on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -44,6 +45,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof DataDirLockedError) {
+    process.stderr.write(`Switchboard not started: ${err.message}\n`);
+    process.exit(EXIT_DATA_DIR_LOCKED);
+  }
   process.stderr.write(`Switchboard failed to start: ${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });

@@ -91,3 +91,17 @@ export class UnprocessableError extends DomainError {
     super(code, message, 422, field);
   }
 }
+
+/**
+ * 429: too many requests. `code` is RATE_LIMITED (an API key over its request budget) or AUTH_RATE_LIMITED (a
+ * client address over its failed-authentication budget); `retryAfterSeconds` goes out as `Retry-After`.
+ */
+export class RateLimitedError extends DomainError {
+  constructor(
+    code: 'RATE_LIMITED' | 'AUTH_RATE_LIMITED',
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(code, message, 429);
+  }
+}

@@ -6,22 +6,37 @@ import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
 import { mountGraphQL } from '../graphql/http.js';
-import { requestScope } from '../infra/logger.js';
+import { markRequestBound, requestScope } from '../infra/logger.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
 import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM_LENGTH } from '../rest/inputs.js';
+import { adminRoutes } from '../rest/routes/admin.routes.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
+import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
 import { registerCors } from './cors.js';
+import { installRateLimits } from './rate-limit.js';
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
   return { method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), id: req.id };
+}
+
+/** Fastify's trustProxy from TRUST_PROXY: `true`/`false`, a hop count, or comma-separated addresses/CIDRs. */
+function trustProxy(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  // Fastify accepts a hop count at runtime (documented) though its type does not list number.
+  if (/^\d+$/.test(value)) return Number(value) as unknown as boolean;
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -42,14 +57,27 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    trustProxy: trustProxy(ctx.config.TRUST_PROXY),
   });
-  http.setChildLoggerFactory((logger, bindings, childOpts) =>
-    logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } }),
-  );
+  http.setChildLoggerFactory((logger, bindings, childOpts) => {
+    const child = logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
+    // Its bindings carry reqId; the logger's mixin must not add a second one (src/infra/logger.ts).
+    return 'reqId' in bindings ? markRequestBound(child) : child;
+  });
   // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
   http.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     requestScope.run({ reqId: request.id }, done);
+  });
+  // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
+  // reach onResponse; they are counted by switchboard_open_streams instead.
+  http.addHook('onResponse', async (request, reply) => {
+    ctx.metrics.httpRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.
@@ -70,7 +98,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   installErrorHandling(http);
   installInputRules(http);
   await registerCors(http, ctx.config); // before auth: preflights need no key
-  installAuth(http, ctx);
+  installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
   await http.register(fastifySwagger, {
     openapi: {
@@ -93,6 +121,8 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await eventsRoutes(http, ctx);
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
+  await adminRoutes(http, ctx);
+  await tcrWebhookRoutes(http, ctx);
 
   mountGraphQL(http, ctx);
   return http;

@@ -1,10 +1,18 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { lockDataDir } from './data-dir-lock.js';
+
+/**
+ * A fresh PGlite data directory with every migration applied, as a gzipped tar made by `npm run build`
+ * (scripts/build.mjs, from src/build-template.ts) next to the bundled code. A first start unpacks it instead of
+ * running initdb, which is most of a first start's time (measured in docs/operations.md). Absent when running
+ * from sources (tsx, vitest): those run initdb as before.
+ */
+export const PGLITE_TEMPLATE = fileURLToPath(new URL('./pglite-template.tgz', import.meta.url));
 
 /** The Prisma client type used across the service. */
 export type Db = PrismaClient;
@@ -59,7 +67,9 @@ export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const
 
 /**
  * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
- * `dataDir/pglite` (or in memory when `dataDir` is `memory://`).
+ * `dataDir/pglite` (or in memory when `dataDir` is `memory://`), holding `dataDir/switchboard.lock` until closed.
+ * A new PGlite directory starts from {@link PGLITE_TEMPLATE} when the build made one.
+ * @throws DataDirLockedError (src/infra/data-dir-lock.ts) when another live process has `dataDir` open.
  */
 export async function openDatabase(opts: {
   databaseUrl?: string;
@@ -68,7 +78,9 @@ export async function openDatabase(opts: {
   logQueries?: boolean;
 }): Promise<Database> {
   const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
+  // Each mode loads only its own driver (startup time, docs/operations.md).
   if (opts.databaseUrl) {
+    const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool),
@@ -141,11 +153,27 @@ export async function openDatabase(opts: {
   }
   const memory = opts.dataDir === 'memory://' || opts.dataDir.startsWith('memory://');
   let dataDir: string | undefined;
+  let release = () => {};
+  let loadDataDir: Blob | undefined;
   if (!memory) {
     dataDir = path.resolve(opts.dataDir, 'pglite');
     mkdirSync(dataDir, { recursive: true });
+    release = lockDataDir(path.resolve(opts.dataDir));
+    if (!existsSync(path.join(dataDir, 'PG_VERSION')) && existsSync(PGLITE_TEMPLATE)) {
+      loadDataDir = new Blob([readFileSync(PGLITE_TEMPLATE)]);
+    }
   }
-  const lite = await PGlite.create(dataDir ? { dataDir } : {});
+  let lite: PGlite;
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('pglite-prisma-adapter'),
+  ]);
+  try {
+    lite = await PGlite.create(dataDir ? { dataDir, ...(loadDataDir ? { loadDataDir } : {}) } : {});
+  } catch (err) {
+    release();
+    throw err;
+  }
   const prisma = new PrismaClient({
     adapter: new PrismaPGlite(lite),
     transactionOptions: TRANSACTION_OPTIONS,
@@ -175,8 +203,12 @@ export async function openDatabase(opts: {
       };
     },
     async close() {
-      await prisma.$disconnect();
-      await lite.close();
+      try {
+        await prisma.$disconnect();
+        await lite.close();
+      } finally {
+        release();
+      }
     },
   };
 }

@@ -1,11 +1,28 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './db.js';
 
+/**
+ * The nearest `prisma/migrations` folder above `from` (a file URL). The same code runs from src/infra/migrate.ts
+ * (tsx, vitest) and from the bundled dist/*.js (`npm start`), which sit at different depths below the package root.
+ * @throws Error when no ancestor holds prisma/migrations (a broken install).
+ */
+export function findMigrationsDir(from: string | URL = import.meta.url): string {
+  let dir = path.dirname(fileURLToPath(from));
+  for (;;) {
+    const candidate = path.join(dir, 'prisma', 'migrations');
+    if (existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no prisma/migrations folder above ${fileURLToPath(from)}`);
+    dir = parent;
+  }
+}
+
 /** Folder of Prisma-layout migrations: `<timestamp>_<name>/migration.sql`. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+export const MIGRATIONS_DIR = findMigrationsDir();
 
 /** Arbitrary, fixed key of the PostgreSQL advisory lock that serialises migrations across instances. */
 const MIGRATION_LOCK_KEY = 7_212_004_221;

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
 import { authenticateStreamToken, isStreamToken } from '../domain/accounts/stream-token.js';
-import { UnauthenticatedError } from '../domain/errors.js';
+import { DomainError, UnauthenticatedError } from '../domain/errors.js';
+import type { AuthFailureGuard } from '../http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,6 +20,10 @@ declare module 'fastify' {
      * `Authorization: Bearer`. Everywhere else a stream token answers 401.
      */
     allowStreamToken?: boolean;
+    /** Operator route (/admin/*): needs an admin token (ADMIN_TOKEN or the local token), not an API key. */
+    admin?: boolean;
+    /** GET /metrics: METRICS_TOKEN or an admin token, or nothing when METRICS_PUBLIC is true. */
+    metrics?: boolean;
   }
 }
 
@@ -37,11 +42,13 @@ function bearer(header: string | undefined): string | undefined {
 /**
  * Spec 5.1: every request carries `Authorization: Bearer <API_KEY>`; routes marked `allowQueryToken` also accept
  * `?token=` (5.2); routes marked `allowStreamToken` accept a stream token (stream-token.ts), in the query or as
- * Bearer, and a stream token is refused on every other route. Public routes and the GraphiQL page (GET /graphql asking for HTML) need no key.
- * Failures answer 401 UNAUTHENTICATED with `WWW-Authenticate: Bearer`.
+ * Bearer, and a stream token is refused on every other route. Public routes and the GraphiQL page (GET /graphql
+ * asking for HTML) need no key. Routes marked `admin` take an admin token instead (docs/operations.md). Failures
+ * answer 401 UNAUTHENTICATED with `WWW-Authenticate: Bearer` and count against the client address (`guard`,
+ * src/http/rate-limit.ts): past its limit, 429 AUTH_RATE_LIMITED before any credential is checked.
  */
-export function installAuth(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('onRequest', async (request) => {
+export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthFailureGuard): void {
+  app.addHook('onRequest', async (request, reply) => {
     // `routeOptions` is a getter that builds and freezes a new object on every access: read it once.
     const route = request.routeOptions;
     const config = route.config;
@@ -50,17 +57,32 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
     if (request.method === 'GET' && route.url === '/graphql' && (request.headers.accept ?? '').includes('text/html')) {
       return; // GraphiQL page; its queries carry the key
     }
-    let key = bearer(request.headers.authorization);
-    const query = (request.query as Record<string, unknown> | undefined)?.token;
-    if (!key && typeof query === 'string') {
-      // An API key in the URL only where spec 5.2 puts it; stream routes (GraphQL too) take a stream token there.
-      if (config?.allowQueryToken || (config?.allowStreamToken && isStreamToken(query))) key = query;
+    if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
+    await guard?.check(request, reply);
+    try {
+      if (config?.metrics) {
+        ctx.admin.verify(bearer(request.headers.authorization), 'metrics');
+        return;
+      }
+      if (config?.admin) {
+        ctx.admin.verify(bearer(request.headers.authorization));
+        return;
+      }
+      let key = bearer(request.headers.authorization);
+      const query = (request.query as Record<string, unknown> | undefined)?.token;
+      if (!key && typeof query === 'string') {
+        // An API key in the URL only where spec 5.2 puts it; stream routes (GraphQL too) take a stream token there.
+        if (config?.allowQueryToken || (config?.allowStreamToken && isStreamToken(query))) key = query;
+      }
+      if (key && isStreamToken(key)) {
+        if (!config?.allowStreamToken) throw new UnauthenticatedError('A stream token only opens event streams.');
+        request.actor = await authenticateStreamToken(ctx, key);
+        return;
+      }
+      request.actor = await ctx.auth.authenticate(key);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 401) await guard?.fail(request);
+      throw err;
     }
-    if (key && isStreamToken(key)) {
-      if (!config?.allowStreamToken) throw new UnauthenticatedError('A stream token only opens event streams.');
-      request.actor = await authenticateStreamToken(ctx, key);
-      return;
-    }
-    request.actor = await ctx.auth.authenticate(key);
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, RateLimitedError } from '../domain/errors.js';
 
 /** The one REST error body: `{"error": {code, message, field?, details?}}` (README "Errors"). */
 export interface ErrorBody {
@@ -53,6 +53,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | DomainError | Error, request, reply) => {
     if (err instanceof DomainError) {
       if (err.status === 401) reply.header('www-authenticate', 'Bearer');
+      if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.status).send(errorBody(err));
     }
     const fastifyErr = err as FastifyError;

@@ -152,6 +152,8 @@ async function startService(env: Record<string, string>, name = 'service'): Prom
       WEBHOOK_TIMEOUT_MS: '30000',
       SECRETS_KEY: secretsKey,
       REDIS_URL: undefined,
+      // No rate limit: the bench measures the service's own throughput, far past any per-key budget.
+      RATE_LIMIT_MAX: '0',
       ...env,
     },
   });

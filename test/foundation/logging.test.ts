@@ -6,17 +6,22 @@ import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 
 describe('JSON logs', () => {
   const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
   let t: TestApp;
   let receiver: Receiver;
   beforeAll(async () => {
     receiver = await startReceiver();
     const sink = new Writable({
       write(chunk, _encoding, callback) {
-        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+        for (const line of String(chunk).split('\n')) {
+          if (!line) continue;
+          raw.push(line);
+          lines.push(JSON.parse(line));
+        }
         callback();
       },
     });
-    // Debug: per-delivery lines are debug since webhooks run at volume.
+    // Debug: 'webhook delivered' is a debug line since the job queue (one per delivery at volume).
     t = await startApp({ logger: createLogger('debug', sink) });
   });
   afterAll(async () => {
@@ -42,5 +47,37 @@ describe('JSON logs', () => {
     const secret = hook.body.secret as string;
     expect(lines.some((l) => JSON.stringify(l).includes(secret))).toBe(false);
     expect(lines.some((l) => JSON.stringify(l).includes(a.apiKey))).toBe(false);
+  });
+});
+
+describe('log lines of a request', () => {
+  it('carry the key reqId exactly once, in JSON and in the pretty format', { timeout: 240_000 }, async () => {
+    for (const format of ['json', 'pretty'] as const) {
+      const raw: string[] = [];
+      const sink = new Writable({
+        write(chunk, _encoding, callback) {
+          raw.push(...String(chunk).split('\n').filter(Boolean));
+          callback();
+        },
+      });
+      const t = await startApp({ logger: createLogger('info', sink, format) });
+      try {
+        const res = await fetch(`${t.url}/healthz`, { headers: { 'x-request-id': `once-${format}` } });
+        expect(res.status).toBe(200);
+        await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        await t.close();
+      }
+      const mine = raw.filter((l) => l.includes(`once-${format}`));
+      const completed = mine.find((l) => l.includes('request completed'));
+      expect(completed, raw.join('\n')).toBeDefined();
+      for (const line of mine) expect(line.match(/reqId/g)).toHaveLength(1);
+      if (format === 'json') {
+        expect(JSON.parse(completed as string)).toMatchObject({ reqId: 'once-json', res: { statusCode: 200 } });
+      } else {
+        expect(() => JSON.parse(completed as string)).toThrow();
+        expect(completed).toMatch(/INFO/);
+      }
+    }
   });
 });

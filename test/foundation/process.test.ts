@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountClient, startApp, tempDir } from '../helpers/app.js';
 import { runEntry } from '../helpers/process.js';
@@ -76,6 +78,107 @@ describe('npm run cli -- accounts:create', { timeout: 120_000 }, () => {
       expect(cli.stderr()).toContain('unknown scope "root"');
     } finally {
       await cleanup();
+    }
+  });
+});
+
+describe('accounts while the service runs on the embedded default', { timeout: 600_000 }, () => {
+  it('the CLI goes through the running service: its key works at once and after a restart', async () => {
+    const { dir, cleanup } = await tempDir();
+    const service = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
+    try {
+      const [, address] = await service.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
+      const adminFile = await stat(path.join(dir, 'admin.json'));
+      expect(adminFile.mode & 0o777).toBe(0o600);
+
+      const cli = runEntry('cli.ts', ['accounts:create', '--name', 'Live'], { DATA_DIR: dir });
+      expect(await cli.exited).toBe(0);
+      const printed = JSON.parse(cli.stdout().trim()) as { accountId: string; apiKey: string };
+      expect(Object.keys(printed).sort()).toEqual(['accountId', 'apiKey']);
+      const live = accountClient(address as string, printed.accountId, printed.apiKey);
+      expect((await live.request('POST', '/graphql', viewer)).body.data.viewer.accountId).toBe(printed.accountId);
+
+      const key = runEntry('cli.ts', ['keys:create', '--account', printed.accountId, '--scopes', 'events:write'], {
+        DATA_DIR: dir,
+      });
+      expect(await key.exited).toBe(0);
+      const { apiKey: writerKey } = JSON.parse(key.stdout().trim()) as { apiKey: string };
+      const writer = accountClient(address as string, printed.accountId, writerKey);
+      expect((await writer.request('POST', '/api/events', { eventType: 'sms.sent', payload: {} })).status).toBe(202);
+
+      const bad = runEntry('cli.ts', ['keys:create', '--account', 'missing', '--scopes', 'email'], { DATA_DIR: dir });
+      expect(await bad.exited).toBe(1);
+      expect(bad.stdout()).toBe('');
+      expect(bad.stderr()).toContain('404 NOT_FOUND');
+
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      const again = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
+      try {
+        const [, address2] = await again.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
+        const after = accountClient(address2 as string, printed.accountId, printed.apiKey);
+        expect((await after.request('POST', '/graphql', viewer)).status).toBe(200);
+      } finally {
+        again.child.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await cleanup();
+    }
+  });
+
+  it('a second instance on the same DATA_DIR refuses at once (exit 3); a lock left by kill -9 does not block', async () => {
+    const { dir, cleanup } = await tempDir();
+    const first = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
+    try {
+      await first.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
+      const second = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0' });
+      expect(await second.exited).toBe(3);
+      expect(second.stderr()).toContain(`is in use by process ${first.child.pid}`);
+      expect(second.stderr()).not.toContain('EADDRINUSE');
+
+      // Without its admin file the CLI cannot reach the service and must not print a key.
+      const { rm } = await import('node:fs/promises');
+      await rm(path.join(dir, 'admin.json'));
+      const cli = runEntry('cli.ts', ['accounts:create', '--name', 'Nope'], { DATA_DIR: dir });
+      expect(await cli.exited).toBe(3);
+      expect(cli.stdout()).toBe('');
+      expect(cli.stderr()).toContain('SWITCHBOARD_URL and ADMIN_TOKEN');
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const third = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', BOOTSTRAP_ACCOUNT: 'false' });
+      try {
+        const [, address] = await third.waitFor(/"address":"(http:\/\/[^"]+)"/, 180_000);
+        expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      } finally {
+        third.child.kill('SIGTERM');
+        expect(await third.exited).toBe(0);
+      }
+    } finally {
+      first.child.kill('SIGKILL');
+      await cleanup();
+    }
+  });
+
+  it("the CLI reaches another host's service with SWITCHBOARD_URL and ADMIN_TOKEN, and refuses a wrong token", async () => {
+    const token = 'cli-admin-token-0123456789abcdef';
+    const t = await startApp({ env: { ADMIN_TOKEN: token } });
+    try {
+      const env = { DATA_DIR: 'memory://', SWITCHBOARD_URL: t.url, ADMIN_TOKEN: token };
+      const cli = runEntry('cli.ts', ['accounts:create', '--name', 'Remote'], env);
+      expect(await cli.exited).toBe(0);
+      const printed = JSON.parse(cli.stdout().trim()) as { accountId: string; apiKey: string };
+      const remote = accountClient(t.url, printed.accountId, printed.apiKey);
+      expect((await remote.request('POST', '/graphql', viewer)).status).toBe(200);
+      const wrong = runEntry('cli.ts', ['accounts:create', '--name', 'X'], { ...env, ADMIN_TOKEN: `${token}-wrong` });
+      expect(await wrong.exited).toBe(1);
+      expect(wrong.stdout()).toBe('');
+      expect(wrong.stderr()).toContain('401 UNAUTHENTICATED');
+    } finally {
+      await t.close();
     }
   });
 });

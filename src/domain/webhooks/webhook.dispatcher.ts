@@ -321,6 +321,9 @@ export async function attemptClaimed(
   const status = result.status;
   const { next, nextAttemptAt, error, gone } = outcomeOf(result, attempt, maxAttempts, now);
 
+  ctx.metrics.webhookAttempt(
+    next === 'delivered' ? 'delivered' : result.refused ? 'refused' : next === 'pending' ? 'retry' : 'failed',
+  );
   if (next === 'delivered') log.debug({ attempt, status }, 'webhook delivered');
   else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');

@@ -31,6 +31,18 @@ export function formatSse(item: StreamItem): string {
   return isTruncation(item) ? truncationFrame(item) : sseFrame(item);
 }
 
+/**
+ * The frames of `GET /api/events?unnamed=1` (browser EventSource `onmessage`): the same frames without their
+ * `event:` line, so every message is a default `message` event; the type is the envelope's `eventType`, and the
+ * truncation notice carries `"eventType":"stream.truncated"`. Data lines are single-line JSON, so `event:` can
+ * only start a field line.
+ */
+export function unnamedFrames(frames: string): string {
+  return frames
+    .replace(/^event: stream\.truncated\ndata: \{/gm, 'data: {"eventType":"stream.truncated",')
+    .replace(/^event: [^\n]*\n/gm, '');
+}
+
 /** One open SSE response, as the instance's heartbeat sees it. */
 interface OpenStream {
   res: ServerResponse;
@@ -118,7 +130,8 @@ function pump(
   res: ServerResponse,
   sub: EventSubscription,
   keyId: string,
-  expiresAt?: Date,
+  expiresAt: Date | undefined,
+  unnamed = false,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     let finished = false;
@@ -150,7 +163,7 @@ function pump(
           finish();
           return;
         }
-        out += formatSse(next.value);
+        out += unnamed ? unnamedFrames(formatSse(next.value)) : formatSse(next.value);
         if (out.length >= 65_536) {
           res.write(out);
           out = '';
@@ -190,6 +203,13 @@ const streamQuery = z.object({
     .max(100)
     .optional()
     .describe('Resume after this id, for clients that cannot send the `Last-Event-ID` header (the header wins).'),
+  unnamed: z
+    .enum(['1', 'true', '0', 'false'])
+    .optional()
+    .describe(
+      'With 1/true, messages have no `event:` line so a browser EventSource `onmessage` sees them all; the type ' +
+        'is `eventType` in the data.',
+    ),
 });
 
 const historyEvent = z.object({
@@ -270,9 +290,16 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         'x-request-id': request.id,
       });
       // `retry` makes EventSource clients reconnect after 1 s; the comment flushes the headers at once.
-      res.write(`retry: 1000\n: connected\n\n${sub.takePreamble()}`);
+      const unnamed = request.query.unnamed === '1' || request.query.unnamed === 'true';
+      const preamble = sub.takePreamble();
+      res.write(`retry: 1000\n: connected\n\n${unnamed ? unnamedFrames(preamble) : preamble}`);
       const actor = actorOf(request);
-      await pump(ctx, res, sub, actor.keyId, actor.expiresAt);
+      const closed = ctx.metrics.streamOpened('sse');
+      try {
+        await pump(ctx, res, sub, actor.keyId, actor.expiresAt, unnamed);
+      } finally {
+        closed();
+      }
     },
   );
 

@@ -4,7 +4,10 @@ import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { pendingMigrations } from '../../infra/migrate.js';
 
-/** GET /healthz (alive), GET /readyz (database reachable and migrations applied), GET /openapi.json. */
+/**
+ * GET /healthz (alive), GET /readyz (database reachable and migrations applied), GET /metrics (Prometheus,
+ * docs/operations.md), GET /openapi.json.
+ */
 export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -46,6 +49,21 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
           .status(503)
           .send({ status: 'unavailable' as const, reason: `database: ${(err as Error).message}` });
       }
+    },
+  );
+  app.get(
+    '/metrics',
+    {
+      config: { metrics: true },
+      schema: {
+        tags: ['operations'],
+        summary:
+          'Prometheus metrics (text format 0.0.4). Needs METRICS_TOKEN or an admin token unless METRICS_PUBLIC=true.',
+      },
+    },
+    async (_request, reply) => {
+      const { contentType, body } = await ctx.metrics.render();
+      return reply.type(contentType).send(body);
     },
   );
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

@@ -1,0 +1,81 @@
+import fastifyRateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app-context.js';
+import { RateLimitedError } from '../domain/errors.js';
+
+/** What the auth hook asks before and after checking a credential (src/rest/auth.ts). */
+export interface AuthFailureGuard {
+  /** @throws RateLimitedError (429 AUTH_RATE_LIMITED) when the client address has used up its failures. */
+  check(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Counts one failed authentication for the client address. */
+  fail(request: FastifyRequest): Promise<void>;
+}
+
+/**
+ * Rate limits with @fastify/rate-limit (docs/operations.md "Rate limits"), counted in Redis when REDIS_URL is set
+ * (shared by every instance; keys under REDIS_KEY_PREFIX + "ratelimit:") and in memory otherwise:
+ * - per API key: RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS for every authenticated request, counted after
+ *   the key is verified (so nobody can spend another key's budget with its id and a wrong secret);
+ * - per client address: AUTH_FAILURE_LIMIT failed authentications (API key or admin token) per
+ *   AUTH_FAILURE_WINDOW_MS; past it every credential from that address answers 429 until the window ends.
+ * Answers carry the IETF draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and a
+ * 429 carries `Retry-After` (seconds) and the one error body with code RATE_LIMITED or AUTH_RATE_LIMITED.
+ * @returns the guard the auth hook uses (undefined when AUTH_FAILURE_LIMIT is 0).
+ */
+export async function installRateLimits(http: FastifyInstance, ctx: AppContext): Promise<AuthFailureGuard | undefined> {
+  const { config } = ctx;
+  let redis: import('ioredis').Redis | undefined;
+  if (config.REDIS_URL && (config.RATE_LIMIT_MAX > 0 || config.AUTH_FAILURE_LIMIT > 0)) {
+    const { Redis } = await import('ioredis');
+    redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    redis.on('error', (err) => ctx.log.warn({ err: err.message }, 'rate-limit Redis connection error'));
+  }
+  http.addHook('onClose', async () => {
+    if (redis) await redis.quit().catch(() => redis?.disconnect());
+  });
+  await http.register(fastifyRateLimit, {
+    global: config.RATE_LIMIT_MAX > 0,
+    hook: 'preValidation',
+    max: config.RATE_LIMIT_MAX || 1,
+    timeWindow: config.RATE_LIMIT_WINDOW_MS,
+    enableDraftSpec: true,
+    ...(redis ? { redis, nameSpace: `${config.REDIS_KEY_PREFIX}ratelimit:` } : {}),
+    // A store that cannot answer (Redis down) does not take the API down with it.
+    skipOnError: true,
+    keyGenerator: (request) => `key:${request.actor?.keyId ?? ''}`,
+    // Only authenticated requests count against a key; public routes, admin calls and failures do not.
+    allowList: (request) => !request.actor,
+    errorResponseBuilder: (_request, context) =>
+      new RateLimitedError(
+        'RATE_LIMITED',
+        `This API key made more than ${context.max} requests in ${Math.round(config.RATE_LIMIT_WINDOW_MS / 1000)} s; retry in ${context.after}.`,
+        Math.ceil(context.ttl / 1000),
+      ),
+  });
+  if (config.AUTH_FAILURE_LIMIT <= 0) return undefined;
+
+  const failures = http.createRateLimit({
+    max: config.AUTH_FAILURE_LIMIT,
+    timeWindow: config.AUTH_FAILURE_WINDOW_MS,
+    keyGenerator: (request) => `authfail:${request.ip}`,
+    // Every request counts here, authenticated or not (the per-key allowList does not apply).
+    allowList: () => false,
+    skipOnError: true,
+  });
+  return {
+    async check(request, reply) {
+      const state = await failures(request, { increment: false });
+      if (state.isAllowed || state.remaining > 0) return;
+      const retryAfter = Math.max(1, state.ttlInSeconds);
+      reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retryAfter);
+      throw new RateLimitedError(
+        'AUTH_RATE_LIMITED',
+        `Too many failed authentications from this address; retry in ${retryAfter} s.`,
+        retryAfter,
+      );
+    },
+    async fail(request) {
+      await failures(request);
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { chmodSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Name of the file in DATA_DIR through which a running service tells the local CLI where its admin surface is. */
+export const ADMIN_FILE = 'admin.json';
+
+/** Contents of DATA_DIR/admin.json. */
+export interface AdminFile {
+  /** Base URL of the running service as seen from this host, e.g. http://127.0.0.1:3000. */
+  url: string;
+  /** The service's per-start local admin token (src/domain/accounts/admin.service.ts AdminTokens). */
+  token: string;
+  /** Process id of the service, so a file left by a killed process is recognised as stale. */
+  pid: number;
+}
+
+/**
+ * Writes DATA_DIR/admin.json with mode 0600 (readable only by the user running the service, like the PGlite files
+ * and secrets.key next to it), atomically through a temporary file.
+ */
+export function writeAdminFile(dataDir: string, info: AdminFile): void {
+  const file = path.resolve(dataDir, ADMIN_FILE);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+/** Reads DATA_DIR/admin.json; undefined when absent or unreadable. */
+export function readAdminFile(dataDir: string): AdminFile | undefined {
+  try {
+    const info = JSON.parse(readFileSync(path.resolve(dataDir, ADMIN_FILE), 'utf8')) as Partial<AdminFile>;
+    if (typeof info.url !== 'string' || typeof info.token !== 'string' || typeof info.pid !== 'number')
+      return undefined;
+    return { url: info.url, token: info.token, pid: info.pid };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes DATA_DIR/admin.json if it is still the one holding `token` (another instance may have replaced it). */
+export function removeAdminFile(dataDir: string, token: string): void {
+  if (readAdminFile(dataDir)?.token !== token) return;
+  try {
+    unlinkSync(path.resolve(dataDir, ADMIN_FILE));
+  } catch {}
+}
+
+/** The URL a local client uses for a server listening on `host:port` (a wildcard address becomes loopback). */
+export function localUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}

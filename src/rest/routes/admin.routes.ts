@@ -1,0 +1,124 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../app-context.js';
+import {
+  adminAccountInput,
+  adminCreateAccount,
+  adminGetAccount,
+  adminIssueKey,
+  adminKeyInput,
+  adminListAccounts,
+  adminListQuery,
+  adminRevokeKey,
+} from '../../domain/accounts/admin.service.js';
+
+const issued = z.object({
+  accountId: z.string(),
+  keyId: z.string(),
+  apiKey: z.string().describe('The API key, shown only in this response.'),
+  scopes: z.array(z.string()),
+});
+
+/**
+ * Operator routes (docs/operations.md "Admin surface"), behind `Authorization: Bearer <ADMIN_TOKEN>` (or the
+ * per-start local token of DATA_DIR/admin.json): accounts and API keys while the service runs, on every storage
+ * mode. A key issued here works on the next request.
+ */
+export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['admin'];
+  const config = { admin: true };
+
+  r.post(
+    '/admin/accounts',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Create an account and its first API key (201).',
+        body: adminAccountInput,
+        response: { 201: issued },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await adminCreateAccount(ctx.db, request.body)),
+  );
+
+  r.get(
+    '/admin/accounts',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List accounts in creation order.',
+        querystring: adminListQuery,
+        response: {
+          200: z.object({
+            accounts: z.array(z.object({ id: z.string(), name: z.string(), createdAt: z.string() })),
+            nextCursor: z.string().nullable(),
+          }),
+        },
+      },
+    },
+    async (request) => adminListAccounts(ctx.db, request.query),
+  );
+
+  r.get(
+    '/admin/accounts/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'One account with its API keys (ids, names, scopes, revocation; never secrets).',
+        params: z.object({ id: z.string() }),
+        response: {
+          200: z.object({
+            id: z.string(),
+            name: z.string(),
+            createdAt: z.string(),
+            keys: z.array(
+              z.object({
+                id: z.string(),
+                name: z.string(),
+                scopes: z.array(z.string()),
+                createdAt: z.string(),
+                revokedAt: z.string().nullable(),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => adminGetAccount(ctx.db, request.params.id),
+  );
+
+  r.post(
+    '/admin/keys',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Issue another API key for an account, with any scopes (201).',
+        body: adminKeyInput,
+        response: { 201: issued },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await adminIssueKey(ctx.db, request.body)),
+  );
+
+  r.delete(
+    '/admin/keys/:keyId',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Revoke an API key (204); requests with it answer 401 from then on.',
+        params: z.object({ keyId: z.string() }),
+      },
+    },
+    async (request, reply) => {
+      await adminRevokeKey(ctx, request.params.keyId);
+      return reply.status(204).send();
+    },
+  );
+}
