@@ -5,6 +5,7 @@ import type { AdminTokens } from './domain/accounts/admin.service.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import type { MailTransport } from './domain/email/mail-transport.port.js';
 import type { ModelProvider } from './domain/email/model.port.js';
+import type { ChangeNotices } from './domain/events/change-notices.port.js';
 import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
 import type { WebhookTransport } from './domain/webhooks/webhook-transport.port.js';
@@ -28,6 +29,8 @@ export interface AppContext {
   log: Logger;
   bus: EventBus;
   events: EventLog;
+  /** After-commit change notices for typed GraphQL subscriptions (RedisPubSub or in-process PubSub; src/infra/pubsub). */
+  notices: ChangeNotices;
   workers: WorkerSet;
   /** Verifies API keys (with a short cache). */
   auth: KeyAuthenticator;

@@ -23,6 +23,7 @@ import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
 import { SandboxModel } from './infra/model/sandbox.js';
+import { PubSubChangeNotices } from './infra/pubsub/change-notices.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await database.close();
     throw err;
   }
+  const notices = new PubSubChangeNotices(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const metrics = new PrometheusMetrics(database);
   const ctx: AppContext = {
@@ -103,7 +105,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     clock,
     log,
     bus,
-    events: new EventLog(database.prisma, bus, clock),
+    notices,
+    events: new EventLog(database.prisma, bus, clock, notices),
     workers,
     auth: new KeyAuthenticator(database.prisma),
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
@@ -203,6 +206,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await smtp?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
         ctx.mail.close();
+        await notices.close();
         await bus.close();
         await database.close();
       })();

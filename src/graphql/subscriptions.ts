@@ -1,13 +1,14 @@
-// Typed subscriptions over the account event log. Each one is the `events` stream of its channel (tenancy, replay
-// after `lastEventId`, live delivery in id order across instances over the Redis bus, slow-consumer limit and
-// shutdown all come from src/domain/events), filtered to the events about one object, and yields that object
-// re-read through its domain function at that moment, with the event's id (pass it back as `lastEventId` to
-// resume) and type. Truncation notices of the replay are not forwarded (the object is re-read, so the latest state
-// is never lost); the `events` subscription shows them.
+// Typed subscriptions: live change notices on a graphql-subscriptions PubSub engine (RedisPubSub from
+// graphql-redis-subscriptions with REDIS_URL, in-process PubSub otherwise; src/infra/pubsub), published by the
+// event log after each commit on the topics of the objects an event is about, and replay after `lastEventId` from
+// the event log (src/domain/events/change-feed.ts). Each yields the object re-read through its domain function
+// at that moment, with the event's id (pass it back as `lastEventId` to resume) and type. Truncation notices of the
+// replay are not forwarded (the object is re-read, so the latest state is never lost); `events` shows them.
 
-import { openEventStream } from '../domain/events/event.service.js';
+import { openChangeFeed } from '../domain/events/change-feed.js';
+import { changeTopic } from '../domain/events/change-notices.port.js';
+import type { Channel } from '../domain/events/event-catalog.js';
 import type { StoredEvent } from '../domain/events/event-log.js';
-import { isTruncation } from '../domain/events/event-stream.js';
 import type { GraphQLContext } from './builder.js';
 
 /** One change of a typed subscription: the event that caused it and the object re-read after it. */
@@ -25,27 +26,31 @@ export interface Change<T> {
 }
 
 /**
- * Opens the account's stream on `channels` (after `lastEventId` when given) and yields a {@link Change} for each
- * event `matches` accepts, with `load` re-reading the object (null when gone). Ending the iterator ends the stream.
- * @throws what openEventStream throws (ForbiddenError without events:read, ValidationError) before anything streams.
+ * Listens on the change-notice topic `topic` (kind and id, e.g. `['brand', id]`; account-scoped here) over the
+ * PubSub engine (RedisPubSub with REDIS_URL), after replaying the matching events of `channels` after
+ * `lastEventId` from the event log, and yields a {@link Change} for each event `matches` accepts, with `load`
+ * re-reading the object through the domain (null when gone). Ending the iterator unsubscribes.
+ * @throws what openChangeFeed throws (ForbiddenError without events:read, ValidationError) before anything streams.
  */
 export async function changesOf<T>(
   ctx: GraphQLContext,
   opts: {
-    channels: string[];
+    channels: Channel[];
+    topic: [kind: string, id: string];
     lastEventId?: string | null;
     matches: (event: StoredEvent) => boolean;
     load: (event: StoredEvent) => Promise<T | null>;
   },
 ): Promise<AsyncGenerator<Change<T>>> {
-  const sub = await openEventStream(ctx.app, ctx.actor, {
+  const feed = await openChangeFeed(ctx.app, ctx.actor, {
     channels: opts.channels,
-    lastEventId: opts.lastEventId ?? undefined,
+    topic: changeTopic(ctx.actor.accountId, opts.topic[0], opts.topic[1]),
+    lastEventId: opts.lastEventId,
+    matches: opts.matches,
   });
   async function* changes(): AsyncGenerator<Change<T>> {
     try {
-      for await (const item of sub) {
-        if (isTruncation(item) || !opts.matches(item)) continue;
+      for await (const item of feed) {
         yield {
           eventId: item.id,
           eventType: item.eventType,
@@ -55,14 +60,14 @@ export async function changesOf<T>(
         };
       }
     } finally {
-      sub.end('closed');
+      await feed.return(undefined);
     }
   }
   const iterator = changes();
-  // Ending the generator (client gone) must end the bus subscription even while it waits for the next event.
+  // Ending the generator (client gone) must end the feed even while it waits for the next notice.
   const originalReturn = iterator.return.bind(iterator);
   iterator.return = (value) => {
-    sub.end('closed');
+    void feed.return(undefined);
     return originalReturn(value);
   };
   return iterator;

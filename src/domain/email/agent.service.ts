@@ -189,3 +189,49 @@ export async function deleteKnowledgeDocument(
 /** Description of contextSources shared by both surfaces. */
 export const CONTEXT_SOURCES_DESCRIPTION =
   'Subset of sms (SMS events involving the sender), calls (voice events involving the sender), knowledge (the agent’s documents).';
+
+/** The account's agents as rows, oldest first, with the adapter's `selection` (see RowSelection). Requires scope `email`. */
+export async function listAgentRows(
+  ctx: AppContext,
+  actor: Actor,
+  selection: Record<string, unknown> = {},
+): Promise<Agent[]> {
+  requireScope(actor, 'email');
+  return ctx.db.agent.findMany({
+    ...selection,
+    where: { accountId: actor.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  }) as Promise<Agent[]>;
+}
+
+/** The account's agent row with the adapter's `selection`. Requires scope `email`. @throws NotFoundError. */
+export async function getAgentRow(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+  selection: Record<string, unknown> = {},
+): Promise<Agent> {
+  requireScope(actor, 'email');
+  const row = (await ctx.db.agent.findFirst({
+    ...selection,
+    where: { id: agentId, accountId: actor.accountId },
+  })) as Agent | null;
+  if (!row) throw new NotFoundError('Agent', agentId, 'agentId');
+  return row;
+}
+
+/** A knowledge document row of one of the account's agents, with the adapter's `selection`. @throws NotFoundError. */
+export async function getKnowledgeDocumentRow(
+  ctx: AppContext,
+  actor: Actor,
+  documentId: string,
+  selection: Record<string, unknown> = {},
+): Promise<KnowledgeDocument> {
+  requireScope(actor, 'email');
+  const row = (await ctx.db.knowledgeDocument.findFirst({
+    ...selection,
+    where: { id: documentId, accountId: actor.accountId },
+  })) as KnowledgeDocument | null;
+  if (!row) throw new NotFoundError('Knowledge document', documentId, 'documentId');
+  return row;
+}

@@ -212,3 +212,42 @@ export function emailScope(actor: Actor): { accountId: string } {
   requireScope(actor, 'email');
   return { accountId: actor.accountId };
 }
+
+/**
+ * A Prisma selection an adapter passes through to a row read (GraphQL's plugin-prisma selection: `include`/`select`
+ * of the nested fields asked for, and `take`/`skip`/`cursor` of a connection page); the domain adds the scope.
+ */
+export type RowSelection = Record<string, unknown>;
+
+/** The account's identities as rows, oldest first, with the adapter's `selection`. Requires scope `email`. */
+export async function listIdentityRows(
+  ctx: AppContext,
+  actor: Actor,
+  selection: RowSelection = {},
+): Promise<EmailIdentity[]> {
+  requireScope(actor, 'email');
+  return ctx.db.emailIdentity.findMany({
+    ...selection,
+    where: { accountId: actor.accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  }) as Promise<EmailIdentity[]>;
+}
+
+/**
+ * The account's identity row (any status) with the adapter's `selection`. Requires scope `email`.
+ * @throws NotFoundError (another account's id answers the same).
+ */
+export async function getIdentityRow(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  selection: RowSelection = {},
+): Promise<EmailIdentity> {
+  requireScope(actor, 'email');
+  const row = (await ctx.db.emailIdentity.findFirst({
+    ...selection,
+    where: { id: identityId, accountId: actor.accountId },
+  })) as EmailIdentity | null;
+  if (!row) throw new NotFoundError('Email identity', identityId, 'id');
+  return row;
+}

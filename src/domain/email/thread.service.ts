@@ -181,3 +181,56 @@ export async function getThread(
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return { ...threadSummary(thread), messages: thread.messages.map(messageView) };
 }
+
+/**
+ * The account's thread row (any identity of the account) with the adapter's `selection` (GraphQL's plugin-prisma).
+ * Requires scope `email`. @throws NotFoundError when unknown or another account's.
+ */
+export async function findThreadRow(
+  ctx: AppContext,
+  actor: Actor,
+  threadId: string,
+  selection: Record<string, unknown> = {},
+): Promise<EmailThread> {
+  requireScope(actor, 'email');
+  const row = (await ctx.db.emailThread.findFirst({
+    ...selection,
+    where: { id: threadId, accountId: actor.accountId },
+  })) as EmailThread | null;
+  if (!row) throw new NotFoundError('Thread', threadId, 'threadId');
+  return row;
+}
+
+/**
+ * The thread row of one identity of the account. Requires scope `email`.
+ * @throws NotFoundError for an unknown identity or thread, or one of another account or identity.
+ */
+export async function getThreadRow(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  threadId: string,
+): Promise<EmailThread> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const thread = await ctx.db.emailThread.findFirst({ where: { id: threadId, identityId: identity.id } });
+  if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
+  return thread;
+}
+
+/**
+ * The message row of one identity of the account by its RFC 5322 Message-ID (angle brackets included). Requires
+ * scope `email`. @throws NotFoundError for an unknown identity or message.
+ */
+export async function getMessageRow(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  messageId: string,
+): Promise<EmailMessage> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const message = await ctx.db.emailMessage.findFirst({ where: { identityId: identity.id, messageId } });
+  if (!message) throw new NotFoundError('Message', messageId, 'messageId');
+  return message;
+}

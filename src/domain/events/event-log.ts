@@ -1,5 +1,6 @@
 import type { Clock } from '../../infra/clock.js';
 import type { Db, Tx } from '../../infra/db.js';
+import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
 import type { EventBus } from './event-bus.port.js';
 import { type Channel, channelOf } from './event-catalog.js';
 
@@ -104,7 +105,14 @@ export class EventLog {
     private readonly db: Db,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly notices?: ChangeNotices,
   ) {}
+
+  /** After the commit: publishes each event on the change-notice topics of the objects it is about (never throws). */
+  async #notify(events: StoredEvent[]): Promise<void> {
+    if (!this.notices) return;
+    for (const event of events) for (const topic of topicsOfEvent(event)) await this.notices.publish(topic, event);
+  }
 
   /** Adds a hook that runs in the recording transaction of every event. */
   addHook(hook: EventHook): void {
@@ -130,7 +138,10 @@ export class EventLog {
       };
       return fn(tx, emit);
     });
-    if (recorded.length > 0) await this.bus.publish(recorded);
+    if (recorded.length > 0) {
+      await this.bus.publish(recorded);
+      await this.#notify(recorded);
+    }
     return result;
   }
 
@@ -157,7 +168,9 @@ export class EventLog {
       }
     });
     const result = items.map((item) => stored.get(item)!);
-    await this.bus.publish([...result].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1)));
+    const ordered = [...result].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+    await this.bus.publish(ordered);
+    await this.#notify(ordered);
     return result;
   }
 

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import type { AreaModule } from '../../infra/area-module.js';
+import { endAllChangeFeeds } from './change-feed.js';
 import { eventPruner } from './event-retention.js';
 import { endAllStreams } from './event-stream.js';
 
@@ -14,6 +15,7 @@ export async function setupEvents(ctx: AppContext): Promise<AreaModule> {
     name: 'events',
     async stop() {
       endAllStreams(ctx);
+      endAllChangeFeeds(ctx);
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   nextAttemptAt as scheduledAfter,
 } from '../../infra/jobs/job-queue.js';
 import { decryptSecret, secretsKeyId } from '../../infra/secrets.js';
+import { changeTopic } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import { type EventHook, toEnvelope } from '../events/event-log.js';
 import { matchesEvents } from './webhook.schemas.js';
@@ -416,10 +417,23 @@ async function finishAttempt(
     log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
     return undefined;
   };
+  // After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws).
+  const notify = () =>
+    ctx.notices.publish(changeTopic(delivery.accountId, 'webhookDelivery', webhook.id), {
+      kind: 'webhook.delivery.attempted',
+      accountId: delivery.accountId,
+      webhookId: webhook.id,
+      deliveryId,
+      attempt,
+      status: next,
+      timestamp: now.toISOString(),
+    });
   if (!gone && !(next === 'failed' && mayReportFailure)) {
     // No event to emit (the common case): one statement, outside the serialised event transactions.
     const recorded = record ? await record(rec) : await recordAttempt(ctx.db, rec);
-    return recorded ? next : lost();
+    if (!recorded) return lost();
+    await notify();
+    return next;
   }
   try {
     await ctx.events.transaction(async (tx: Tx, emit) => {
@@ -461,6 +475,7 @@ async function finishAttempt(
     if (err instanceof LeaseLostError) return lost();
     throw err;
   }
+  await notify();
   return next;
 }
 

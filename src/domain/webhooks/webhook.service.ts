@@ -4,6 +4,8 @@ import type { Db } from '../../infra/db.js';
 import { encryptSecret } from '../../infra/secrets.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { listenNotices } from '../events/change-feed.js';
+import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
 import { parseInput } from '../validation.js';
@@ -463,4 +465,55 @@ async function createRedeliveries(
     include: withAttempts,
   });
   return rows.map(logEntry);
+}
+
+/** One recorded attempt of a delivery of a webhook, with the delivery re-read after it. */
+export interface DeliveryAttempted {
+  /** 1-based attempt number. */
+  attempt: number;
+  /** When the attempt was recorded (ISO 8601 UTC). */
+  timestamp: string;
+  /** The delivery log entry now (status, attempts, attempt history); null once gone (webhook deleted and purged). */
+  delivery: DeliveryLogEntry | null;
+}
+
+/**
+ * Live attempts of the deliveries of one webhook (beyond the spec: GraphQL's webhookDeliveryAttempted), each with
+ * the delivery re-read through the log entry of spec 2.9. Listens on the `webhookDelivery:<webhookId>` notice topic
+ * (RedisPubSub across instances). Attempts are rows of the delivery log, not events, so there is no replay: a
+ * client that was away reads `webhookLogs` (the same entries). Requires scope `webhooks`.
+ * @throws NotFoundError for an unknown webhook or another account's; FeedInterrupted while streaming on a gap.
+ */
+export async function openDeliveryAttempts(
+  ctx: AppContext,
+  actor: Actor,
+  webhookId: string,
+): Promise<AsyncGenerator<DeliveryAttempted>> {
+  requireScope(actor, 'webhooks');
+  await ownWebhook(ctx, actor, webhookId);
+  const notices = await listenNotices(
+    ctx,
+    changeTopic(actor.accountId, 'webhookDelivery', webhookId),
+    (n): n is DeliveryAttemptNotice => isAttemptNotice(n) && n.accountId === actor.accountId,
+  );
+  async function* run(): AsyncGenerator<DeliveryAttempted> {
+    try {
+      for await (const n of notices) {
+        const row = await ctx.db.webhookDelivery.findFirst({
+          where: { id: n.deliveryId, accountId: actor.accountId },
+          include: withAttempts,
+        });
+        yield { attempt: n.attempt, timestamp: n.timestamp, delivery: row ? logEntry(row) : null };
+      }
+    } finally {
+      await notices.return(undefined);
+    }
+  }
+  const iterator = run();
+  const originalReturn = iterator.return.bind(iterator);
+  iterator.return = (value) => {
+    void notices.return(undefined);
+    return originalReturn(value);
+  };
+  return iterator;
 }

@@ -4,10 +4,11 @@ import {
   createAgent,
   deleteAgent,
   deleteKnowledgeDocument,
+  getAgentRow,
+  getKnowledgeDocumentRow,
+  listAgentRows,
   updateAgent,
 } from '../../domain/email/agent.service.js';
-import { emailScope } from '../../domain/email/identity.service.js';
-import { NotFoundError } from '../../domain/errors.js';
 import { builder } from '../builder.js';
 
 builder.prismaObject('Agent', {
@@ -46,25 +47,13 @@ builder.queryFields((t) => ({
     type: 'Agent',
     cursor: 'id',
     description: 'The account’s agents, oldest first.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.app.db.agent.findMany({
-        ...query,
-        where: emailScope(ctx.actor),
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      }),
+    resolve: (query, _root, _args, ctx) => listAgentRows(ctx.app, ctx.actor, query),
   }),
   agent: t.prismaField({
     type: 'Agent',
     description: 'One agent.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const row = await ctx.app.db.agent.findFirst({
-        ...query,
-        where: { id: String(args.id), ...emailScope(ctx.actor) },
-      });
-      if (!row) throw new NotFoundError('Agent', String(args.id), 'agentId');
-      return row;
-    },
+    resolve: (query, _root, args, ctx) => getAgentRow(ctx.app, ctx.actor, String(args.id), query),
   }),
 }));
 
@@ -97,7 +86,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { id } = await createAgent(ctx.app, ctx.actor, args.input);
-      return ctx.app.db.agent.findUniqueOrThrow({ ...query, where: { id } });
+      return getAgentRow(ctx.app, ctx.actor, id, query);
     },
   }),
   updateAgent: t.prismaField({
@@ -106,7 +95,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { id } = await updateAgent(ctx.app, ctx.actor, String(args.id), args.input);
-      return ctx.app.db.agent.findUniqueOrThrow({ ...query, where: { id } });
+      return getAgentRow(ctx.app, ctx.actor, id, query);
     },
   }),
   deleteAgent: t.id({
@@ -123,7 +112,7 @@ builder.mutationFields((t) => ({
     args: { agentId: t.arg.id({ required: true }), input: t.arg({ type: AddKnowledgeDocumentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { id } = await addKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), args.input);
-      return ctx.app.db.knowledgeDocument.findUniqueOrThrow({ ...query, where: { id } });
+      return getKnowledgeDocumentRow(ctx.app, ctx.actor, id, query);
     },
   }),
   deleteKnowledgeDocument: t.id({

@@ -456,6 +456,7 @@ builder.subscriptionField('brandUpdated', (t) =>
       await getBrand(ctx.app, ctx.actor, id);
       return changesOf(ctx, {
         channels: ['10dlc'],
+        topic: ['brand', id],
         lastEventId: args.lastEventId,
         matches: (e) => payloadString(e, 'brandId') === id,
         load: () => orNull(getBrand(ctx.app, ctx.actor, id)),

@@ -363,6 +363,7 @@ builder.subscriptionField('campaignUpdated', (t) =>
       await getCampaign(ctx.app, ctx.actor, id);
       return changesOf(ctx, {
         channels: ['10dlc'],
+        topic: ['campaign', id],
         lastEventId: args.lastEventId,
         matches: (e) => payloadString(e, 'campaignId') === id,
         load: () => orNull(getCampaign(ctx.app, ctx.actor, id)),

@@ -3,12 +3,12 @@ import { resolveCursorConnection } from '@pothos/plugin-relay';
 import {
   createIdentity,
   deleteIdentity,
-  emailScope,
+  getIdentityRow,
   IDENTITY_SMTP_PORT,
+  listIdentityRows,
   updateIdentity,
 } from '../../domain/email/identity.service.js';
 import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
-import { NotFoundError } from '../../domain/errors.js';
 import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { EmailThreadRef } from './email-thread.js';
@@ -64,25 +64,13 @@ builder.queryFields((t) => ({
     type: 'EmailIdentity',
     cursor: 'id',
     description: 'The account’s identities, oldest first.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.app.db.emailIdentity.findMany({
-        ...query,
-        where: emailScope(ctx.actor),
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      }),
+    resolve: (query, _root, _args, ctx) => listIdentityRows(ctx.app, ctx.actor, query),
   }),
   emailIdentity: t.prismaField({
     type: 'EmailIdentity',
     description: 'One identity (NOT_FOUND for another account’s id).',
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const row = await ctx.app.db.emailIdentity.findFirst({
-        ...query,
-        where: { id: String(args.id), ...emailScope(ctx.actor) },
-      });
-      if (!row) throw new NotFoundError('Email identity', String(args.id), 'id');
-      return row;
-    },
+    resolve: (query, _root, args, ctx) => getIdentityRow(ctx.app, ctx.actor, String(args.id), query),
   }),
 }));
 
@@ -108,7 +96,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateIdentityInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { id } = await createIdentity(ctx.app, ctx.actor, args.input);
-      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id } });
+      return getIdentityRow(ctx.app, ctx.actor, id, query);
     },
   }),
   updateIdentity: t.prismaField({
@@ -117,7 +105,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateIdentityInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { id } = await updateIdentity(ctx.app, ctx.actor, String(args.id), args.input);
-      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id } });
+      return getIdentityRow(ctx.app, ctx.actor, id, query);
     },
   }),
   deleteIdentity: t.prismaField({
@@ -126,7 +114,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       await deleteIdentity(ctx.app, ctx.actor, String(args.id));
-      return ctx.app.db.emailIdentity.findUniqueOrThrow({ ...query, where: { id: String(args.id) } });
+      return getIdentityRow(ctx.app, ctx.actor, String(args.id), query);
     },
   }),
 }));

@@ -1,7 +1,10 @@
-import { emailScope } from '../../domain/email/identity.service.js';
+import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
-import { NotFoundError } from '../../domain/errors.js';
+import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
+import type { StoredEvent } from '../../domain/events/event-log.js';
+import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
+import { type Change, changesOf, orNull } from '../subscriptions.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
   description: 'State of an agent’s answer: pending, then answered, skipped (see reason) or failed.',
@@ -46,7 +49,7 @@ builder.prismaObject('AgentJob', {
   }),
 });
 
-builder.prismaObject('EmailMessage', {
+const EmailMessageRef = builder.prismaObject('EmailMessage', {
   description: 'One message of a thread (spec 2.7) with its delivery status.',
   fields: (t) => ({
     messageId: t.exposeString('messageId', { description: 'RFC 5322 Message-ID, angle brackets included.' }),
@@ -74,14 +77,7 @@ builder.queryFields((t) => ({
     type: 'EmailThread',
     description: 'One thread of one of the account’s identities.',
     args: { threadId: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const row = await ctx.app.db.emailThread.findFirst({
-        ...query,
-        where: { id: String(args.threadId), ...emailScope(ctx.actor) },
-      });
-      if (!row) throw new NotFoundError('Thread', String(args.threadId), 'threadId');
-      return row;
-    },
+    resolve: (query, _root, args, ctx) => findThreadRow(ctx.app, ctx.actor, String(args.threadId), query),
   }),
 }));
 
@@ -117,5 +113,92 @@ builder.mutationFields((t) => ({
     description: 'Replies on a thread of an identity.',
     args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: ReplyToThreadInput, required: true }) },
     resolve: (_root, args, ctx) => replyToThread(ctx.app, ctx.actor, String(args.identityId), args.input),
+  }),
+}));
+
+/** The email event's `data` field `key` (email events carry spec 6.1's `{event, data: {...}}`). */
+function dataString(e: StoredEvent, key: string): string | undefined {
+  const data = e.payload.data as Record<string, unknown> | undefined;
+  const value = data?.[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const ThreadChangeRef = builder.objectRef<Change<EmailThread>>('ThreadChange').implement({
+  description: 'A change of one of an identity’s threads (a message received, sent, answered by the agent or failed).',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'The event id; resume after it with `lastEventId`.' }),
+    eventType: t.exposeString('eventType', { description: 'email.received, email.sent, email.agent.response, …' }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    thread: t.field({
+      type: EmailThreadRef,
+      nullable: true,
+      description: 'The thread re-read after the change; null once gone.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+const MessageChangeRef = builder.objectRef<Change<EmailMessage>>('MessageReceived').implement({
+  description: 'A message received by an identity (event email.received).',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'The event id; resume after it with `lastEventId`.' }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    message: t.field({
+      type: EmailMessageRef,
+      nullable: true,
+      description: 'The message as stored; null once gone (identity deleted).',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionFields((t) => ({
+  threadUpdated: t.field({
+    type: ThreadChangeRef,
+    description:
+      'Changes of the threads of one identity (scopes email and events:read): each yields the thread re-read ' +
+      'after the change. With `lastEventId`, first the changes after it, then live ones. NOT_FOUND for another ' +
+      'account’s identity.',
+    args: {
+      identityId: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const identityId = String(args.identityId);
+      await getIdentity(ctx.app, ctx.actor, identityId);
+      return changesOf(ctx, {
+        channels: ['email'],
+        topic: ['thread', identityId],
+        lastEventId: args.lastEventId,
+        matches: (e) => dataString(e, 'identityId') === identityId && dataString(e, 'threadId') !== undefined,
+        load: (e) => orNull(getThreadRow(ctx.app, ctx.actor, identityId, dataString(e, 'threadId')!)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+  messageReceived: t.field({
+    type: MessageChangeRef,
+    description:
+      'Messages received by one identity (scopes email and events:read), each the stored message. With ' +
+      '`lastEventId`, first those after it, then live ones. NOT_FOUND for another account’s identity.',
+    args: {
+      identityId: t.arg.id({ required: true }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const identityId = String(args.identityId);
+      await getIdentity(ctx.app, ctx.actor, identityId);
+      return changesOf(ctx, {
+        channels: ['email'],
+        topic: ['thread', identityId],
+        lastEventId: args.lastEventId,
+        matches: (e) =>
+          e.eventType === 'email.received' &&
+          dataString(e, 'identityId') === identityId &&
+          dataString(e, 'messageId') !== undefined,
+        load: (e) => orNull(getMessageRow(ctx.app, ctx.actor, identityId, dataString(e, 'messageId')!)),
+      });
+    },
+    resolve: (change) => change,
   }),
 }));

@@ -217,6 +217,7 @@ builder.subscriptionField('numberAssignmentChanged', (t) =>
       if (only) await listCampaignNumbers(ctx.app, ctx.actor, only);
       return changesOf(ctx, {
         channels: ['10dlc'],
+        topic: only ? ['campaign', only] : ['numbers', ctx.actor.accountId],
         lastEventId: args.lastEventId,
         matches: (e) =>
           (e.eventType === '10dlc.numbers.assigned' || e.eventType === '10dlc.numbers.removed') &&

@@ -1,10 +1,12 @@
 import {
   createWebhook,
+  type DeliveryAttempted,
   type DeliveryLogEntry,
   deleteWebhook,
   getWebhook,
   listWebhookLogs,
   listWebhooks,
+  openDeliveryAttempts,
   redeliverDelivery,
   redeliverFailedSince,
   rotateWebhookSecret,
@@ -199,5 +201,31 @@ builder.mutationFields((t) => ({
     args: { webhookId: t.arg.id({ required: true }), since: t.arg({ type: 'DateTime', required: true }) },
     resolve: (_root, args, ctx) =>
       redeliverFailedSince(ctx.app, ctx.actor, String(args.webhookId), { since: args.since.toISOString() }),
+  }),
+}));
+
+const WebhookDeliveryAttempted = builder.objectRef<DeliveryAttempted>('WebhookDeliveryAttempted').implement({
+  description: 'One recorded attempt of a delivery of a webhook, with the delivery re-read after it.',
+  fields: (t) => ({
+    attempt: t.exposeInt('attempt', { description: '1-based attempt number.' }),
+    timestamp: t.exposeString('timestamp', { description: 'When the attempt was recorded (ISO 8601 UTC).' }),
+    delivery: t.field({
+      type: WebhookDelivery,
+      nullable: true,
+      description: 'The delivery log entry now (status, attempts, attempt history).',
+      resolve: (a) => a.delivery,
+    }),
+  }),
+});
+
+builder.subscriptionFields((t) => ({
+  webhookDeliveryAttempted: t.field({
+    type: WebhookDeliveryAttempted,
+    description:
+      'Every attempt of every delivery of one webhook, live (scope webhooks), on every instance. Attempts are not ' +
+      'events, so there is no lastEventId: catch up with `webhookLogs`. NOT_FOUND for another account’s webhook.',
+    args: { webhookId: t.arg.id({ required: true }) },
+    subscribe: (_root, args, ctx) => openDeliveryAttempts(ctx.app, ctx.actor, String(args.webhookId)),
+    resolve: (attempt) => attempt,
   }),
 }));

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { issueStreamToken } from '../../domain/accounts/stream-token.js';
+import { endAllChangeFeeds } from '../../domain/events/change-feed.js';
 import {
   eventHistoryInput,
   getEventCatalog,
@@ -229,6 +230,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
   // End streams before Fastify waits for open connections, so shutdown is not held up by SSE clients.
   app.addHook('preClose', async () => {
     endAllStreams(ctx);
+    endAllChangeFeeds(ctx);
     // Streams are ended now. A client that dropped a stream connection mid-request can leave a socket Node never
     // counts as idle, which would hold close() for the keep-alive timeout (72 s): after a grace period for
     // in-flight requests, close what is left.
