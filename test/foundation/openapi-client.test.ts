@@ -26,7 +26,14 @@ export async function run(baseUrl: string, apiKey: string) {
   const brand: Brand = created.data;
   const read = await client.GET('/compliance/brands/{id}', { params: { path: { id: brand.id } } });
   const missing = await client.GET('/compliance/brands/{id}', { params: { path: { id: 'no-such-brand' } } });
-  const missingCode: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'VALIDATION_FAILED' | 'BAD_URL' | undefined =
+  const missingCode: | 'UNAUTHENTICATED'
+    | 'FORBIDDEN'
+    | 'NOT_FOUND'
+    | 'VALIDATION_FAILED'
+    | 'BAD_URL'
+    | 'RATE_LIMITED'
+    | 'AUTH_RATE_LIMITED'
+    | undefined =
     missing.error?.error.code;
   const envelope: ApiError | undefined = missing.error;
   const agent = await client.POST('/api/agents', { body: { name: 'Typed', systemPrompt: 'Be brief.' } });

@@ -12,6 +12,7 @@ import {
   adminListQuery,
   adminRevokeKey,
 } from '../../domain/accounts/admin.service.js';
+import { idParams, resourceId } from '../../domain/validation.js';
 
 const issued = z.object({
   accountId: z.string(),
@@ -75,7 +76,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
         tags,
         summary: 'One account with its API keys (ids, names, scopes, revocation; never secrets).',
         errors: ['NOT_FOUND'],
-        params: z.object({ id: z.string() }),
+        params: idParams,
         response: {
           200: z.object({
             id: z.string(),
@@ -121,7 +122,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
         operationId: 'adminRevokeKey',
         tags,
         summary: 'Revoke an API key (204); requests with it answer 401 from then on.',
-        params: z.object({ keyId: z.string() }),
+        params: z.object({ keyId: resourceId }),
         errors: ['NOT_FOUND'],
         response: { 204: z.undefined() },
       },
