@@ -188,11 +188,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       }
       if (writesAdminFile) {
         const port = (http.server.address() as { port: number }).port;
-        writeAdminFile(config.DATA_DIR, {
-          url: localUrl(config.HOST, port),
-          token: ctx.admin.localToken,
-          pid: process.pid,
-        });
+        try {
+          writeAdminFile(config.DATA_DIR, {
+            url: localUrl(config.HOST, port),
+            token: ctx.admin.localToken,
+            pid: process.pid,
+          });
+        } catch (err) {
+          // The local CLI then needs SWITCHBOARD_URL + ADMIN_TOKEN; the service itself is unaffected.
+          log.warn({ err: (err as Error).message, dataDir: config.DATA_DIR }, 'could not write the local admin file');
+        }
       }
       return address;
     },

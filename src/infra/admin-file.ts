@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Name of the file in DATA_DIR through which a running service tells the local CLI where its admin surface is. */
@@ -16,9 +16,12 @@ export interface AdminFile {
 
 /**
  * Writes DATA_DIR/admin.json with mode 0600 (readable only by the user running the service, like the PGlite files
- * and secrets.key next to it), atomically through a temporary file.
+ * and secrets.key next to it), atomically through a temporary file; creates DATA_DIR when missing.
+ * @throws when the directory or file cannot be written (the caller logs it; the service keeps running).
  */
 export function writeAdminFile(dataDir: string, info: AdminFile): void {
+  // On PostgreSQL nothing else creates DATA_DIR, so a first start there must make it (owner-only, like PGlite's).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.resolve(dataDir, ADMIN_FILE);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
