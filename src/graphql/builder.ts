@@ -85,3 +85,9 @@ builder.scalarType('JSON', {
 
 builder.queryType({ description: 'Reads. Every field is scoped to the API key’s account.' });
 builder.mutationType({ description: 'Changes. Errors carry `extensions.code` (and `field`, `details`) as REST does.' });
+
+/** The field builder of an input type of this schema, for field sets two input types share. */
+export type InputFields = PothosSchemaTypes.InputFieldBuilder<
+  typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never,
+  'InputObject'
+>;

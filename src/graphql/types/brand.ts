@@ -29,7 +29,7 @@ import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder } from '../builder.js';
+import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
@@ -307,20 +307,9 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
-  description:
-    'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
-    vertical: t.field({ type: VerticalEnum, required: true }),
-    entityType: t.field({ type: EntityTypeEnum, required: true }),
-    country: t.string({ description: 'ISO 3166-1 alpha-2; default US.' }),
-    website: t.string(),
-    email: t.string(),
-    phone: t.string({ description: 'E.164.' }),
-    stockSymbol: t.string(),
-    stockExchange: t.field({ type: StockExchangeEnum }),
+/** The TCR brand fields registration and update share (issue 14; limits in the domain's brand schema). */
+function tcrBrandFields(t: InputFields) {
+  return {
     displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
     companyName: t.string({ description: 'Alias of name (TCR).' }),
     street: t.string(),
@@ -336,6 +325,24 @@ const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
     businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
     referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
     mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
+  };
+}
+
+const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
+  description:
+    'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
+    vertical: t.field({ type: VerticalEnum, required: true }),
+    entityType: t.field({ type: EntityTypeEnum, required: true }),
+    country: t.string({ description: 'ISO 3166-1 alpha-2; default US.' }),
+    website: t.string(),
+    email: t.string(),
+    phone: t.string({ description: 'E.164.' }),
+    stockSymbol: t.string(),
+    stockExchange: t.field({ type: StockExchangeEnum }),
+    ...tcrBrandFields(t),
   }),
 });
 
@@ -352,21 +359,7 @@ const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
     phone: t.string(),
     stockSymbol: t.string(),
     stockExchange: t.field({ type: StockExchangeEnum }),
-    displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
-    companyName: t.string({ description: 'Alias of name (TCR).' }),
-    street: t.string(),
-    city: t.string(),
-    state: t.string({ description: 'US: 2-letter code.' }),
-    postalCode: t.string({ description: 'US: 5 digits or ZIP+4.' }),
-    firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
-    brandRelationship: t.string({ description: 'BASIC_ACCOUNT … KEY_ACCOUNT; default BASIC_ACCOUNT.' }),
-    altBusinessId: t.string(),
-    altBusinessIdType: t.string({ description: 'NONE, DUNS, GIIN or LEI.' }),
-    businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
-    referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
-    mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
+    ...tcrBrandFields(t),
   }),
 });
 

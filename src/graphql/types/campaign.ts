@@ -20,7 +20,7 @@ import type { AssignedNumberDto } from '../../domain/compliance/number.service.j
 import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder } from '../builder.js';
+import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
@@ -221,15 +221,9 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
-  description: 'Campaign fields (spec 2.3).',
-  fields: (t) => ({
-    brandId: t.id({ required: true }),
-    usecase: t.string({ required: true }),
-    description: t.string({ required: true, description: '40–4096 characters.' }),
-    sampleMessages: t.stringList({ required: true, description: '2–5 items of 20–1024 characters.' }),
-    subscriberOptIn: t.boolean({ required: true }),
-    subscriberHelp: t.boolean({ required: true }),
+/** The TCR campaign content fields creation and update share (issue 14; limits in the domain's campaign schema). */
+function tcrCampaignFields(t: InputFields) {
+  return {
     numberPool: t.boolean(),
     messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
     helpMessage: t.string({ description: '20–320.' }),
@@ -246,6 +240,19 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
     subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
     privacyPolicyLink: t.string(),
     termsAndConditionsLink: t.string(),
+  };
+}
+
+const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
+  description: 'Campaign fields (spec 2.3).',
+  fields: (t) => ({
+    brandId: t.id({ required: true }),
+    usecase: t.string({ required: true }),
+    description: t.string({ required: true, description: '40–4096 characters.' }),
+    sampleMessages: t.stringList({ required: true, description: '2–5 items of 20–1024 characters.' }),
+    subscriberOptIn: t.boolean({ required: true }),
+    subscriberHelp: t.boolean({ required: true }),
+    ...tcrCampaignFields(t),
   }),
 });
 
@@ -256,22 +263,7 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
     sampleMessages: t.stringList(),
     subscriberOptIn: t.boolean(),
     subscriberHelp: t.boolean(),
-    numberPool: t.boolean(),
-    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
-    helpMessage: t.string({ description: '20–320.' }),
-    optinMessage: t.string({ description: '20–320.' }),
-    optoutMessage: t.string({ description: '20–320.' }),
-    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
-    optinKeywords: t.string(),
-    optoutKeywords: t.string(),
-    embeddedLink: t.boolean(),
-    embeddedPhone: t.boolean(),
-    ageGated: t.boolean(),
-    directLending: t.boolean(),
-    affiliateMarketing: t.boolean(),
-    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
-    privacyPolicyLink: t.string(),
-    termsAndConditionsLink: t.string(),
+    ...tcrCampaignFields(t),
   }),
 });
 
