@@ -106,7 +106,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     bus,
     notices,
-    events: new EventLog(database.prisma, bus, clock, notices),
+    events: new EventLog(database.prisma, bus, clock, notices, database.statement),
     workers,
     auth: new KeyAuthenticator(database.prisma),
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
@@ -133,7 +133,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ),
     metrics,
   };
-  ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
+  ctx.events.addHook({ committed: (events) => events.forEach((e) => metrics.eventIngested(e.channel)) });
   metrics.measureQueues(async () => {
     const now = clock.now();
     const states = await Promise.all(ctx.jobs.runners().map((r) => r.state(now)));

@@ -46,6 +46,12 @@ export interface Database {
    * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
    */
   read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
+  /**
+   * Runs one statement on its own (autocommit) below Prisma, `text` with `$n` placeholders: the single-statement
+   * event writes (EventLog.write). PostgreSQL: on the pool (unnamed statement); undefined on PGlite, whose one
+   * connection Prisma's transactions share, so a statement sent beside them could land inside one of them.
+   */
+  statement?: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -92,6 +98,9 @@ export async function openDatabase(opts: {
       prisma,
       async read<T>(statement: Statement, params: unknown[]) {
         return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
+      },
+      async statement(text: string, values: unknown[]) {
+        return (await pool.query(text, values)).rows;
       },
       async raw() {
         const client = await pool.connect();

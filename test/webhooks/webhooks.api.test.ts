@@ -91,6 +91,36 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect((await b.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
   });
 
+  it('a registered brand (one-statement write) reaches a webhook added after earlier writes of the account, once', async () => {
+    const a = await t.newAccount();
+    const brand = { name: 'Hook Brand LLC', ein: '12-3456789', vertical: 'RETAIL', entityType: 'PRIVATE_PROFIT' };
+    // The first registration is written while the account has no webhook (the write remembers that) …
+    const first = await a.request('POST', '/compliance/brands', { ...brand, referenceId: 'Ref-1' });
+    expect(first.status).toBe(201);
+    // … so the next one must notice the webhook added since, and write its delivery with the brand and the event.
+    const hook = await registerWebhook(a, receiver, ['10dlc.brand.*']);
+    const second = await a.request('POST', '/compliance/brands', { ...brand, referenceId: 'Ref-2' });
+    expect(second.status).toBe(201);
+    // A referenceId taken case-insensitively writes nothing at all: no brand, no event, no delivery.
+    const taken = await a.request('POST', '/compliance/brands', { ...brand, referenceId: 'REF-2' });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error).toMatchObject({ code: 'REFERENCE_ID_TAKEN', field: 'referenceId' });
+    await t.drain();
+    const got = receiver.on(hook.path).filter((r) => r.body.eventType === '10dlc.brand.registered');
+    expect(got.map((r) => r.body.payload.brandId)).toEqual([second.body.id]);
+    expect(got[0]!.signatureValid).toBe(true);
+    expect(got[0]!.body).toMatchObject({
+      channel: '10dlc',
+      customerId: a.accountId,
+      payload: { referenceId: 'Ref-2' },
+    });
+    const list = await a.request('GET', '/compliance/brands');
+    expect(list.body.brands.map((b: { id: string }) => b.id)).toEqual([first.body.id, second.body.id]);
+    const history = await a.request('GET', '/api/events/history?limit=100');
+    const registered = history.body.events.filter((e: any) => e.eventType === '10dlc.brand.registered');
+    expect(registered).toHaveLength(2);
+  });
+
   it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async () => {
     const a = await t.newAccount();
     const all = await registerWebhook(a, receiver, ['*']);

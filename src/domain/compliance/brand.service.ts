@@ -1,10 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
-import type { Brand } from '../../generated/prisma/client.js';
+import { type Brand, Prisma } from '../../generated/prisma/client.js';
 import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { WRITE_OK } from '../events/event-log.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
 import { parseInput } from '../validation.js';
 import { minMsgSamples } from './campaign.lint.js';
@@ -93,6 +94,28 @@ function referenceIdConflict(referenceId: string): ConflictError {
   );
 }
 
+/** SQL: true when no brand of `accountId` has `referenceId` (case-insensitively, TCR); true for no referenceId. */
+function referenceIdFree(accountId: string, referenceId: string | null): Prisma.Sql {
+  return Prisma.sql`${referenceId}::text IS NULL OR NOT EXISTS (
+    SELECT 1 FROM compliance_brands o WHERE o.account_id = ${accountId} AND lower(o.reference_id) = lower(${referenceId}::text))`;
+}
+
+/** A change of a single-statement write (see WRITE_OK): inserts the new brand row `b`. */
+function insertBrandSql(b: Brand): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO compliance_brands (id, account_id, name, ein, vertical, entity_type, country, website, email, phone,
+      stock_symbol, stock_exchange, display_name, street, city, state, postal_code, first_name, last_name,
+      mobile_phone, brand_relationship, alt_business_id, alt_business_id_type, business_contact_email, reference_id,
+      mock, vetting_score, status, identity_status, feedback, created_at, updated_at)
+    SELECT ${b.id}, ${b.accountId}, ${b.name}, ${b.ein}, ${b.vertical}, ${b.entityType}, ${b.country}, ${b.website},
+      ${b.email}, ${b.phone}, ${b.stockSymbol}, ${b.stockExchange}, ${b.displayName}, ${b.street}, ${b.city},
+      ${b.state}, ${b.postalCode}, ${b.firstName}, ${b.lastName}, ${b.mobilePhone}, ${b.brandRelationship},
+      ${b.altBusinessId}, ${b.altBusinessIdType}, ${b.businessContactEmail}, ${b.referenceId}, ${b.mock},
+      ${b.vettingScore}::int, ${b.status}, ${b.identityStatus}, '[]'::jsonb, ${b.createdAt}::timestamptz,
+      ${b.updatedAt}::timestamptz
+    WHERE ${WRITE_OK}`;
+}
+
 /**
  * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
  * the registry for its identity check. Emits 10dlc.brand.registered.
@@ -103,26 +126,37 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
   requireScope(actor, 'compliance');
   const data = parseInput(brandInput, input);
   const now = ctx.clock.now();
-  const brand = await ctx.events.transaction(async (tx, emit) => {
-    if (await referenceIdTaken(tx, actor.accountId, data.referenceId ?? null)) {
-      throw referenceIdConflict(data.referenceId!);
-    }
-    const created = await tx.brand.create({
-      data: {
-        id: uuidv7(),
-        accountId: actor.accountId,
-        ...brandData(data),
-        mock: data.mock,
-        status: 'PENDING',
-        identityStatus: 'SELF_DECLARED',
-        createdAt: now,
-        updatedAt: now,
-      },
+  const brand: Brand = {
+    id: uuidv7(),
+    accountId: actor.accountId,
+    ...brandData(data),
+    mock: data.mock,
+    vettingScore: null,
+    status: 'PENDING',
+    identityStatus: 'SELF_DECLARED',
+    feedback: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  const payload = { brandId: brand.id, ...brandDto(brand) };
+  const registryChanges = ctx.registry.submitNewBrandChanges?.(brand);
+  if (registryChanges) {
+    // One SQL statement (one round trip, issue 9): the brand, its registry submission and its event commit together.
+    const events = await ctx.events.write({
+      accountId: actor.accountId,
+      guard: referenceIdFree(actor.accountId, brand.referenceId),
+      changes: [insertBrandSql(brand), ...registryChanges],
+      events: [{ eventType: '10dlc.brand.registered', payload }],
     });
-    await ctx.registry.submitBrand(tx, created);
-    await emit(actor.accountId, '10dlc.brand.registered', { brandId: created.id, ...brandDto(created) });
-    return created;
-  });
+    if (!events) throw referenceIdConflict(data.referenceId!);
+  } else {
+    await ctx.events.transaction(async (tx, emit) => {
+      if (await referenceIdTaken(tx, actor.accountId, brand.referenceId)) throw referenceIdConflict(data.referenceId!);
+      await tx.$executeRaw`WITH write_ok AS (SELECT true AS ok) ${insertBrandSql(brand)}`;
+      await ctx.registry.submitBrand(tx, brand);
+      await emit(actor.accountId, '10dlc.brand.registered', payload);
+    });
+  }
   return brandDto(brand);
 }
 

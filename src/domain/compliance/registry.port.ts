@@ -1,4 +1,4 @@
-import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
+import type { Brand, Campaign, Prisma, Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { FeedbackCategory } from './compliance.enums.js';
 
@@ -21,6 +21,12 @@ export interface CampaignRegistry {
   readonly name: string;
   /** Submits a brand's identity for verification (registration, identity update, revet); replaces a pending one. */
   submitBrand(tx: Tx, brand: Brand): Promise<void>;
+  /**
+   * The submission of a NEW brand as data-modifying SQL for a single-statement write (EventLog.write: each change
+   * writes only where `WRITE_OK` holds). Optional: without it the brand is registered in an interactive transaction
+   * through {@link submitBrand}.
+   */
+  submitNewBrandChanges?(brand: Brand): Prisma.Sql[];
   /** Orders an external vetting of a brand. */
   submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void>;
   /**

@@ -1,3 +1,4 @@
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Db, Tx } from '../../infra/db.js';
 import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
@@ -44,10 +45,66 @@ export function toEnvelope(e: StoredEvent): EventEnvelope {
 export type Emit = (accountId: string, eventType: string, payload: Record<string, unknown>) => Promise<StoredEvent>;
 
 /**
- * Runs inside the transaction that records an event, after its row is written (e.g. the webhook fan-out that
- * writes one delivery row per matching webhook, so an event and its deliveries commit together or not at all).
+ * What runs with every batch of recorded events (one account, increasing id), e.g. the webhook fan-out that writes
+ * one delivery row per matching webhook, so an event and its deliveries commit together or not at all.
+ *
+ * Each statement of a write costs a round trip and its CPU, and the account's order lock is held across them (issue
+ * 9), so a hook that needs rows declares `read`: a scalar subquery over the account returning JSON (or NULL),
+ * evaluated by the recording statement itself. In a transaction ({@link EventLog.transaction}) `run` then writes
+ * what it must with the value read. In a single-statement write ({@link EventLog.write}) `statement` instead adds
+ * its writes to that statement, computed from the value `read` returned last time for the account; the statement
+ * writes nothing unless `read` still returns that value (else it is tried again with the fresh value).
  */
-export type EventHook = (tx: Tx, event: StoredEvent) => Promise<void>;
+export interface EventHook {
+  /** A scalar subquery returning JSON (or NULL) about `accountId`, evaluated in the recording statement. */
+  read?: (accountId: string) => Prisma.Sql;
+  /** Inside the recording transaction, after the events' rows are written. */
+  run?(tx: Tx, events: StoredEvent[], read: unknown): Promise<void>;
+  /**
+   * For a single-statement write: the data-modifying CTE bodies (named `name(0)`, `name(1)`, … in that order, so a
+   * later one can read an earlier one) writing what `run` would for `events`, given `read`'s value. They may read
+   * `ins(id, seq, ord)`: the inserted events, `ord` being the 1-based index in `events`. Each is read by the final
+   * SELECT (so a plain SELECT body, e.g. `pg_notify`, runs), hence a data-modifying one needs a RETURNING clause.
+   */
+  statement?(events: PendingEvent[], read: unknown, name: (j: number) => string): Prisma.Sql[];
+  /** After the commit (never throws; e.g. metrics). */
+  committed?(events: StoredEvent[]): void;
+}
+
+/** An event of a single-statement write before it has its id: what a hook's `statement` sees. */
+export interface PendingEvent extends NewEvent {
+  channel: Channel;
+  /** 1-based index in the write. */
+  ord: number;
+  /** ISO 8601 UTC with milliseconds. */
+  timestamp: string;
+}
+
+/**
+ * One write of {@link EventLog.write}: data-modifying statements and the events they cause, all of one account,
+ * committed by ONE SQL statement (one round trip, no interactive transaction).
+ */
+export interface AtomicWrite {
+  accountId: string;
+  /** A boolean SQL expression evaluated first (e.g. a uniqueness rule); when false nothing at all is written. */
+  guard?: Prisma.Sql;
+  /**
+   * Data-modifying statements (CTE bodies), each writing rows only where {@link WRITE_OK} holds, e.g.
+   * `INSERT INTO t (…) SELECT … WHERE ${WRITE_OK}`.
+   */
+  changes: Prisma.Sql[];
+  /** The events, in order (the account's). */
+  events: { eventType: string; payload: Record<string, unknown> }[];
+}
+
+/** In a change of {@link AtomicWrite}: true when the write goes ahead (its guard held and the hooks' reads were current). */
+export const WRITE_OK = Prisma.sql`(SELECT ok FROM write_ok)`;
+
+/** SQL runner below Prisma for single-statement writes (autocommit): `text` with `$n` placeholders. */
+export type SqlRunner = (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** Most accounts whose hook reads are remembered for single-statement writes. */
+const HOOK_READ_CACHE = 10_000;
 
 /** Converts a Prisma `Event` row. */
 export function storedEventFromRow(row: {
@@ -69,6 +126,9 @@ export function storedEventFromRow(row: {
     timestamp: row.createdAt.toISOString(),
   };
 }
+
+/** Thrown inside {@link EventLog.write}'s transaction form when the guard is false (rolls back, nothing written). */
+class GuardFailed extends Error {}
 
 /** Most ingests one group-commit transaction takes (the rest wait for the next one). */
 export const INGEST_BATCH_MAX = 500;
@@ -101,12 +161,27 @@ export class EventLog {
   /** Group commit: per account, the ingests waiting while that account's ingest transaction runs. */
   readonly #ingests = new Map<string, WaitingIngest[]>();
 
+  /** Per account, what each hook's `read` returned last (JSON text per hook), for single-statement writes. */
+  readonly #reads = new Map<string, (string | null)[]>();
+
   constructor(
     private readonly db: Db,
     private readonly bus: EventBus,
     private readonly clock: Clock,
     private readonly notices?: ChangeNotices,
+    private readonly sql?: SqlRunner,
   ) {}
+
+  /** After the commit: the hooks' `committed` (never throws). */
+  #committed(events: StoredEvent[]): void {
+    for (const hook of this.#hooks) {
+      try {
+        hook.committed?.(events);
+      } catch {
+        // A post-commit hook (metrics) never fails a committed write.
+      }
+    }
+  }
 
   /** After the commit: publishes each event on the change-notice topics of the objects it is about (never throws). */
   async #notify(events: StoredEvent[]): Promise<void> {
@@ -114,7 +189,7 @@ export class EventLog {
     for (const event of events) for (const topic of topicsOfEvent(event)) await this.notices.publish(topic, event);
   }
 
-  /** Adds a hook that runs in the recording transaction of every event. */
+  /** Adds a hook that runs in the recording transaction of every batch of events (see {@link EventHook}). */
   addHook(hook: EventHook): void {
     this.#hooks.push(hook);
   }
@@ -139,6 +214,7 @@ export class EventLog {
       return fn(tx, emit);
     });
     if (recorded.length > 0) {
+      this.#committed(recorded);
       await this.bus.publish(recorded);
       await this.#notify(recorded);
     }
@@ -169,9 +245,133 @@ export class EventLog {
     });
     const result = items.map((item) => stored.get(item)!);
     const ordered = [...result].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+    this.#committed(ordered);
     await this.bus.publish(ordered);
     await this.#notify(ordered);
     return result;
+  }
+
+  /**
+   * Commits `w` (its changes and its events, and every hook's writes) in ONE SQL statement, outside any interactive
+   * transaction: one round trip where {@link transaction} takes one per statement plus BEGIN and COMMIT, and the
+   * account's order lock is held for that one statement only. Same rules as {@link transaction}: the changes and the
+   * events commit together or not at all; the statement first bumps the account's `event_account_seqs` row, so ids
+   * are drawn under the account's order lock and `seq` has no holes; after the commit the events are published.
+   * When a hook's read changed since last time (e.g. a webhook was added), nothing is written and the statement is
+   * sent again with the fresh value. Without a SQL runner (or with a hook that has no `statement` form) it runs as
+   * a {@link transaction}.
+   * @returns the stored events, or `null` when `guard` was false (nothing written).
+   * @throws database errors (nothing written).
+   */
+  async write(w: AtomicWrite): Promise<StoredEvent[] | null> {
+    const runner = this.sql;
+    if (!runner || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
+    const at = this.clock.now();
+    const timestamp = at.toISOString();
+    const pending: PendingEvent[] = w.events.map((e, i) => {
+      const channel = channelOf(e.eventType);
+      if (!channel) throw new Error(`event type ${e.eventType} is not in the event catalog`);
+      return { accountId: w.accountId, eventType: e.eventType, payload: e.payload, channel, ord: i + 1, timestamp };
+    });
+    const n = pending.length;
+    for (let tries = 0; ; tries++) {
+      const cached = this.#reads.get(w.accountId) ?? this.#hooks.map(() => null);
+      const reads: Prisma.Sql[] = [];
+      const checks: Prisma.Sql[] = [];
+      const hookCtes: Prisma.Sql[] = [];
+      const forced: Prisma.Sql[] = [];
+      this.#hooks.forEach((h, i) => {
+        if (h.read) {
+          reads.push(Prisma.sql`(${h.read(w.accountId)})::text AS ${Prisma.raw(`r${i}`)}`);
+          const last = cached[i] ?? null;
+          checks.push(Prisma.sql` AND (reads.${Prisma.raw(`r${i}`)})::jsonb IS NOT DISTINCT FROM (${last})::jsonb`);
+        }
+        if (!h.statement) return;
+        const value = cached[i] === null || cached[i] === undefined ? null : JSON.parse(cached[i]!);
+        const name = (j: number) => `hook${i}_${j}`;
+        h.statement(pending, value, name).forEach((body, j) => {
+          hookCtes.push(Prisma.sql`, ${Prisma.raw(name(j))} AS (${body})`);
+          forced.push(Prisma.sql`, (SELECT count(*) FROM ${Prisma.raw(name(j))})`);
+        });
+      });
+      const changes = w.changes.map((body, j) => Prisma.sql`, ${Prisma.raw(`change${j}`)} AS (${body})`);
+      const q = Prisma.sql`
+        WITH guard AS (SELECT (${w.guard ?? Prisma.sql`true`}) AS ok),
+        reads AS (SELECT ${reads.length > 0 ? Prisma.join(reads, ', ') : Prisma.sql`1 AS none`}),
+        write_ok AS (SELECT guard.ok${checks.length > 0 ? Prisma.join(checks, '') : Prisma.empty} AS ok FROM guard, reads)
+        ${changes.length > 0 ? Prisma.join(changes, '') : Prisma.empty},
+        s AS (
+          INSERT INTO event_account_seqs (account_id, last_seq) SELECT ${w.accountId}, ${n}::bigint WHERE ${WRITE_OK}
+          ON CONFLICT (account_id) DO UPDATE SET last_seq = event_account_seqs.last_seq + EXCLUDED.last_seq
+          RETURNING last_seq
+        ),
+        ins AS (
+          INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
+          SELECT ${w.accountId}, i.channel, i.event_type, i.payload::json, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
+            FROM s, unnest(${pending.map((e) => e.channel)}::text[], ${pending.map((e) => e.eventType)}::text[],
+                           ${pending.map((e) => JSON.stringify(e.payload))}::text[])
+                    WITH ORDINALITY AS i(channel, event_type, payload, ord)
+          RETURNING id, seq, seq - (SELECT last_seq FROM s) + ${n}::bigint AS ord
+        )
+        ${hookCtes.length > 0 ? Prisma.join(hookCtes, '') : Prisma.empty}
+        SELECT guard.ok AS guard_ok, write_ok.ok AS ok, reads.*,
+               (SELECT json_agg(json_build_object('id', id::text, 'seq', seq::text) ORDER BY seq)::text FROM ins) AS evs
+               ${forced.length > 0 ? Prisma.join(forced, '') : Prisma.empty}
+          FROM guard, write_ok, reads`;
+      const [row] = await runner(q.text, q.values);
+      if (!row) throw new Error('single-statement write returned no row');
+      const fresh = this.#hooks.map((h, i) => (h.read ? ((row[`r${i}`] as string | null) ?? null) : null));
+      this.#remember(w.accountId, fresh);
+      if (row.guard_ok !== true) return null;
+      if (row.ok !== true) {
+        if (tries >= 2) return this.#writeInTransaction(w);
+        continue;
+      }
+      const ids = JSON.parse(row.evs as string) as { id: string; seq: string }[];
+      for (let i = 1; i < ids.length; i++) {
+        // The invariant the ordered bus and replay rely on (ids increase with seq within an account).
+        if (BigInt(ids[i]!.id) <= BigInt(ids[i - 1]!.id)) throw new Error('event ids must increase with seq');
+      }
+      const events: StoredEvent[] = pending.map((e, i) => ({
+        id: ids[i]!.id,
+        seq: ids[i]!.seq,
+        accountId: w.accountId,
+        channel: e.channel,
+        eventType: e.eventType,
+        payload: e.payload,
+        timestamp,
+      }));
+      this.#committed(events);
+      await this.bus.publish(events);
+      await this.#notify(events);
+      return events;
+    }
+  }
+
+  #remember(accountId: string, reads: (string | null)[]): void {
+    this.#reads.delete(accountId);
+    this.#reads.set(accountId, reads);
+    if (this.#reads.size > HOOK_READ_CACHE) this.#reads.delete(this.#reads.keys().next().value!);
+  }
+
+  /** {@link write} as an interactive transaction (PGlite, or hooks without a statement form). */
+  async #writeInTransaction(w: AtomicWrite): Promise<StoredEvent[] | null> {
+    const guard = w.guard ?? Prisma.sql`true`;
+    try {
+      return await this.transaction(async (tx, emit) => {
+        const [g] = await tx.$queryRaw<{ ok: boolean }[]>`SELECT (${guard}) AS ok`;
+        if (!g?.ok) throw new GuardFailed();
+        for (const change of w.changes) {
+          await tx.$executeRaw`WITH write_ok AS (SELECT true AS ok) ${change}`;
+        }
+        const out: StoredEvent[] = [];
+        for (const e of w.events) out.push(await emit(w.accountId, e.eventType, e.payload));
+        return out;
+      });
+    } catch (err) {
+      if (err instanceof GuardFailed) return null;
+      throw err;
+    }
   }
 
   /**
@@ -232,16 +432,20 @@ export class EventLog {
     const n = items.length;
     // The CTE runs first (the insert reads its row), so ids are drawn after the row lock is held; rows are inserted
     // in ordinality order, so ids increase with seq.
-    const rows = await tx.$queryRaw<{ id: bigint; seq: bigint }[]>`
+    const reads = this.#hooks.map((h, i) =>
+      h.read ? Prisma.sql`, (${h.read(accountId)}) AS ${Prisma.raw(`r${i}`)}` : Prisma.empty,
+    );
+    const rows = await tx.$queryRaw<({ id: bigint; seq: bigint } & Record<string, unknown>)[]>`
       WITH s AS (
         INSERT INTO event_account_seqs (account_id, last_seq) VALUES (${accountId}, ${n}::bigint)
         ON CONFLICT (account_id) DO UPDATE SET last_seq = event_account_seqs.last_seq + EXCLUDED.last_seq
         RETURNING last_seq
-      )
+      ), ins AS (
       INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
       SELECT ${accountId}, i.channel, i.event_type, i.payload::json, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
         FROM s, unnest(${channels}::text[], ${types}::text[], ${payloads}::text[]) WITH ORDINALITY AS i(channel, event_type, payload, ord)
-      RETURNING id, seq`;
+      RETURNING id, seq)
+      SELECT ins.id, ins.seq${reads.length > 0 ? Prisma.join(reads, '') : Prisma.empty} FROM ins`;
     rows.sort((a, b) => (a.seq < b.seq ? -1 : 1));
     for (let i = 1; i < rows.length; i++) {
       // A guard on the invariant the ordered bus and replay rely on (rolls the transaction back if ever broken).
@@ -257,7 +461,11 @@ export class EventLog {
       payload: JSON.parse(payloads[i]!) as Record<string, unknown>,
       timestamp,
     }));
-    for (const event of events) for (const hook of this.#hooks) await hook(tx, event);
+    for (const [i, hook] of this.#hooks.entries()) {
+      if (!hook.run) continue;
+      const value = hook.read ? rows[0]?.[`r${i}`] : undefined;
+      await hook.run(tx, events, typeof value === 'string' ? JSON.parse(value) : value);
+    }
     return events;
   }
 }

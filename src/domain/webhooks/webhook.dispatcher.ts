@@ -4,6 +4,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import {
   type ClaimedJob,
+  JOBS_CHANNEL,
   type JobKind,
   SPEC8_SCHEDULE,
   nextAttemptAt as scheduledAfter,
@@ -54,35 +55,68 @@ export function leaseMs(ctx: AppContext): number {
  * the event and its deliveries commit together or not at all. A `webhook.*` health event about webhook W is never
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
  */
-export function fanOutHook(ctx: AppContext): EventHook {
-  return async (tx, event) => {
-    const webhooks = await tx.webhook.findMany({
-      where: { accountId: event.accountId, active: true, deletedAt: null },
-      select: { id: true, events: true },
+export function fanOutHook(_ctx: AppContext): EventHook {
+  /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them). */
+  const deliveries = (
+    events: { channel: string; eventType: string; payload: Record<string, unknown> }[],
+    read: unknown,
+  ) => {
+    const webhooks = (read ?? []) as { id: string; events: string[] }[];
+    const rows: { id: string; webhookId: string; index: number; eventType: string; body?: string }[] = [];
+    events.forEach((event, index) => {
+      for (const w of webhooks) {
+        if (!matchesEvents(w.events, event.eventType)) continue;
+        if (event.channel === 'webhook' && event.payload.webhookId === w.id) continue;
+        rows.push({ id: uuidv7(), webhookId: w.id, index, eventType: event.eventType });
+      }
     });
-    const targets = webhooks.filter(
-      (w) =>
-        matchesEvents(w.events, event.eventType) && !(event.channel === 'webhook' && event.payload.webhookId === w.id),
-    );
-    if (targets.length === 0) return;
-    const now = new Date(event.timestamp);
-    const body = JSON.stringify(toEnvelope(event));
-    await tx.webhookDelivery.createMany({
-      data: targets.map((w) => ({
-        id: uuidv7(),
-        accountId: event.accountId,
-        webhookId: w.id,
-        eventId: BigInt(event.id),
-        eventType: event.eventType,
-        body,
-        kind: 'event',
-        status: 'pending',
-        nextAttemptAt: now,
-        createdAt: now,
-        updatedAt: now,
-      })),
-    });
-    await ctx.jobs.notify(tx, WEBHOOK_JOB);
+    return rows;
+  };
+  return {
+    // The account's active webhooks, read by the statement that records the events (no round trip of its own).
+    read: (accountId) => Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events) ORDER BY w.id)
+      FROM webhooks w WHERE w.account_id = ${accountId} AND w.active AND w.deleted_at IS NULL`,
+    async run(tx, events, read) {
+      const rows = deliveries(events, read);
+      if (rows.length === 0) return;
+      const bodies = events.map((e) => JSON.stringify(toEnvelope(e)));
+      const accountId = events[0]!.accountId;
+      // The delivery rows and the wake-up in one statement (pg_notify is delivered on commit).
+      await tx.$executeRaw`
+        WITH d AS (
+          INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
+                                          next_attempt_at, created_at, updated_at)
+          SELECT x.id, ${accountId}, x.webhook_id, x.event_id, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
+            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
+                        ${rows.map((r) => events[r.index]!.id)}::bigint[], ${rows.map((r) => r.eventType)}::text[],
+                        ${rows.map((r) => bodies[r.index]!)}::text[],
+                        ${rows.map((r) => events[r.index]!.timestamp)}::timestamptz[])
+                 AS x(id, webhook_id, event_id, event_type, body, at)
+          RETURNING 1)
+        SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_JOB}) FROM (SELECT count(*) FROM d) n`;
+    },
+    statement(events, read, name) {
+      const rows = deliveries(events, read);
+      if (rows.length === 0) return [];
+      const accountId = events[0]!.accountId;
+      const bodies = events.map((e) =>
+        JSON.stringify(toEnvelope({ ...e, id: '', seq: '', accountId: e.accountId, timestamp: e.timestamp })),
+      );
+      return [
+        Prisma.sql`
+          INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
+                                          next_attempt_at, created_at, updated_at)
+          SELECT x.id, ${accountId}, x.webhook_id, ins.id, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
+            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
+                        ${rows.map((r) => r.index + 1)}::int[], ${rows.map((r) => r.eventType)}::text[],
+                        ${rows.map((r) => bodies[r.index]!)}::text[],
+                        ${rows.map((r) => events[r.index]!.timestamp)}::timestamptz[])
+                 AS x(id, webhook_id, ord, event_type, body, at)
+            JOIN ins ON ins.ord = x.ord
+          RETURNING 1`,
+        Prisma.sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_JOB}) FROM (SELECT 1 FROM ${Prisma.raw(name(0))} LIMIT 1) d`,
+      ];
+    },
   };
 }
 

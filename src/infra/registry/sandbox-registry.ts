@@ -6,6 +6,7 @@ import {
   applyVettingDecision,
 } from '../../domain/compliance/registry.decisions.js';
 import type { CampaignRegistry } from '../../domain/compliance/registry.port.js';
+import { WRITE_OK } from '../../domain/events/event-log.js';
 import { type Brand, type Campaign, Prisma, type RegistryTask, type Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../db.js';
 import type { ClaimedJob, JobKind } from '../jobs/job-queue.js';
@@ -54,12 +55,21 @@ export class SandboxRegistry implements CampaignRegistry {
   }
 
   async submitBrand(tx: Tx, brand: Brand): Promise<void> {
-    await tx.registryTask.deleteMany({ where: { brandId: brand.id, kind: 'BRAND_DECISION' } });
-    await this.#schedule(
-      tx,
-      { accountId: brand.accountId, kind: 'BRAND_DECISION', brandId: brand.id },
-      this.#at(SANDBOX_DELAYS.brandDecisionMs),
-    );
+    // The earlier decision (if any) replaced by a new one, in one statement (one round trip of the brand's write).
+    await tx.$executeRaw`
+      WITH old AS (DELETE FROM compliance_registry_tasks WHERE brand_id = ${brand.id} AND kind = 'BRAND_DECISION')
+      INSERT INTO compliance_registry_tasks (id, account_id, kind, brand_id, due_at, created_at)
+      VALUES (${uuidv7()}, ${brand.accountId}, 'BRAND_DECISION', ${brand.id},
+              ${this.#at(SANDBOX_DELAYS.brandDecisionMs)}, ${this.ctx.clock.now()})`;
+  }
+
+  submitNewBrandChanges(brand: Brand): Prisma.Sql[] {
+    // A new brand has no earlier decision to replace: one row.
+    return [
+      Prisma.sql`INSERT INTO compliance_registry_tasks (id, account_id, kind, brand_id, due_at, created_at)
+        SELECT ${uuidv7()}, ${brand.accountId}, 'BRAND_DECISION', ${brand.id}, ${this.#at(SANDBOX_DELAYS.brandDecisionMs)}::timestamptz,
+               ${this.ctx.clock.now()}::timestamptz WHERE ${WRITE_OK}`,
+    ];
   }
 
   async submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void> {
