@@ -133,7 +133,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ),
     metrics,
   };
-  ctx.events.addHook({ committed: (events) => events.forEach((e) => metrics.eventIngested(e.channel)) });
+  ctx.events.addHook({
+    committed: (events) => {
+      for (const e of events) metrics.eventIngested(e.channel);
+    },
+  });
   metrics.measureQueues(async () => {
     const now = clock.now();
     const states = await Promise.all(ctx.jobs.runners().map((r) => r.state(now)));
