@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +72,9 @@ export interface Database {
  */
 export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 
+/** Most distinct statement texts {@link Database.statement} prepares (named); others run unnamed. */
+const PREPARED_TEXTS_MAX = 200;
+
 /**
  * Opens PostgreSQL when `databaseUrl` is set (pool through @prisma/adapter-pg), otherwise embedded PGlite in
  * `dataDir/pglite` (or in memory when `dataDir` is `memory://`), holding `dataDir/switchboard.lock` until closed.
@@ -88,6 +92,7 @@ export async function openDatabase(opts: {
   if (opts.databaseUrl) {
     const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const preparedNames = new Map<string, string>();
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool),
       transactionOptions: TRANSACTION_OPTIONS,
@@ -100,7 +105,14 @@ export async function openDatabase(opts: {
         return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
       },
       async statement(text: string, values: unknown[]) {
-        return (await pool.query(text, values)).rows;
+        // A named prepared statement per distinct text (a write's shape: which hooks write, how many writes share
+        // it), so PostgreSQL parses and plans it once per connection; past PREPARED_TEXTS_MAX shapes, unnamed.
+        let name = preparedNames.get(text);
+        if (name === undefined && preparedNames.size < PREPARED_TEXTS_MAX) {
+          name = `w_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+          preparedNames.set(text, name);
+        }
+        return (await pool.query(name ? { name, text, values } : { text, values })).rows;
       },
       async raw() {
         const client = await pool.connect();

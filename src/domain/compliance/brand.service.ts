@@ -94,9 +94,9 @@ function referenceIdConflict(referenceId: string): ConflictError {
   );
 }
 
-/** SQL: true when no brand of `accountId` has `referenceId` (case-insensitively, TCR); true for no referenceId. */
-function referenceIdFree(accountId: string, referenceId: string | null): Prisma.Sql {
-  return Prisma.sql`${referenceId}::text IS NULL OR NOT EXISTS (
+/** SQL: true when no brand of `accountId` has `referenceId` (case-insensitively, TCR). */
+function referenceIdFree(accountId: string, referenceId: string): Prisma.Sql {
+  return Prisma.sql`NOT EXISTS (
     SELECT 1 FROM compliance_brands o WHERE o.account_id = ${accountId} AND lower(o.reference_id) = lower(${referenceId}::text))`;
 }
 
@@ -138,13 +138,15 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
     createdAt: now,
     updatedAt: now,
   };
-  const payload = { brandId: brand.id, ...brandDto(brand) };
+  const dto = brandDto(brand);
+  const payload = { brandId: brand.id, ...dto };
   const registryChanges = ctx.registry.submitNewBrandChanges?.(brand);
   if (registryChanges) {
     // One SQL statement (one round trip, issue 9): the brand, its registry submission and its event commit together.
     const events = await ctx.events.write({
       accountId: actor.accountId,
-      guard: referenceIdFree(actor.accountId, brand.referenceId),
+      // Only a referenceId needs a guard; unguarded registrations of one account share a statement (group commit).
+      ...(brand.referenceId ? { guard: referenceIdFree(actor.accountId, brand.referenceId) } : {}),
       changes: [insertBrandSql(brand), ...registryChanges],
       events: [{ eventType: '10dlc.brand.registered', payload }],
     });
@@ -157,7 +159,7 @@ export async function registerBrand(ctx: AppContext, actor: Actor, input: unknow
       await emit(actor.accountId, '10dlc.brand.registered', payload);
     });
   }
-  return brandDto(brand);
+  return dto;
 }
 
 /**

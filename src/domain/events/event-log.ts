@@ -140,6 +140,12 @@ export interface NewEvent {
   payload: Record<string, unknown>;
 }
 
+interface WaitingWrite {
+  write: AtomicWrite;
+  resolve: (events: StoredEvent[] | null) => void;
+  reject: (err: unknown) => void;
+}
+
 interface WaitingIngest {
   item: NewEvent;
   resolve: (event: StoredEvent) => void;
@@ -161,6 +167,8 @@ export class EventLog {
   /** Group commit: per account, the ingests waiting while that account's ingest transaction runs. */
   readonly #ingests = new Map<string, WaitingIngest[]>();
 
+  /** Group commit: per account, the single-statement writes waiting while that account's statement runs. */
+  readonly #writes = new Map<string, WaitingWrite[]>();
   /** Per account, what each hook's `read` returned last (JSON text per hook), for single-statement writes. */
   readonly #reads = new Map<string, (string | null)[]>();
 
@@ -264,25 +272,88 @@ export class EventLog {
    * @throws database errors (nothing written).
    */
   async write(w: AtomicWrite): Promise<StoredEvent[] | null> {
-    const runner = this.sql;
-    if (!runner || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
+    if (!this.sql || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
+    // A guarded write goes alone: two guards in one statement would both read the state before either write.
+    if (w.guard) return (await this.#writeBatch([w]))[0]!;
+    return new Promise<StoredEvent[] | null>((resolve, reject) => {
+      const entry: WaitingWrite = { write: w, resolve, reject };
+      const waiting = this.#writes.get(w.accountId);
+      if (waiting) {
+        waiting.push(entry);
+        return;
+      }
+      this.#writes.set(w.accountId, []);
+      void this.#runWrites(w.accountId, [entry]);
+    });
+  }
+
+  /**
+   * Group commit of single-statement writes: while one statement of an account runs, that account's next writes wait
+   * and then go together in one statement (up to {@link INGEST_BATCH_MAX} events). The account's order lock is held
+   * to COMMIT, so its statements cannot overlap anyway; batching makes one commit (one WAL flush) serve them all. A
+   * failed batch is retried write by write, so one bad write fails alone.
+   */
+  async #runWrites(accountId: string, first: WaitingWrite[]): Promise<void> {
+    let batch = first;
+    while (batch.length > 0) {
+      try {
+        const results = await this.#writeBatch(batch.map((e) => e.write));
+        for (const [i, e] of batch.entries()) e.resolve(results[i]!);
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        else
+          for (const e of batch) {
+            try {
+              e.resolve((await this.#writeBatch([e.write]))[0]!);
+            } catch (one) {
+              e.reject(one);
+            }
+          }
+      }
+      const waiting = this.#writes.get(accountId)!;
+      let events = 0;
+      let take = 0;
+      while (take < waiting.length && (take === 0 || events + waiting[take]!.write.events.length <= INGEST_BATCH_MAX)) {
+        events += waiting[take]!.write.events.length;
+        take++;
+      }
+      batch = waiting.splice(0, take);
+    }
+    this.#writes.delete(accountId);
+  }
+
+  /** One statement for writes of one account (see {@link write}); @returns each write's events, or null (guard). */
+  async #writeBatch(ws: AtomicWrite[]): Promise<(StoredEvent[] | null)[]> {
+    const runner = this.sql!;
+    const accountId = ws[0]!.accountId;
     const at = this.clock.now();
     const timestamp = at.toISOString();
-    const pending: PendingEvent[] = w.events.map((e, i) => {
-      const channel = channelOf(e.eventType);
-      if (!channel) throw new Error(`event type ${e.eventType} is not in the event catalog`);
-      return { accountId: w.accountId, eventType: e.eventType, payload: e.payload, channel, ord: i + 1, timestamp };
-    });
+    const pending: PendingEvent[] = [];
+    for (const w of ws) {
+      for (const e of w.events) {
+        const channel = channelOf(e.eventType);
+        if (!channel) throw new Error(`event type ${e.eventType} is not in the event catalog`);
+        pending.push({
+          accountId,
+          eventType: e.eventType,
+          payload: e.payload,
+          channel,
+          ord: pending.length + 1,
+          timestamp,
+        });
+      }
+    }
     const n = pending.length;
+    const guard = ws.length === 1 && ws[0]!.guard ? ws[0]!.guard : Prisma.sql`true`;
     for (let tries = 0; ; tries++) {
-      const cached = this.#reads.get(w.accountId) ?? this.#hooks.map(() => null);
+      const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
       const reads: Prisma.Sql[] = [];
       const checks: Prisma.Sql[] = [];
       const hookCtes: Prisma.Sql[] = [];
       const forced: Prisma.Sql[] = [];
       this.#hooks.forEach((h, i) => {
         if (h.read) {
-          reads.push(Prisma.sql`(${h.read(w.accountId)})::text AS ${Prisma.raw(`r${i}`)}`);
+          reads.push(Prisma.sql`(${h.read(accountId)})::text AS ${Prisma.raw(`r${i}`)}`);
           const last = cached[i] ?? null;
           checks.push(Prisma.sql` AND (reads.${Prisma.raw(`r${i}`)})::jsonb IS NOT DISTINCT FROM (${last})::jsonb`);
         }
@@ -294,20 +365,22 @@ export class EventLog {
           forced.push(Prisma.sql`, (SELECT count(*) FROM ${Prisma.raw(name(j))})`);
         });
       });
-      const changes = w.changes.map((body, j) => Prisma.sql`, ${Prisma.raw(`change${j}`)} AS (${body})`);
+      const changes = ws
+        .flatMap((w) => w.changes)
+        .map((body, j) => Prisma.sql`, ${Prisma.raw(`change${j}`)} AS (${body})`);
       const q = Prisma.sql`
-        WITH guard AS (SELECT (${w.guard ?? Prisma.sql`true`}) AS ok),
+        WITH guard AS (SELECT (${guard}) AS ok),
         reads AS (SELECT ${reads.length > 0 ? Prisma.join(reads, ', ') : Prisma.sql`1 AS none`}),
         write_ok AS (SELECT guard.ok${checks.length > 0 ? Prisma.join(checks, '') : Prisma.empty} AS ok FROM guard, reads)
         ${changes.length > 0 ? Prisma.join(changes, '') : Prisma.empty},
         s AS (
-          INSERT INTO event_account_seqs (account_id, last_seq) SELECT ${w.accountId}, ${n}::bigint WHERE ${WRITE_OK}
+          INSERT INTO event_account_seqs (account_id, last_seq) SELECT ${accountId}, ${n}::bigint WHERE ${WRITE_OK}
           ON CONFLICT (account_id) DO UPDATE SET last_seq = event_account_seqs.last_seq + EXCLUDED.last_seq
           RETURNING last_seq
         ),
         ins AS (
           INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
-          SELECT ${w.accountId}, i.channel, i.event_type, i.payload::json, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
+          SELECT ${accountId}, i.channel, i.event_type, i.payload::json, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
             FROM s, unnest(${pending.map((e) => e.channel)}::text[], ${pending.map((e) => e.eventType)}::text[],
                            ${pending.map((e) => JSON.stringify(e.payload))}::text[])
                     WITH ORDINALITY AS i(channel, event_type, payload, ord)
@@ -321,13 +394,15 @@ export class EventLog {
       const [row] = await runner(q.text, q.values);
       if (!row) throw new Error('single-statement write returned no row');
       const fresh = this.#hooks.map((h, i) => (h.read ? ((row[`r${i}`] as string | null) ?? null) : null));
-      this.#remember(w.accountId, fresh);
-      if (row.guard_ok !== true) return null;
+      this.#remember(accountId, fresh);
+      if (row.guard_ok !== true) return [null];
       if (row.ok !== true) {
-        if (tries >= 2) return this.#writeInTransaction(w);
-        continue;
+        if (tries < 2) continue;
+        const out: (StoredEvent[] | null)[] = [];
+        for (const w of ws) out.push(await this.#writeInTransaction(w));
+        return out;
       }
-      const ids = JSON.parse(row.evs as string) as { id: string; seq: string }[];
+      const ids = JSON.parse((row.evs as string | null) ?? '[]') as { id: string; seq: string }[];
       for (let i = 1; i < ids.length; i++) {
         // The invariant the ordered bus and replay rely on (ids increase with seq within an account).
         if (BigInt(ids[i]!.id) <= BigInt(ids[i - 1]!.id)) throw new Error('event ids must increase with seq');
@@ -335,16 +410,24 @@ export class EventLog {
       const events: StoredEvent[] = pending.map((e, i) => ({
         id: ids[i]!.id,
         seq: ids[i]!.seq,
-        accountId: w.accountId,
+        accountId,
         channel: e.channel,
         eventType: e.eventType,
         payload: e.payload,
         timestamp,
       }));
-      this.#committed(events);
-      await this.bus.publish(events);
-      await this.#notify(events);
-      return events;
+      if (events.length > 0) {
+        this.#committed(events);
+        await this.bus.publish(events);
+        await this.#notify(events);
+      }
+      const out: StoredEvent[][] = [];
+      let k = 0;
+      for (const w of ws) {
+        out.push(events.slice(k, k + w.events.length));
+        k += w.events.length;
+      }
+      return out;
     }
   }
 
@@ -399,7 +482,13 @@ export class EventLog {
     let batch = first;
     while (batch.length > 0) {
       try {
-        const events = await this.append(batch.map((w) => w.item));
+        // One statement per batch (one round trip) where the database allows it, else one transaction.
+        const events =
+          (await this.write({
+            accountId,
+            changes: [],
+            events: batch.map((w) => ({ eventType: w.item.eventType, payload: w.item.payload })),
+          })) ?? [];
         for (const [i, w] of batch.entries()) w.resolve(events[i]!);
       } catch (err) {
         for (const w of batch) w.reject(err);
