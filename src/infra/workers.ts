@@ -7,10 +7,18 @@ import type { Logger } from 'pino';
  */
 export interface Worker {
   name: string;
+  /**
+   * False for a worker that is only ticked when woken ({@link WorkerSet.wake}; e.g. a job runner, which the job
+   * queue's one poll wakes when its kind has due work). Default: polls every interval.
+   */
+  polls?: boolean;
   tick(): Promise<number>;
   /** Resolves when work started by earlier ticks has finished (for `drain()` and shutdown). */
   settle?(): Promise<void>;
 }
+
+/** The wait of a worker that does not poll: the longest timer Node allows (about 24.8 days), cut short by a wake. */
+const NEVER_MS = 2 ** 31 - 1;
 
 /**
  * Runs registered workers, each on its own loop: a worker that took items ticks again at once, one that found
@@ -40,7 +48,7 @@ export class WorkerSet {
     for (const w of this.#workers) this.#loop(w);
   }
 
-  #loop(worker: Worker, delay = this.intervalMs): void {
+  #loop(worker: Worker, delay = worker.polls === false ? NEVER_MS : this.intervalMs): void {
     const existing = this.#timers.get(worker.name);
     if (existing) clearTimeout(existing);
     const timer = setTimeout(() => {
@@ -49,7 +57,7 @@ export class WorkerSet {
       void this.#tick(worker).then((n) => {
         if (!this.#started) return;
         const again = this.#again.delete(worker.name);
-        this.#loop(worker, n > 0 || again ? 0 : this.intervalMs);
+        this.#loop(worker, n > 0 || again ? 0 : worker.polls === false ? NEVER_MS : this.intervalMs);
       });
     }, delay);
     timer.unref();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { BadRequestError, ConflictError, UnprocessableError } from '../domain/errors.js';
+import { PRUNE_INTERVAL_MS } from '../domain/events/event-retention.js';
 import { decryptSecret, encryptSecret } from '../infra/secrets.js';
 import type { Worker } from '../infra/workers.js';
 
@@ -137,9 +138,14 @@ function asArray<T>(value: T | T[] | undefined): T[] {
 
 /** Deletes idempotency records older than {@link IDEMPOTENCY_TTL_MS}. */
 export function idempotencyPruner(ctx: AppContext): Worker {
+  let lastRun: number | undefined;
   return {
     name: 'idempotency-pruner',
     async tick() {
+      // Once a minute at most (the records live 24 h): a query per poll would be most of an idle instance's queries.
+      const now = ctx.clock.now().getTime();
+      if (lastRun !== undefined && now - lastRun < PRUNE_INTERVAL_MS) return 0;
+      lastRun = now;
       const cutoff = new Date(ctx.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
       const { count } = await ctx.db.idempotencyRecord.deleteMany({ where: { createdAt: { lt: cutoff } } });
       void count;

@@ -234,6 +234,47 @@ describe('job queue (src/infra/jobs): claim, lease, fence, limits, wake-ups', ()
     }
   });
 
+  it('finds unnotified work with ONE poll for every kind, which wakes only the kinds that have due work', async () => {
+    const workers = new WorkerSet(log, 20); // the poll every 20 ms; no notification is ever sent here
+    const queue = new JobQueue({ db: database.prisma, clock, log, database, workers });
+    const ran: string[] = [];
+    const done = (id: string) => database.prisma.$executeRaw`UPDATE test_jobs SET status = 'done' WHERE id = ${id}`;
+    queue.register(
+      kind({
+        name: 'busy',
+        where: () => Prisma.sql`j.status = 'pending' AND j.account = 'busy'`,
+        run: async (job) => {
+          ran.push(job.id);
+          await done(job.id);
+        },
+      }),
+    );
+    const idle = queue.register(
+      kind({ name: 'idle', where: () => Prisma.sql`j.status = 'pending' AND j.account = 'idle'` }),
+    );
+    let idleTicks = 0;
+    const tick = idle.tick.bind(idle);
+    idle.tick = () => {
+      idleTicks++;
+      return tick();
+    };
+    workers.start();
+    try {
+      await insert('now', 0, 'busy');
+      await insert('later', 5_000, 'busy');
+      await until(() => ran.includes('now'), 'the unnotified due job to run');
+      expect(ran).toEqual(['now']);
+      // The job due later is found once it is due (the clock moves; still no notification).
+      clock.advance(5_000);
+      await until(() => ran.includes('later'), 'the job that became due to run');
+      expect(ran).toEqual(['now', 'later']);
+      // The kind without work was never ticked: runners do not poll, the one probe did not wake it.
+      expect(idleTicks).toBe(0);
+    } finally {
+      await workers.stop();
+    }
+  });
+
   it('follows the spec 8 schedule exactly: 30 s, 2 min, 10 min, 1 h, then no attempt; Retry-After only lengthens', () => {
     const t0 = new Date('2026-01-01T00:00:00Z');
     const gaps = [1, 2, 3, 4, 5].map((n) => nextAttemptAt(SPEC8_SCHEDULE, n, t0)?.getTime() ?? null);

@@ -3,6 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { PRUNE_INTERVAL_MS } from '../events/event-retention.js';
 import { parseInput } from '../validation.js';
 import { findAgent } from './agent.service.js';
 import { createIdentityInput, updateIdentityInput } from './email.schemas.js';
@@ -192,9 +193,14 @@ export async function deleteIdentity(
 
 /** Worker: deletes identities deprovisioned more than {@link PURGE_AFTER_DAYS} days ago, with their threads. */
 export function identityPurger(ctx: AppContext) {
+  let lastRun: number | undefined;
   return {
     name: 'email-identity-purger',
     async tick(): Promise<number> {
+      // Once a minute at most (identities are purged days after deprovisioning).
+      const now = ctx.clock.now().getTime();
+      if (lastRun !== undefined && now - lastRun < PRUNE_INTERVAL_MS) return 0;
+      lastRun = now;
       const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
       const { count } = await ctx.db.emailIdentity.deleteMany({
         where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },

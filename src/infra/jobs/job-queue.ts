@@ -121,6 +121,8 @@ const ident = (name: string) => Prisma.raw(`"${name.replace(/"/g, '')}"`);
  */
 export class JobRunner implements Worker {
   readonly name: string;
+  /** Woken only (on commit, on a freed slot, or by the queue's one poll for every kind). */
+  readonly polls = false;
   readonly #inFlight = new Map<string, { token: string; done: Promise<void> }>();
   /** Jobs in flight per key, one map per `perKey` entry. */
   readonly #perKey: Map<string, number>[];
@@ -141,6 +143,17 @@ export class JobRunner implements Worker {
   /** Lease of this kind's claims, in ms. */
   get leaseMs(): number {
     return this.kind.leaseMs ?? CLAIM_LEASE_MS;
+  }
+
+  /**
+   * SQL selecting this kind's name when at least one of its jobs is claimable now (the queue's one poll asks every
+   * kind in one statement).
+   */
+  dueProbe(now: Date): Prisma.Sql {
+    const k = this.kind;
+    const due = Prisma.raw(`j.${ident(k.dueColumn).text}`);
+    return Prisma.sql`(SELECT ${k.name}::text AS kind FROM ${ident(k.table)} j
+      WHERE ${due} <= ${now} AND (j.locked_until IS NULL OR j.locked_until <= ${now}) AND (${k.where()}) LIMIT 1)`;
   }
 
   /** Jobs running now on this instance. */
@@ -407,8 +420,9 @@ export interface JobQueueDeps extends JobRunnerDeps {
  * The job queue of one app: the registered kinds (each a {@link JobRunner} in the app's WorkerSet) and their
  * wake-ups. Work committed anywhere wakes the workers at once: the enqueueing transaction calls {@link notify}
  * (`pg_notify`, delivered on commit to every instance that LISTENs, this one included; on PGlite to the instance
- * itself), a finished job wakes its runner when more was due, and polling every WORKER_POLL_MS stays as the
- * safety net (a notification lost while the LISTEN connection was down is followed by a wake of every worker).
+ * itself), a finished job wakes its runner when more was due, and one poll for every kind each WORKER_POLL_MS wakes
+ * the kinds with due work: jobs that became due later (retries, registry decisions) and any lost notification (a
+ * reconnect of the LISTEN connection also wakes every worker).
  */
 export class JobQueue {
   readonly #runners = new Map<string, JobRunner>();
@@ -419,11 +433,34 @@ export class JobQueue {
   /** Registers a kind; its runner joins the app's workers. @throws Error when the name is taken. */
   register(kind: JobKind): JobRunner {
     if (this.#runners.has(kind.name)) throw new Error(`job kind ${kind.name} registered twice`);
+    if (this.#runners.size === 0) this.deps.workers.add(this.#poll());
     const runner = new JobRunner(kind, this.deps);
     runner.onFree(() => this.deps.workers.wake(runner.name));
     this.#runners.set(kind.name, runner);
     this.deps.workers.add(runner);
     return runner;
+  }
+
+  /**
+   * The safety net and the clock of future work, as ONE worker polling every WORKER_POLL_MS: one statement asks every
+   * kind whether it has a claimable job (due now, not leased) and wakes those that do. The runners themselves never
+   * poll (docs/jobs.md: one query per interval in all, however many kinds, issue 9's idle budget).
+   */
+  #poll(): Worker {
+    return {
+      name: 'jobs:due',
+      tick: async () => {
+        const runners = [...this.#runners.values()];
+        if (runners.length === 0) return 0;
+        const now = this.deps.clock.now();
+        const rows = await this.deps.db.$queryRaw<{ kind: string }[]>`${Prisma.join(
+          runners.map((r) => r.dueProbe(now)),
+          ' UNION ALL ',
+        )}`;
+        for (const row of rows) this.deps.workers.wake(`jobs:${row.kind}`);
+        return 0;
+      },
+    };
   }
 
   /** Every registered runner (for metrics: {@link JobRunner.state}). */
