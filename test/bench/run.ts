@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -171,6 +171,16 @@ async function startBare(file: string, env: Record<string, string>, name: string
   const child = startChild(name, tsNode(path.join('test/bench', file)), { env: { PORT: String(port), ...env } });
   await waitHttp(`http://127.0.0.1:${port}/nothing`, 60_000, child, file === 'bare-sse.ts' ? 404 : 401);
   return { child, url: `http://127.0.0.1:${port}`, port };
+}
+
+/** Jiffies of the whole machine from /proc/stat: idle (idle + iowait) and total; zeros where there is none. */
+function machineIdle(): { idle: number; total: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
+  } catch {
+    return { idle: 0, total: 0 };
+  }
 }
 
 /** A JSON request from the orchestrator (seeding and checks; never in a measured window). */
@@ -527,10 +537,30 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       );
     }
     if (has('events-2inst') && mode === 'pg') {
+      // Each brand registered above has a sandbox registry decision due 5 s later, run by the job queue of the
+      // instances; measured while that backlog drains, events-2inst counted its CPU (thousands of decisions after a
+      // fast brand-create) as ingest's. Wait until it is done (at most 3 min) so the scenario measures ingest alone.
+      if (has('brand-create')) {
+        const db = new pg.Client({ connectionString: dbUrl! });
+        await db.connect();
+        const started = performance.now();
+        for (;;) {
+          const { rows } = await db.query('SELECT count(*)::int AS n FROM compliance_registry_tasks');
+          if (rows[0].n === 0 || performance.now() - started > 180_000) {
+            if (rows[0].n > 0)
+              notes.push(`events-2inst: ${rows[0].n} registry decisions still pending when it started`);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+        await db.end();
+      }
       const second = await startService(env, 'service-2');
       services.push(second.child);
       // The same 20 clients either all on instance 1, or 10 on each instance.
       const keys = tenKeys('w');
+      // Two instances can only beat one with CPU to spare: the note gives how idle the 2 cores were meanwhile.
+      const idleBefore = machineIdle();
       await attempt('events-2inst', () =>
         compare(
           'events-2inst POST /api/events, 2 instances vs 1 (20 conns)',
@@ -550,6 +580,13 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
           },
           { text: 'two ≥ 1.5x one', ratio: 1.5 },
         ),
+      );
+      const idleAfter = machineIdle();
+      const share = (idleAfter.idle - idleBefore.idle) / Math.max(1, idleAfter.total - idleBefore.total);
+      notes.push(
+        `events-2inst: the machine's ${cpus().length} cores were ${(share * 100).toFixed(0)} % idle during the ` +
+          'scenario; the service instances, PostgreSQL and the load generators share them, so two instances are ' +
+          'faster than one only by what the second can get of the idle share (docs/performance.md)',
       );
       await second.child.stop(15_000);
     }
