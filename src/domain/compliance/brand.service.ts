@@ -6,18 +6,16 @@ import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { minMsgSamples } from './campaign.lint.js';
 import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES } from './compliance.enums.js';
 import {
   type BrandInput,
-  brandInput,
-  brandUpdateInput,
+  type BrandUpdateInput,
   type PageQuery,
-  pageQuery,
   usecaseSchema,
-  vettingApplyInput,
+  VETTING_APPLY_DEFAULTS,
+  type VettingApplyInput,
 } from './compliance.schemas.js';
 import type { FeedbackItem } from './registry.port.js';
 import { brandTier, campaignThroughput } from './throughput.rules.js';
@@ -99,9 +97,8 @@ function referenceIdConflict(referenceId: string): ConflictError {
  * @throws ValidationError (400) listing every violated rule (spec 2.1; TCR limits and required-ness by entity type,
  *   research file §5.1); ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
-export async function registerBrand(ctx: AppContext, actor: Actor, input: unknown): Promise<BrandDto> {
+export async function registerBrand(ctx: AppContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(brandInput, input);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
     if (await referenceIdTaken(tx, actor.accountId, data.referenceId ?? null)) {
@@ -175,9 +172,8 @@ export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWi
 export async function listBrands(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: PageQuery,
 ): Promise<{ brands: BrandDto[]; nextCursor: string | null }> {
-  const q: PageQuery = parseInput(pageQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageBrands(ctx, actor, { after, limit }));
   return { brands: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
@@ -198,9 +194,13 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  * `revetting`) and, when the status moved, 10dlc.brand.status_changed.
  * @throws NotFoundError, ValidationError.
  */
-export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
+export async function updateBrand(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  parsed: BrandUpdateInput,
+): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const parsed = parseInput(brandUpdateInput, input);
   const data = brandData(parsed);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
@@ -339,6 +339,8 @@ export interface BrandQualification {
 export const qualifyQuery = z
   .object({ usecase: usecaseSchema.optional().describe('Only this use case (TCR campaign builder /usecase/{uc}).') })
   .strict();
+/** Parsed qualifyQuery. */
+export type QualifyQuery = z.output<typeof qualifyQuery>;
 
 /**
  * GET /compliance/brands/{id}/qualify[?usecase=]: whether the brand may run 10DLC campaigns (status ACTIVE) and, per
@@ -351,10 +353,9 @@ export async function qualifyBrand(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  query: unknown = {},
+  q: QualifyQuery = {},
 ): Promise<BrandQualification> {
   requireScope(actor, 'compliance');
-  const q = parseInput(qualifyQuery, query ?? {});
   const brand = await findOwnBrand(ctx.db, actor, id);
   const result = qualification(brand);
   return q.usecase ? { ...result, usecases: result.usecases.filter((u) => u.usecase === q.usecase) } : result;
@@ -484,10 +485,10 @@ export async function applyForVetting(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input?: VettingApplyInput | null,
 ): Promise<{ vetting: VettingDto; created: boolean }> {
   requireScope(actor, 'compliance');
-  const data = parseInput(vettingApplyInput, input ?? {});
+  const data = input ?? VETTING_APPLY_DEFAULTS;
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const brand = await findOwnBrand(tx, actor, id);

@@ -2,11 +2,10 @@ import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
 import { ENUMS } from './compliance.enums.js';
-import { didMappingQuery, numbersInput, type PageQuery, pageQuery } from './compliance.schemas.js';
+import type { DidMappingQuery, NumbersInput, PageQuery } from './compliance.schemas.js';
 import { onCampaignStatus, startCooldown, startWarmup } from './did-lifecycle.js';
 
 /** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
@@ -28,10 +27,10 @@ function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
 export async function provisionNumbers(
   ctx: AppContext,
   actor: Actor,
-  input: unknown,
+  input: NumbersInput,
 ): Promise<{ numbers: NumberDto[] }> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const existing = await tx.phoneNumber.findMany({ where: { number: { in: wanted.map((w) => w.number) } } });
@@ -86,9 +85,8 @@ export async function pageNumbers(ctx: AppContext, actor: Actor, window: KeysetW
 export async function listNumbers(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: PageQuery,
 ): Promise<{ numbers: NumberDto[]; nextCursor: string | null }> {
-  const q: PageQuery = parseInput(pageQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageNumbers(ctx, actor, { after, limit }));
   return { numbers: page.items, nextCursor: page.last ? encodeCursor(page.last.number) : null };
@@ -131,10 +129,9 @@ export async function releaseNumber(
 export async function didMapping(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: DidMappingQuery,
 ): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
   requireScope(actor, 'compliance');
-  const q = parseInput(didMappingQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => {
     const args = keysetArgs('number', { after, limit });
@@ -203,9 +200,14 @@ export interface AssignResult {
  *   (details name each number; nothing of the call is assigned); ConflictError 409 NUMBER_COOLING while a number
  *   still cools down from an earlier campaign.
  */
-export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<AssignResult> {
+export async function assignNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: NumbersInput,
+): Promise<AssignResult> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
@@ -301,10 +303,10 @@ export async function removeNumbers(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input: NumbersInput,
 ): Promise<{ campaignId: string; removed: string[]; numbers: string[] }> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   return ctx.events.transaction(async (tx, emit) => {
     await findOwnCampaign(tx, actor, id);
     const rows = await tx.phoneNumber.findMany({
