@@ -1,9 +1,8 @@
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { DomainError } from '../errors.js';
-import { parseInput } from '../validation.js';
 import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
-import { eventStreamInput, parseChannels } from './event.service.js';
+import { parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
 import type { StoredEvent } from './event-log.js';
 import { isTruncation, parseEventId, readReplay } from './event-stream.js';
@@ -36,27 +35,24 @@ export function endAllChangeFeeds(ctx: AppContext): void {
  * yielded id is skipped). Requires `events:read`. When live delivery may have lost a notice (Redis connection
  * dropped, more than EVENT_STREAM_QUEUE_LIMIT notices waiting) the iterator throws {@link FeedInterrupted} so the
  * client resumes with `lastEventId` (the log has every event); shutdown ends it. Ending the iterator unsubscribes.
- * @throws ForbiddenError without events:read; ValidationError for a malformed lastEventId; Redis errors.
+ * `lastEventId` arrives parsed by the door (`eventStreamInput`: at most 100 characters).
+ * @throws ForbiddenError without events:read; Redis errors.
  */
 export async function openChangeFeed(
   ctx: AppContext,
   actor: Actor,
-  input: { channels: Channel[]; topic: string; lastEventId?: string | null; matches: (e: StoredEvent) => boolean },
+  input: { channels: Channel[]; topic: string; lastEventId?: string; matches: (e: StoredEvent) => boolean },
 ): Promise<AsyncGenerator<StoredEvent>> {
   requireScope(actor, 'events:read');
-  const parsed = parseInput(eventStreamInput, {
-    channels: input.channels,
-    lastEventId: input.lastEventId ?? undefined,
-  });
-  const filter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
+  const filter = { accountId: actor.accountId, channels: parseChannels(input.channels) };
   const ofAccount = (n: ChangeNotice): n is StoredEvent => !isAttemptNotice(n) && n.accountId === actor.accountId;
   return liveFeed(ctx, input.topic, ofAccount, async () => {
     let last = 0n;
     let replay: StoredEvent[] = [];
-    if (parsed.lastEventId !== undefined) {
-      const items = await readReplay(ctx, filter, parsed.lastEventId);
+    if (input.lastEventId !== undefined) {
+      const items = await readReplay(ctx, filter, input.lastEventId);
       const unknownCursor = items.some((item) => isTruncation(item) && item.reason === 'unknown_id');
-      if (!unknownCursor) last = parseEventId(parsed.lastEventId) ?? 0n;
+      if (!unknownCursor) last = parseEventId(input.lastEventId) ?? 0n;
       replay = items.filter((item): item is StoredEvent => !isTruncation(item) && input.matches(item));
     }
     // The replay is in id order and is yielded before any live notice: after it, `last` is its last id.

@@ -4,7 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ingestPayloadIssues } from '../compliance/did-lifecycle.js';
 import { ValidationError } from '../errors.js';
 import { keysetPage } from '../paging.js';
-import { decimalBigintString, decimalInt, parseInput } from '../validation.js';
+import { decimalBigintString, decimalInt } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
 import {
@@ -34,6 +34,8 @@ export const publishEventInput = z
     payload: z.record(z.string(), z.unknown()).default({}).describe('Event-specific JSON object.'),
   })
   .strict();
+/** Parsed publishEventInput. */
+export type PublishEventInput = z.output<typeof publishEventInput>;
 
 /**
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and
@@ -45,9 +47,9 @@ export const publishEventInput = z
  *   non-object payload; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
  *   a DID state (unassigned, warming, active, cooling).
  */
-export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
+export async function publishEvent(ctx: AppContext, actor: Actor, input: PublishEventInput): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
-  const { eventType, payload } = parseInput(publishEventInput, input);
+  const { eventType, payload } = input;
   // Payload rules of types whose meaning the service defines (did.state_changed: spec 3 DID states).
   const issues = ingestPayloadIssues(eventType, payload);
   if (issues.length > 0) throw new ValidationError(issues);
@@ -90,6 +92,8 @@ export const eventStreamInput = z.object({
     .optional()
     .describe('Resume after this event id (the `Last-Event-ID` header; also accepted as a query parameter).'),
 });
+/** Parsed eventStreamInput. */
+export type EventStreamInput = z.output<typeof eventStreamInput>;
 
 /**
  * Opens a live stream of the caller's events (spec 4.7, 6.2, 8): subscribes to the bus first, then, when
@@ -102,11 +106,10 @@ export const eventStreamInput = z.object({
 export async function openEventStream(
   ctx: AppContext,
   actor: Actor,
-  input: unknown,
+  parsed: EventStreamInput,
   opts: { sse?: boolean } = {},
 ): Promise<EventSubscription> {
   requireScope(actor, 'events:read');
-  const parsed = parseInput(eventStreamInput, input);
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
@@ -145,6 +148,8 @@ export const eventHistoryInput = z.object({
     .describe(`Page size, 1 to ${HISTORY_MAX_LIMIT} (default ${HISTORY_DEFAULT_LIMIT}).`),
   channels: channelsField,
 });
+/** Parsed eventHistoryInput. */
+export type EventHistoryInput = z.output<typeof eventHistoryInput>;
 
 /** One history entry: the spec 2.11 envelope plus the event id (the SSE `id:`). */
 export type HistoryEvent = EventEnvelope & { id: string };
@@ -170,9 +175,13 @@ export function toHistoryEvent(e: StoredEvent): HistoryEvent {
  * and webhook bodies, so a consumer can switch transports without gaps). Requires `events:read`.
  * @throws ForbiddenError without `events:read`; ValidationError for a bad cursor, limit or channel.
  */
-export async function listEventHistory(ctx: AppContext, actor: Actor, input: unknown): Promise<EventHistoryPage> {
+export async function listEventHistory(
+  ctx: AppContext,
+  actor: Actor,
+  input: EventHistoryInput,
+): Promise<EventHistoryPage> {
   requireScope(actor, 'events:read');
-  const { after, limit, channels: rawChannels } = parseInput(eventHistoryInput, input);
+  const { after, limit, channels: rawChannels } = input;
   const channels = parseChannels(rawChannels);
   const cursor = parseEventId(after);
   const rows = await keysetPage(limit, (take) =>

@@ -7,6 +7,7 @@ import { issueStreamToken } from '../../domain/accounts/stream-token.js';
 import { endAllChangeFeeds } from '../../domain/events/change-feed.js';
 import {
   eventHistoryInput,
+  eventStreamInput,
   getEventCatalog,
   listEventHistory,
   openEventStream,
@@ -21,6 +22,7 @@ import {
   sseFrame,
   truncationFrame,
 } from '../../domain/events/event-stream.js';
+import { parseInput } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
@@ -224,12 +226,9 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
-      const sub = await openEventStream(
-        ctx,
-        actorOf(request),
-        { channels: request.query.channels, lastEventId },
-        { sse: true },
-      );
+      // The header wins over the query parameter; the merged input is parsed here (the door), as a body would be.
+      const input = parseInput(eventStreamInput, { channels: request.query.channels, lastEventId });
+      const sub = await openEventStream(ctx, actorOf(request), input, { sse: true });
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
