@@ -3,8 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { Agent, KnowledgeDocument } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { parseInput } from '../validation.js';
-import { addKnowledgeInput, createAgentInput, updateAgentInput } from './email.schemas.js';
+import type { AddKnowledgeInput, CreateAgentInput, UpdateAgentInput } from './email.schemas.js';
 
 /** Most knowledge documents one agent holds. */
 export const MAX_KNOWLEDGE_DOCUMENTS = 200;
@@ -59,9 +58,8 @@ export async function findAgent(ctx: AppContext, accountId: string, agentId: str
  * omitted, but then the agent cannot be assigned to an identity until it has one.
  * @throws ValidationError for bad fields.
  */
-export async function createAgent(ctx: AppContext, actor: Actor, input: unknown): Promise<AgentView> {
+export async function createAgent(ctx: AppContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
   requireScope(actor, 'email');
-  const data = parseInput(createAgentInput, input);
   const now = ctx.clock.now();
   const agent = await ctx.db.agent.create({
     data: {
@@ -99,9 +97,13 @@ export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): 
  * @throws NotFoundError; ValidationError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
  *   that identities still use (spec 4.4: an assigned agent must have a textModel).
  */
-export async function updateAgent(ctx: AppContext, actor: Actor, agentId: string, input: unknown): Promise<AgentView> {
+export async function updateAgent(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+  data: UpdateAgentInput,
+): Promise<AgentView> {
   requireScope(actor, 'email');
-  const data = parseInput(updateAgentInput, input);
   await findAgent(ctx, actor.accountId, agentId);
   if (data.textModel === null) {
     const assigned = await ctx.db.emailIdentity.count({ where: { agentId, status: 'active' } });
@@ -140,10 +142,9 @@ export async function addKnowledgeDocument(
   ctx: AppContext,
   actor: Actor,
   agentId: string,
-  input: unknown,
+  data: AddKnowledgeInput,
 ): Promise<KnowledgeDocumentView> {
   requireScope(actor, 'email');
-  const data = parseInput(addKnowledgeInput, input);
   await findAgent(ctx, actor.accountId, agentId);
   const count = await ctx.db.knowledgeDocument.count({ where: { agentId } });
   if (count >= MAX_KNOWLEDGE_DOCUMENTS) {

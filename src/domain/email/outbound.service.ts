@@ -12,8 +12,7 @@ import {
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
-import { parseInput } from '../validation.js';
-import { replyInput, sendEmailInput } from './email.schemas.js';
+import type { ReplyInput, SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { addToThread, deliverInbound } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
@@ -92,9 +91,13 @@ export async function queueOutbound(
  * (see {@link dispatchMessage}). @returns `{messageId, threadId}`.
  * @throws ValidationError; NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
-export async function sendEmail(ctx: AppContext, actor: Actor, identityId: string, input: unknown): Promise<SentRef> {
+export async function sendEmail(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  data: SendEmailInput,
+): Promise<SentRef> {
   requireScope(actor, 'email');
-  const data = parseInput(sendEmailInput, input);
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
@@ -146,10 +149,9 @@ export async function replyToThread(
   ctx: AppContext,
   actor: Actor,
   identityId: string,
-  input: unknown,
+  data: ReplyInput,
 ): Promise<SentRef> {
   requireScope(actor, 'email');
-  const data = parseInput(replyInput, input);
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({ where: { id: data.threadId, identityId: identity.id } });
   if (!thread) throw new NotFoundError('Thread', data.threadId, 'threadId');

@@ -3,8 +3,7 @@ import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
-import { listThreadsInput } from './email.schemas.js';
+import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 
 /** Spec 2.7 thread summary. */
@@ -152,10 +151,10 @@ export async function listThreads(
   ctx: AppContext,
   actor: Actor,
   identityId: string,
-  query: unknown,
+  query: ListThreadsInput,
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
-  const { limit, cursor } = parseInput(listThreadsInput, query);
+  const { limit, cursor } = query;
   const page = await keysetPage(limit, (take) =>
     pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false }),
   );

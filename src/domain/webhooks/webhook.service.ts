@@ -8,14 +8,13 @@ import { listenNotices } from '../events/change-feed.js';
 import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
-import { parseInput } from '../validation.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
-  createWebhookInput,
+  type CreateWebhookInput,
   MAX_WEBHOOKS_PER_ACCOUNT,
-  redeliverFailedInput,
-  testWebhookInput,
-  webhookLogsQuery,
+  type RedeliverFailedInput,
+  type TestWebhookInput,
+  type WebhookLogsQuery,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
 import { refusedLiteralHostReason } from './webhook.ssrf.js';
@@ -146,9 +145,9 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
  *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
  */
-export async function createWebhook(ctx: AppContext, actor: Actor, input: unknown): Promise<CreatedWebhook> {
+export async function createWebhook(ctx: AppContext, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
   requireScope(actor, 'webhooks');
-  const { url, events } = parseInput(createWebhookInput, input);
+  const { url, events } = input;
   // A literal special address can never receive a delivery: say so now rather than fail every attempt later.
   const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
   if (refused) {
@@ -243,10 +242,10 @@ export async function listWebhookLogs(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  query: unknown,
+  query: WebhookLogsQuery,
 ): Promise<DeliveryLogEntry[]> {
   requireScope(actor, 'webhooks');
-  const { limit } = parseInput(webhookLogsQuery, query ?? {});
+  const { limit } = query;
   await ownWebhook(ctx, actor, id);
   const rows = await ctx.db.webhookDelivery.findMany({
     where: { webhookId: id, accountId: actor.accountId },
@@ -318,10 +317,10 @@ export async function testWebhook(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input: TestWebhookInput,
 ): Promise<DeliveryLogEntry> {
   requireScope(actor, 'webhooks');
-  const { eventType } = parseInput(testWebhookInput, input);
+  const { eventType } = input;
   const w = await ownWebhook(ctx, actor, id);
   const now = ctx.clock.now();
   const envelope: EventEnvelope = {
@@ -401,10 +400,10 @@ export async function redeliverFailedSince(
   ctx: AppContext,
   actor: Actor,
   webhookId: string,
-  input: unknown,
+  input: RedeliverFailedInput,
 ): Promise<{ count: number; deliveries: DeliveryLogEntry[] }> {
   requireScope(actor, 'webhooks');
-  const { since } = parseInput(redeliverFailedInput, input);
+  const { since } = input;
   const w = await ownWebhook(ctx, actor, webhookId);
   if (!w.active) throw inactive(w);
   const failed = await ctx.db.webhookDelivery.findMany({
