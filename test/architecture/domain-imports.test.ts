@@ -118,4 +118,15 @@ describe('house rules (import graph)', () => {
     ].join('\n');
     expect(perAppMaps('x.ts', text)).toEqual(['heartbeats']);
   });
+
+  it('domain functions take parsed input: nothing under src/domain parses a caller’s input again', async () => {
+    // Inputs are parsed once, at the door (REST route schemas, GraphQL parseArgs, the CLI): docs/architecture.md.
+    const offences: string[] = [];
+    for (const file of await sourceFiles(path.join(root, 'src/domain'))) {
+      const rel = path.relative(root, file);
+      if (rel === 'src/domain/validation.ts') continue;
+      if (/\bparseInput\s*\(/.test(await readFile(file, 'utf8'))) offences.push(rel);
+    }
+    expect(offences).toEqual([]);
+  });
 });

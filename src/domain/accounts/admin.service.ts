@@ -95,7 +95,7 @@ export interface AdminAccount {
 /**
  * Creates an account with its first key (`scopes` default: all of {@link SCOPES}).
  * @returns `{accountId, keyId, apiKey, scopes}`; the key is shown only here and works at once on every instance.
- * @throws ValidationError for a blank name or an unknown scope.
+ * `input` is parsed by the caller (route schema or CLI) with `adminAccountInput`.
  */
 export async function adminCreateAccount(
   db: Db,
@@ -113,7 +113,7 @@ export async function adminCreateAccount(
 
 /**
  * Issues another key for an account, with any scopes (the operator is not limited by a key's own scopes).
- * @throws ValidationError for a bad account id, name or scope; NotFoundError (404) for an unknown account.
+ * `input` is parsed by the caller with `adminKeyInput`. @throws NotFoundError (404) for an unknown account.
  */
 export async function adminIssueKey(
   db: Db,

@@ -94,8 +94,9 @@ function referenceIdConflict(referenceId: string): ConflictError {
 /**
  * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
  * the registry for its identity check. Emits 10dlc.brand.registered.
- * @throws ValidationError (400) listing every violated rule (spec 2.1; TCR limits and required-ness by entity type,
- *   research file §5.1); ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
+ * `data` is parsed at the door by `brandInput` (spec 2.1; TCR limits and required-ness by entity type, research
+ * file §5.1: a 400 listing every violated rule).
+ * @throws ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
 export async function registerBrand(ctx: AppContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
   requireScope(actor, 'compliance');
@@ -192,7 +193,7 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  * ({@link IDENTITY_FIELDS}) changes, the brand goes back to PENDING / SELF_DECLARED and is resubmitted to the
  * registry (re-vetting; an earlier VETTED_VERIFIED is reset). Emits 10dlc.brand.updated (with `changedFields` and
  * `revetting`) and, when the status moved, 10dlc.brand.status_changed.
- * @throws NotFoundError, ValidationError.
+ * `parsed` is parsed at the door by `brandUpdateInput`. @throws NotFoundError; ConflictError REFERENCE_ID_TAKEN.
  */
 export async function updateBrand(
   ctx: AppContext,
@@ -347,7 +348,7 @@ export type QualifyQuery = z.output<typeof qualifyQuery>;
  * use case and carrier, TCR's campaign-builder data (research file §4.8; TCR `GET /campaignBuilder/brand/{id}
  * [/usecase/{uc}]`): qualifies, carrier review, minimum samples, opt-in/opt-out/help requirements, embedded
  * link/phone rules, and the throughput a campaign would get. `?usecase=` answers that one use case only.
- * @throws NotFoundError; ValidationError 400 for an unknown usecase.
+ * `q` is parsed at the door by `qualifyQuery` (400 for an unknown usecase). @throws NotFoundError.
  */
 export async function qualifyBrand(
   ctx: AppContext,

@@ -72,7 +72,8 @@ async function markCarriersPending(
 /**
  * POST /compliance/campaigns (spec 4.2): creates a campaign in PENDING with one PENDING review row per carrier
  * (TCR network ids), submitted to the registry. Emits 10dlc.campaign.created.
- * @throws ValidationError; NotFoundError (field brandId) for an unknown brand; UnprocessableError 422
+ * `data` is parsed at the door by `campaignInput`.
+ * @throws NotFoundError (field brandId) for an unknown brand; UnprocessableError 422
  *   BRAND_NOT_ACTIVE unless the brand is ACTIVE ("registered and vetted", spec 1), 422 USECASE_NOT_QUALIFIED when
  *   the use case needs an external vetting the brand lacks (see qualify).
  */
@@ -200,7 +201,9 @@ export const REVIEW_FIELDS = [
  * numberPool (fields left out keep their value). A change of a {@link REVIEW_FIELDS} field puts every carrier back
  * to PENDING with a new review schedule (carrier re-review), so the campaign returns to PENDING. Emits
  * 10dlc.campaign.updated (`changedFields`, `carrierReview`) and the resulting carrier/campaign status changes.
- * @throws ValidationError; NotFoundError; UnprocessableError 422 IMMUTABLE_FIELD when brandId or usecase differ.
+ * `data` is parsed at the door by `campaignUpdateInput`.
+ * @throws ValidationError for sub-use cases the campaign's use case does not allow; NotFoundError; UnprocessableError
+ *   422 IMMUTABLE_FIELD when brandId or usecase differ.
  */
 export async function updateCampaign(
   ctx: AppContext,
@@ -290,7 +293,8 @@ export async function deleteCampaign(
  * to decide sooner (the sandbox halves their remaining time); APPEAL_REJECTION sends every REJECTED carrier back
  * to review. Emits 10dlc.campaign.nudged (and carrier/campaign status changes for an appeal).
  * @returns the campaign detail with the new `estimatedDecisionAt`s.
- * @throws ValidationError; NotFoundError; UnprocessableError 422 NOTHING_TO_NUDGE (no pending carrier) or
+ * `input` is parsed at the door by `nudgeInput`; none means {@link NUDGE_DEFAULTS} (REVIEW).
+ * @throws NotFoundError; UnprocessableError 422 NOTHING_TO_NUDGE (no pending carrier) or
  *   NOTHING_TO_APPEAL (no rejected carrier).
  */
 export async function nudgeCampaign(

@@ -21,7 +21,8 @@ function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
  * POST /api/numbers `{numbers}`: provisions E.164 numbers in the account (the spec requires numbers to be
  * provisioned before assignment but shows no way to do it; issue 2). All or nothing. Emits did.purchased per number.
  * @returns `{numbers: NumberDto[]}`.
- * @throws ValidationError; ConflictError 409 NUMBER_UNAVAILABLE when any number is already provisioned (in this
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws ConflictError 409 NUMBER_UNAVAILABLE when any number is already provisioned (in this
  *   or another account: a number exists once), with one detail per number.
  */
 export async function provisionNumbers(
@@ -195,7 +196,8 @@ export interface AssignResult {
  * 10dlc.numbers.assigned with the newly linked numbers. On an APPROVED campaign each number is ASSIGNED and starts
  * warming (did.state_changed); otherwise it waits in PENDING_ASSIGNMENT (FAILED_ASSIGNMENT with failureReasons on a
  * rejected or suspended campaign) until the campaign is approved (did-lifecycle.ts).
- * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
  *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
  *   (details name each number; nothing of the call is assigned); ConflictError 409 NUMBER_COOLING while a number
  *   still cools down from an earlier campaign.
@@ -296,7 +298,8 @@ export async function assignNumbers(
  * provisioned), all or nothing. Warming or active numbers start cooling (PENDING_UNASSIGNMENT, did.state_changed),
  * then become unassigned after DID_COOLDOWN_MS. Emits 10dlc.numbers.removed.
  * @returns `{campaignId, removed, numbers}` (numbers = still linked).
- * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
  *   linked to this campaign.
  */
 export async function removeNumbers(

@@ -56,7 +56,7 @@ export async function findAgent(ctx: AppContext, accountId: string, agentId: str
 /**
  * POST /api/agents (spec 4.5): creates an agent. `contextSources` ⊆ {sms, calls, knowledge}; `textModel` may be
  * omitted, but then the agent cannot be assigned to an identity until it has one.
- * @throws ValidationError for bad fields.
+ * `data` is parsed at the door by `createAgentInput`.
  */
 export async function createAgent(ctx: AppContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
   requireScope(actor, 'email');
@@ -94,7 +94,8 @@ export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): 
 
 /**
  * PATCH /api/agents/{id}: changes any of name, systemPrompt, textModel, contextSources.
- * @throws NotFoundError; ValidationError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
+ * `data` is parsed at the door by `updateAgentInput`.
+ * @throws NotFoundError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
  *   that identities still use (spec 4.4: an assigned agent must have a textModel).
  */
 export async function updateAgent(
@@ -136,7 +137,8 @@ export async function deleteAgent(ctx: AppContext, actor: Actor, agentId: string
 /**
  * POST /api/agents/{id}/knowledge: adds a document (title ≤ 200 chars, content ≤ 100 000 chars) the agent draws on
  * when its contextSources include `knowledge`.
- * @throws NotFoundError; ValidationError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
+ * `data` is parsed at the door by `addKnowledgeInput`.
+ * @throws NotFoundError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
  */
 export async function addKnowledgeDocument(
   ctx: AppContext,

@@ -89,7 +89,8 @@ function isUniqueViolation(err: unknown): boolean {
  * status `active`. The domain must be one this service hosts (EMAIL_DOMAINS): an identity on any other domain would
  * capture mail that other accounts send to that domain. Addresses are lower-cased and unique across the service while the identity exists (also
  * while deprovisioning, until purged), because inbound mail is routed by address alone.
- * @throws ValidationError; UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
+ * `data` is parsed at the door by `createIdentityInput`.
+ * @throws UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
  *   agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
  *   ConflictError ADDRESS_TAKEN (409).
  */

@@ -89,7 +89,7 @@ export async function queueOutbound(
 /**
  * POST /api/email/identities/{id}/send (spec 4.4): starts a new thread with one outbound message and delivers it
  * (see {@link dispatchMessage}). @returns `{messageId, threadId}`.
- * @throws ValidationError; NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
+ * `data` is parsed at the door by `sendEmailInput`. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function sendEmail(
   ctx: AppContext,
@@ -143,7 +143,8 @@ export async function replyPlan(
 /**
  * POST /api/email/identities/{id}/reply (spec 4.4): answers on an existing thread with In-Reply-To and References
  * of its newest message and a `Re: ` subject (never `Re: Re: `). @returns `{messageId, threadId}`.
- * @throws ValidationError; NotFoundError (identity or thread); UnprocessableError IDENTITY_DEPROVISIONING.
+ * `data` is parsed at the door by `replyInput`.
+ * @throws NotFoundError (identity or thread); UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function replyToThread(
   ctx: AppContext,

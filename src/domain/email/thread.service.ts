@@ -145,7 +145,7 @@ export async function pageThreads(
  * GET /api/email/identities/{id}/threads (spec 4.4): the identity's threads, newest activity first (lastMessageAt
  * descending, then threadId descending), keyset-paged by {@link pageThreads}. `limit` default 20, max 100.
  * `nextCursor` is an opaque string; on the last page it is the empty string "" (the spec types it as a string).
- * @throws NotFoundError; ValidationError (limit); BadRequestError INVALID_CURSOR.
+ * `query` is parsed at the door by `listThreadsInput`. @throws NotFoundError; BadRequestError INVALID_CURSOR.
  */
 export async function listThreads(
   ctx: AppContext,

@@ -42,9 +42,10 @@ export type PublishEventInput = z.output<typeof publishEventInput>;
  * publishes it after commit; resolves only after COMMIT. Concurrent ingests of one account share one transaction
  * (group commit, EventLog.ingest). Requires the `events:write` scope.
  * @returns the stored event (id = log id, the SSE `id:`).
- * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
- *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
- *   non-object payload; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
+ * `input` is parsed at the door by `publishEventInput` (400 for an unknown type UNKNOWN_EVENT_TYPE, a type the
+ * service emits itself SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released, or a
+ * non-object payload).
+ * @throws ForbiddenError without `events:write`; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
  *   a DID state (unassigned, warming, active, cooling).
  */
 export async function publishEvent(ctx: AppContext, actor: Actor, input: PublishEventInput): Promise<StoredEvent> {
@@ -173,7 +174,8 @@ export function toHistoryEvent(e: StoredEvent): HistoryEvent {
 /**
  * Pages through the caller's retained events in id order after the cursor `after` (the same ids as the SSE `id:`
  * and webhook bodies, so a consumer can switch transports without gaps). Requires `events:read`.
- * @throws ForbiddenError without `events:read`; ValidationError for a bad cursor, limit or channel.
+ * `input` is parsed at the door by `eventHistoryInput`.
+ * @throws ForbiddenError without `events:read`; ValidationError for an unknown channel.
  */
 export async function listEventHistory(
   ctx: AppContext,

@@ -140,8 +140,9 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  * Registers a webhook (spec 4.6, 2.8, 6.1). `url` (absolute http/https, no credentials) and `events` (1–100 catalog
  * types or globs matching at least one) are both required. The server generates the secret
  * (`whsec_<base64 of 32 random bytes>`), stores it AES-256-GCM encrypted and returns it only here.
- * @throws ValidationError naming each bad field (`events.2` UNKNOWN_EVENT_TYPE, `url` INVALID_FORMAT…);
- *   UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
+ * `input` is parsed at the door by `createWebhookInput` (400 naming each bad field: `events.2` UNKNOWN_EVENT_TYPE,
+ * `url` INVALID_FORMAT…).
+ * @throws UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
  *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
  *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
  */
@@ -236,7 +237,7 @@ export async function deleteWebhook(
 
 /**
  * Delivery log of a webhook (spec 4.6, 2.9), newest first, `limit` default 50, max 200.
- * @throws NotFoundError for another account's webhook; ValidationError for a bad limit.
+ * `query` is parsed at the door by `webhookLogsQuery`. @throws NotFoundError for another account's webhook.
  */
 export async function listWebhookLogs(
   ctx: AppContext,
@@ -311,7 +312,7 @@ function examplePayload(eventType: string): Record<string, unknown> {
  * WEBHOOK_TIMEOUT_MS) and logs it as a delivery of kind `test` (no retries, no health event). Works on an
  * inactive webhook too, so a receiver can be checked before re-creating one.
  * @returns the log entry (`delivered` or `failed`, with `responseCode`/`lastError`).
- * @throws NotFoundError for another account's webhook; ValidationError for an unknown event type.
+ * `input` is parsed at the door by `testWebhookInput`. @throws NotFoundError for another account's webhook.
  */
 export async function testWebhook(
   ctx: AppContext,
@@ -393,7 +394,8 @@ export async function redeliverDelivery(
  * delivery of the webhook created at or after `since` that was not redelivered before and is not a test, oldest
  * first, at most {@link MAX_BULK_REDELIVERIES} per call.
  * @returns `{count, deliveries}` (the new log entries).
- * @throws NotFoundError for another account's webhook; ValidationError for a bad `since`; ConflictError
+ * `input` is parsed at the door by `redeliverFailedInput`.
+ * @throws NotFoundError for another account's webhook; ConflictError
  *   WEBHOOK_INACTIVE when the webhook is disabled.
  */
 export async function redeliverFailedSince(
