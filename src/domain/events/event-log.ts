@@ -300,7 +300,11 @@ export class EventLog {
         const results = await this.#writeBatch(batch.map((e) => e.write));
         for (const [i, e] of batch.entries()) e.resolve(results[i]!);
       } catch (err) {
-        if (batch.length === 1) batch[0]!.reject(err);
+        // Retried write by write only when the database refused the statement (an SQLSTATE outside class 08): then
+        // nothing was written. A lost connection may have lost the answer of a commit, so those fail as they are.
+        const code = (err as { code?: unknown }).code;
+        const refused = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08');
+        if (batch.length === 1 || !refused) for (const e of batch) e.reject(err);
         else
           for (const e of batch) {
             try {
