@@ -463,11 +463,11 @@ export class EventLog {
 
   /**
    * Ingest with group commit: records one event and resolves once it has committed (so a 2xx is only ever sent for
-   * a durable event). While an ingest transaction of the same account runs, further ingests of that account wait
-   * and are then written together in one transaction (up to {@link INGEST_BATCH_MAX}), so concurrent ingests of one
-   * account share a commit instead of queueing on its row lock one by one. Ingests of other accounts run in
-   * parallel. A failed transaction rejects every ingest it carried.
-   * @returns the stored event. @throws what the transaction throws (database errors).
+   * a durable event). While a write of the same account runs, further ingests of that account wait and are then
+   * written together by one {@link write} (one statement on PostgreSQL, one transaction on PGlite; up to
+   * {@link INGEST_BATCH_MAX}), so concurrent ingests of one account share a commit instead of queueing on its row
+   * lock one by one. Ingests of other accounts run in parallel. A failed write rejects every ingest it carried.
+   * @returns the stored event. @throws what the write throws (database errors).
    */
   ingest(item: NewEvent): Promise<StoredEvent> {
     return new Promise<StoredEvent>((resolve, reject) => {
