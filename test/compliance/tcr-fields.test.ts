@@ -118,6 +118,22 @@ describe("TCR's brand and campaign fields (issue 14)", () => {
     const second = await a.request('POST', '/compliance/brands', brandBody({ referenceId: 'ref-b' }));
     const put = await a.request('PUT', `/compliance/brands/${second.body.id}`, brandBody({ referenceId: 'REF-A' }));
     expect(put.status).toBe(409);
+    // Equality, not a pattern: `_` and `%` are plain characters, on registration and on update alike.
+    const pattern = await a.request('POST', '/compliance/brands', brandBody({ referenceId: 'ref_%' }));
+    expect(pattern.status).toBe(201);
+    expect((await a.request('POST', '/compliance/brands', brandBody({ referenceId: 'REFxy' }))).status).toBe(201);
+    const renamed = await a.request(
+      'PUT',
+      `/compliance/brands/${pattern.body.id}`,
+      brandBody({ referenceId: 'REF_%' }),
+    );
+    expect(renamed.status).toBe(200);
+    const likeOther = await a.request(
+      'PUT',
+      `/compliance/brands/${pattern.body.id}`,
+      brandBody({ referenceId: 'ref-_' }),
+    );
+    expect(likeOther.status).toBe(200);
     const mock = await a.request(
       'PUT',
       `/compliance/brands/${second.body.id}`,

@@ -65,7 +65,11 @@ function brandData(input: BrandInput) {
   };
 }
 
-/** The brand of `accountId` whose referenceId equals `referenceId` case-insensitively (TCR), other than `exceptId`. */
+/**
+ * Whether a brand of `accountId` other than `exceptId` has `referenceId`, compared case-insensitively and exactly
+ * (TCR). `lower(a) = lower(b)`, not Prisma's `mode: 'insensitive'`, which is ILIKE and would read `_` and `%` in a
+ * referenceId as wildcards (the register path's guard compares the same way).
+ */
 async function referenceIdTaken(
   tx: Tx,
   accountId: string,
@@ -73,15 +77,12 @@ async function referenceIdTaken(
   exceptId?: string,
 ): Promise<boolean> {
   if (!referenceId) return false;
-  const other = await tx.brand.findFirst({
-    where: {
-      accountId,
-      referenceId: { equals: referenceId, mode: 'insensitive' },
-      ...(exceptId ? { id: { not: exceptId } } : {}),
-    },
-    select: { id: true },
-  });
-  return other !== null;
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id FROM compliance_brands
+     WHERE account_id = ${accountId} AND lower(reference_id) = lower(${referenceId}::text)
+       AND (${exceptId ?? null}::text IS NULL OR id <> ${exceptId ?? null}::text)
+     LIMIT 1`;
+  return rows.length > 0;
 }
 
 function referenceIdConflict(referenceId: string): ConflictError {
