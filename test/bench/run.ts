@@ -55,6 +55,7 @@ const SCENARIOS = [
   'sse-10k',
   'webhooks',
   'webhooks-isolation',
+  'gql-refusal',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios the default run measures on PostgreSQL only (their targets are PostgreSQL's; `--only` overrides). */
@@ -73,6 +74,7 @@ const { values: opts } = parseArgs({
     'sse-idle': { type: 'string', default: '16' },
     'replay-runs': { type: 'string', default: '20' },
     'webhook-events': { type: 'string', default: '600' },
+    'refusal-runs': { type: 'string', default: '50' },
     help: { type: 'boolean' },
   },
 });
@@ -80,7 +82,7 @@ if (opts.help) {
   process.stdout.write(
     `npm run bench -- [--only ${SCENARIOS.join(',')}] [--db pg|pglite|both] [--window s] [--rounds n] ` +
       '[--connections n] [--json file] [--pg-url url] [--sse-connections n] [--sse-idle s] [--replay-runs n] ' +
-      '[--webhook-events n]\n',
+      '[--webhook-events n] [--refusal-runs n]\n',
   );
   process.exit(0);
 }
@@ -562,6 +564,7 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     if (has('webhooks') || has('webhooks-isolation')) {
       await attempt('webhooks', () => webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation')));
     }
+    if (has('gql-refusal')) await attempt('gql-refusal', () => gqlRefusal(svc, key('brands')));
     if (has('startup')) await attempt('startup', () => startup(mode, startups, env, tmp));
   } finally {
     for (const c of services.reverse()) await c.stop(15_000);
@@ -1010,6 +1013,107 @@ async function webhooks(
     }
   } finally {
     await receiver.stop();
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// GraphQL refusals (issue 11): a 1,000-alias query and a 300-alias mutation, while /healthz is probed
+
+/** Health probes every 50 ms with a 1 s timeout while `work` runs; a probe fails on a non-200 or the timeout. */
+async function probeDuring<T>(
+  base: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; probes: number[]; failed: number }> {
+  const probes: number[] = [];
+  let failed = 0;
+  let running = true;
+  const prober = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
+        await res.arrayBuffer();
+        if (res.status === 200) probes.push(performance.now() - started);
+        else failed++;
+      } catch {
+        failed++;
+      }
+      await sleep(50);
+    }
+  })();
+  try {
+    return { result: await work(), probes, failed };
+  } finally {
+    running = false;
+    await prober;
+  }
+}
+
+/**
+ * `gql-refusal`: each document sent `--refusal-runs` times, one at a time, timed from the request to the last byte
+ * of the answer, which must be HTTP 400 with `extensions.code` QUERY_TOO_COMPLEX. The baseline column is the probe
+ * latency; failures count probes that did not answer 200 within 1 s. The done-when figure of issue 11: under 100 ms.
+ */
+async function gqlRefusal(svc: Service, key: string): Promise<Row[]> {
+  const runs = Math.max(1, Number(opts['refusal-runs']));
+  const input = `{ name: "Bench Brand LLC", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT }`;
+  const docs = [
+    {
+      label: '1,000-alias query `events(limit: 1000)`',
+      query: `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: events(limit: 1000) { events { id } }`).join(' ')} }`,
+    },
+    {
+      label: '300-alias mutation `createBrand`',
+      query: `mutation { ${Array.from({ length: 300 }, (_, i) => `b${i}: createBrand(input: ${input}) { __typename }`).join(' ')} }`,
+    },
+  ];
+  const rows: Row[] = [];
+  for (const doc of docs) {
+    const body = JSON.stringify({ query: doc.query });
+    // Warm-up (not counted), and the answer's shape: refused with the code, nothing run.
+    const first = await call(svc.url, 'POST', '/graphql', key, { query: doc.query });
+    const code = first.json?.errors?.[0]?.extensions?.code;
+    if (first.status !== 400 || code !== 'QUERY_TOO_COMPLEX') {
+      throw new Error(`gql-refusal: ${doc.label} answered ${first.status} ${first.text.slice(0, 200)}`);
+    }
+    const cpu0 = cpuMs(svc.child.pid);
+    const {
+      result: times,
+      probes,
+      failed,
+    } = await probeDuring(svc.url, async () => {
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const started = performance.now();
+        const res = await fetch(`${svc.url}/graphql`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
+        const json = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+        times.push(performance.now() - started);
+        if (res.status !== 400 || json.errors?.[0]?.extensions?.code !== 'QUERY_TOO_COMPLEX') {
+          throw new Error(`gql-refusal: ${doc.label} run ${i} answered ${res.status}`);
+        }
+      }
+      return times;
+    });
+    const cpu = (cpuMs(svc.child.pid) - cpu0) / runs;
+    const row: Row = {
+      scenario: `gql-refusal ${doc.label} (${runs} runs, ${f0(body.length / 1024)} KB), refused QUERY_TOO_COMPLEX`,
+      service: `p50 ${f1(percentile(times, 50))} ms, p99 ${f1(percentile(times, 99))} ms, max ${f1(Math.max(...times))} ms`,
+      baseline: `/healthz probes: ${probes.length + failed}, failed ${failed}, p99 ${f1(percentile(probes, 99))} ms`,
+      ratio: '',
+      p50: f1(percentile(times, 50)),
+      p99: f1(percentile(times, 99)),
+      cpu: `${f1(cpu)} ms per refusal`,
+      target: '< 100 ms, 0 failed probes',
+      met: percentile(times, 99) < 100 && failed === 0,
+    };
+    printRow(row);
+    rows.push(row);
   }
   return rows;
 }
