@@ -1,11 +1,13 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
+import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import { getNamedType, getNullableType, isListType } from 'graphql';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors.js';
 import type PrismaTypes from '../generated/pothos-types.js';
 import { getDatamodel } from '../generated/pothos-types.js';
 
@@ -38,6 +40,17 @@ function listCost(args: Record<string, unknown>, type: Parameters<typeof getName
   return 1;
 }
 
+/**
+ * The domain errors a mutation answers as typed results (docs/graphql.md, Errors): the client can act on them
+ * (fix the input, pick another id, wait for a state, use another key). Every other error stays a top-level GraphQL
+ * error with `extensions.code` (src/graphql/errors.ts). Their object types are in src/graphql/types/errors.ts.
+ */
+export const EXPECTED_ERRORS = [ValidationError, NotFoundError, ConflictError, UnprocessableError, ForbiddenError];
+
+/** `createBrand` → `CreateBrandResult`: the union a mutation answers (its payload or one of the expected errors). */
+const resultName = ({ fieldName }: { fieldName: string }) =>
+  `${fieldName[0]!.toUpperCase()}${fieldName.slice(1)}Result`;
+
 /** The one Pothos builder. Type files under src/graphql/types import it; src/graphql/schema.ts builds the schema. */
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
@@ -48,7 +61,14 @@ export const builder = new SchemaBuilder<{
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [ComplexityPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
+  // Errors before Dataloader (the errors plugin's documentation asks for that order).
+  plugins: [ComplexityPlugin, ErrorsPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
+  errors: {
+    defaultTypes: EXPECTED_ERRORS,
+    // The union holds the payload type itself (`CreateBrandPayload | ValidationError | …`), not a wrapper.
+    directResult: true,
+    defaultUnionOptions: { name: resultName },
+  },
   complexity: {
     // No limit here: src/graphql/limits.ts checks the whole operation once, before execution, with this weighting.
     fieldComplexity: (args, _ctx, field) => listCost(args, field.type),

@@ -257,8 +257,9 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
 });
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
-  description: 'Fields to change; content changes trigger carrier re-review.',
+  description: 'The campaign and the fields to change; content changes trigger carrier re-review.',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The campaign.' }),
     description: t.string(),
     sampleMessages: t.stringList(),
     subscriberOptIn: t.boolean(),
@@ -270,6 +271,7 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
 const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
   description: 'Nudge of carrier review (TCR).',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The campaign.' }),
     nudgeIntent: t.field({
       type: NudgeIntentEnum,
       description: 'REVIEW when omitted (spec 4.2: a nudge sends nothing).',
@@ -278,44 +280,81 @@ const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
   }),
 });
 
+const campaignIdInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({ id: t.id({ required: true, description: 'The campaign.' }) }),
+  });
+const DeleteCampaignInput = campaignIdInput('DeleteCampaignInput', 'The campaign to delete.');
+const ExpediteCampaignInput = campaignIdInput(
+  'ExpediteCampaignInput',
+  'The campaign whose pending carriers to expedite.',
+);
+
+/** `<Verb>CampaignPayload { campaign }`: the campaign after the change. */
+const campaignPayload = (name: string, description: string) =>
+  builder.objectRef<{ campaign: CampaignDto }>(name).implement({
+    description,
+    fields: (t) => ({ campaign: t.field({ type: CampaignRef, resolve: (p) => p.campaign }) }),
+  });
+const CreateCampaignPayload = campaignPayload('CreateCampaignPayload', 'The new campaign (status PENDING).');
+const UpdateCampaignPayload = campaignPayload('UpdateCampaignPayload', 'The campaign after the change.');
+const NudgeCampaignPayload = campaignPayload('NudgeCampaignPayload', 'The campaign after the nudge.');
+const ExpediteCampaignPayload = campaignPayload('ExpediteCampaignPayload', 'The campaign after the request.');
+
 const DeleteCampaignPayload = builder
   .objectRef<{ id: string; unlinkedNumbers: string[] }>('DeleteCampaignPayload')
   .implement({
-    description: 'The deleted campaign and the numbers it unlinked.',
-    fields: (t) => ({ id: t.exposeID('id'), unlinkedNumbers: t.exposeStringList('unlinkedNumbers') }),
+    description: 'The deleted campaign’s id and the numbers it unlinked.',
+    fields: (t) => ({
+      deletedCampaignId: t.exposeID('id'),
+      unlinkedNumbers: t.exposeStringList('unlinkedNumbers'),
+    }),
   });
 
 builder.mutationFields((t) => ({
   createCampaign: t.field({
-    type: CampaignRef,
+    type: CreateCampaignPayload,
+    errors: {},
     description: 'Creates a campaign under an ACTIVE brand (status PENDING).',
     args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) => createCampaign(ctx.app, ctx.actor, withoutNulls(args.input)),
+    resolve: async (_root, args, ctx) => ({
+      campaign: await createCampaign(ctx.app, ctx.actor, withoutNulls(args.input)),
+    }),
   }),
   updateCampaign: t.field({
-    type: CampaignRef,
+    type: UpdateCampaignPayload,
+    errors: {},
     description: 'Changes campaign details; content changes trigger carrier re-review.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) => updateCampaign(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+    args: { input: t.arg({ type: UpdateCampaignInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      campaign: await updateCampaign(ctx.app, ctx.actor, String(id), withoutNulls(input)),
+    }),
   }),
   deleteCampaign: t.field({
     type: DeleteCampaignPayload,
+    errors: {},
     description: 'Deletes a campaign and unlinks its numbers.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteCampaign(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: DeleteCampaignInput, required: true }) },
+    resolve: (_root, args, ctx) => deleteCampaign(ctx.app, ctx.actor, String(args.input.id)),
   }),
   nudgeCampaign: t.field({
-    type: CampaignRef,
+    type: NudgeCampaignPayload,
+    errors: {},
     description: 'Nudges pending carrier review or appeals rejections.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput }) },
-    resolve: (_root, args, ctx) =>
-      nudgeCampaign(ctx.app, ctx.actor, String(args.id), args.input ? withoutNulls(args.input) : undefined),
+    args: { input: t.arg({ type: NudgeCampaignInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      campaign: await nudgeCampaign(ctx.app, ctx.actor, String(id), withoutNulls(input)),
+    }),
   }),
   expediteCampaign: t.field({
-    type: CampaignRef,
+    type: ExpediteCampaignPayload,
+    errors: {},
     description: 'Requests expedited review of every pending carrier.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => expediteCampaign(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: ExpediteCampaignInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({
+      campaign: await expediteCampaign(ctx.app, ctx.actor, String(args.input.id)),
+    }),
   }),
 }));
 

@@ -82,37 +82,57 @@ builder.queryFields((t) => ({
 }));
 
 const SendEmailInput = builder.inputType('SendEmailInput', {
+  description: 'A new message from one of the account’s identities (a new thread).',
   fields: (t) => ({
+    identityId: t.id({ required: true, description: 'The sending identity.' }),
     to: t.string({ required: true }),
     subject: t.string({ required: true }),
     body: t.string({ required: true, description: 'Plain text.' }),
   }),
 });
 
-const ReplyToThreadInput = builder.inputType('ReplyToThreadInput', {
-  fields: (t) => ({ threadId: t.string({ required: true }), body: t.string({ required: true }) }),
-});
-
-const SentEmail = builder.objectRef<{ messageId: string; threadId: string }>('SentEmail').implement({
-  description: 'Result of send and reply (spec 4.4).',
+const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
+  description: 'A reply on a thread of one of the account’s identities.',
   fields: (t) => ({
-    messageId: t.exposeString('messageId', { description: 'RFC 5322 Message-ID.' }),
-    threadId: t.exposeString('threadId'),
+    identityId: t.id({ required: true, description: 'The identity the thread belongs to.' }),
+    threadId: t.string({ required: true }),
+    body: t.string({ required: true }),
   }),
 });
+
+/** `SendEmailPayload` / `ReplyToEmailThreadPayload`: the message queued (spec 4.4). */
+const sentPayload = (name: string, description: string) =>
+  builder.objectRef<{ messageId: string; threadId: string }>(name).implement({
+    description,
+    fields: (t) => ({
+      messageId: t.exposeString('messageId', { description: 'RFC 5322 Message-ID.' }),
+      threadId: t.exposeString('threadId'),
+      thread: t.prismaField({
+        type: 'EmailThread',
+        description: 'The thread the message is on, with the message.',
+        resolve: (query, p, _args, ctx) => findThreadRow(ctx.app, ctx.actor, p.threadId, query),
+      }),
+    }),
+  });
+const SendEmailPayload = sentPayload('SendEmailPayload', 'The message sent and its new thread (spec 4.4).');
+const ReplyToEmailThreadPayload = sentPayload('ReplyToEmailThreadPayload', 'The reply sent and its thread.');
 
 builder.mutationFields((t) => ({
   sendEmail: t.field({
-    type: SentEmail,
+    type: SendEmailPayload,
+    errors: {},
     description: 'Sends a new message from an identity (new thread).',
-    args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: SendEmailInput, required: true }) },
-    resolve: (_root, args, ctx) => sendEmail(ctx.app, ctx.actor, String(args.identityId), args.input),
+    args: { input: t.arg({ type: SendEmailInput, required: true }) },
+    resolve: (_root, { input: { identityId, ...input } }, ctx) =>
+      sendEmail(ctx.app, ctx.actor, String(identityId), input),
   }),
-  replyToThread: t.field({
-    type: SentEmail,
+  replyToEmailThread: t.field({
+    type: ReplyToEmailThreadPayload,
+    errors: {},
     description: 'Replies on a thread of an identity.',
-    args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: ReplyToThreadInput, required: true }) },
-    resolve: (_root, args, ctx) => replyToThread(ctx.app, ctx.actor, String(args.identityId), args.input),
+    args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
+    resolve: (_root, { input: { identityId, ...input } }, ctx) =>
+      replyToThread(ctx.app, ctx.actor, String(identityId), input),
   }),
 }));
 

@@ -110,18 +110,27 @@ const PublishEventInput = builder.inputType('PublishEventInput', {
   }),
 });
 
+const PublishEventPayload = builder
+  .objectRef<{ event: ReturnType<typeof toHistoryEvent> }>('PublishEventPayload')
+  .implement({
+    description: 'The event recorded.',
+    fields: (t) => ({ event: t.field({ type: Event, resolve: (p) => p.event }) }),
+  });
+
 builder.mutationField('publishEvent', (t) =>
   t.field({
-    type: Event,
+    type: PublishEventPayload,
+    errors: {},
     description: 'Records an event in the account log and publishes it (scope events:write).',
     args: { input: t.arg({ type: PublishEventInput, required: true }) },
-    resolve: async (_root, args, ctx) =>
-      toHistoryEvent(
+    resolve: async (_root, args, ctx) => ({
+      event: toHistoryEvent(
         await publishEvent(ctx.app, ctx.actor, {
           eventType: args.input.eventType,
           ...(args.input.payload === undefined || args.input.payload === null ? {} : { payload: args.input.payload }),
         }),
       ),
+    }),
   }),
 );
 
@@ -185,12 +194,19 @@ const StreamToken = builder.objectRef<IssuedStreamToken>('StreamToken').implemen
   }),
 });
 
+const CreateStreamTokenPayload = builder.objectRef<IssuedStreamToken>('CreateStreamTokenPayload').implement({
+  description: 'The stream token issued.',
+  fields: (t) => ({ streamToken: t.field({ type: StreamToken, resolve: (p) => p }) }),
+});
+
 builder.mutationField('createStreamToken', (t) =>
   t.field({
-    type: StreamToken,
+    type: CreateStreamTokenPayload,
+    errors: {},
     description:
       'Trades the API key for a stream token (STREAM_TOKEN_TTL_SECONDS, default 5 minutes; scope events:read), ' +
-      'as POST /api/events/tokens. Browsers should stream with it rather than with the API key in the URL.',
+      'as POST /api/events/tokens. Browsers should stream with it rather than with the API key in the URL. It takes ' +
+      'no input: the token has the caller’s account, the one scope events:read and the configured lifetime.',
     resolve: (_root, _args, ctx) => issueStreamToken(ctx.app, ctx.actor),
   }),
 );

@@ -119,7 +119,32 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPayload').implement({
+const CampaignNumbersInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({
+      campaignId: t.id({ required: true }),
+      numbers: t.stringList({ required: true, description: 'E.164 numbers provisioned in the account.' }),
+    }),
+  });
+const AssignCampaignNumbersInput = CampaignNumbersInput(
+  'AssignCampaignNumbersInput',
+  'Numbers to assign to a campaign, all or nothing.',
+);
+const RemoveCampaignNumbersInput = CampaignNumbersInput(
+  'RemoveCampaignNumbersInput',
+  'Numbers to unlink from a campaign, all or nothing.',
+);
+const ProvisionNumbersInput = builder.inputType('ProvisionNumbersInput', {
+  description: 'Numbers to provision in the account, all or nothing.',
+  fields: (t) => ({ numbers: t.stringList({ required: true, description: 'E.164.' }) }),
+});
+const ReleaseNumberInput = builder.inputType('ReleaseNumberInput', {
+  description: 'A number to release (it must not be assigned).',
+  fields: (t) => ({ number: t.string({ required: true, description: 'E.164.' }) }),
+});
+
+const AssignCampaignNumbersPayload = builder.objectRef<AssignResult>('AssignCampaignNumbersPayload').implement({
   description: 'Result of an assignment.',
   fields: (t) => ({
     campaignId: t.exposeID('campaignId'),
@@ -129,8 +154,8 @@ const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPaylo
   }),
 });
 
-const RemoveNumbersPayload = builder
-  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveNumbersPayload')
+const RemoveCampaignNumbersPayload = builder
+  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveCampaignNumbersPayload')
   .implement({
     description: 'Result of a removal.',
     fields: (t) => ({
@@ -140,33 +165,46 @@ const RemoveNumbersPayload = builder
     }),
   });
 
+const ProvisionNumbersPayload = builder.objectRef<{ numbers: NumberDto[] }>('ProvisionNumbersPayload').implement({
+  description: 'The numbers provisioned.',
+  fields: (t) => ({ phoneNumbers: t.field({ type: [PhoneNumberRef], resolve: (p) => p.numbers }) }),
+});
+
+const ReleaseNumberPayload = builder.objectRef<{ number: string }>('ReleaseNumberPayload').implement({
+  description: 'The number released (no longer in the account).',
+  fields: (t) => ({ releasedNumber: t.exposeString('number', { description: 'E.164.' }) }),
+});
+
 builder.mutationFields((t) => ({
-  assignNumbers: t.field({
-    type: AssignNumbersPayload,
+  assignCampaignNumbers: t.field({
+    type: AssignCampaignNumbersPayload,
+    errors: {},
     description: 'Assigns provisioned numbers to a campaign, all or nothing.',
-    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
-    resolve: (_root, args, ctx) =>
-      assignNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+    args: { input: t.arg({ type: AssignCampaignNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      assignNumbers(ctx.app, ctx.actor, String(input.campaignId), { numbers: input.numbers }),
   }),
-  removeNumbers: t.field({
-    type: RemoveNumbersPayload,
+  removeCampaignNumbers: t.field({
+    type: RemoveCampaignNumbersPayload,
+    errors: {},
     description: 'Unlinks numbers from a campaign, all or nothing.',
-    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
-    resolve: (_root, args, ctx) =>
-      removeNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+    args: { input: t.arg({ type: RemoveCampaignNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      removeNumbers(ctx.app, ctx.actor, String(input.campaignId), { numbers: input.numbers }),
   }),
   provisionNumbers: t.field({
-    type: [PhoneNumberRef],
+    type: ProvisionNumbersPayload,
+    errors: {},
     description: 'Provisions E.164 numbers in the account, all or nothing.',
-    args: { numbers: t.arg.stringList({ required: true }) },
-    resolve: async (_root, args, ctx) =>
-      (await provisionNumbers(ctx.app, ctx.actor, { numbers: args.numbers })).numbers,
+    args: { input: t.arg({ type: ProvisionNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) => provisionNumbers(ctx.app, ctx.actor, { numbers: input.numbers }),
   }),
   releaseNumber: t.field({
-    type: 'String',
-    description: 'Releases a number that is not assigned; returns it.',
-    args: { number: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await releaseNumber(ctx.app, ctx.actor, args.number)).number,
+    type: ReleaseNumberPayload,
+    errors: {},
+    description: 'Releases a number that is not assigned (NUMBER_ASSIGNED otherwise).',
+    args: { input: t.arg({ type: ReleaseNumberInput, required: true }) },
+    resolve: (_root, { input }, ctx) => releaseNumber(ctx.app, ctx.actor, input.number),
   }),
 }));
 

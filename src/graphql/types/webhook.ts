@@ -112,8 +112,7 @@ const DeleteWebhookPayload = builder
   .implement({
     description: 'Result of deleting a webhook.',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      deleted: t.exposeBoolean('deleted'),
+      deletedWebhookId: t.exposeID('id'),
       cancelledDeliveries: t.exposeInt('cancelledDeliveries', { description: 'Pending deliveries cancelled.' }),
     }),
   });
@@ -123,14 +122,14 @@ const RotateWebhookSecretPayload = builder
   .implement({
     description: 'The new secret (shown only here); the previous one keeps signing until previousSecretExpiresAt.',
     fields: (t) => ({
-      id: t.exposeID('id'),
+      webhookId: t.exposeID('id'),
       secret: t.exposeString('secret'),
       previousSecretExpiresAt: t.field({ type: 'DateTime', resolve: (p) => p.previousSecretExpiresAt }),
     }),
   });
 
-const RedeliverPayload = builder
-  .objectRef<{ count: number; deliveries: DeliveryLogEntry[] }>('RedeliverWebhookDeliveriesPayload')
+const RedeliverFailedWebhookDeliveriesPayload = builder
+  .objectRef<{ count: number; deliveries: DeliveryLogEntry[] }>('RedeliverFailedWebhookDeliveriesPayload')
   .implement({
     description: 'Redeliveries created.',
     fields: (t) => ({
@@ -138,6 +137,47 @@ const RedeliverPayload = builder
       deliveries: t.field({ type: [WebhookDelivery], resolve: (p) => p.deliveries }),
     }),
   });
+
+/** `<Verb>WebhookDeliveryPayload { delivery }`: the delivery log entry created. */
+const deliveryPayload = (name: string, description: string) =>
+  builder.objectRef<{ delivery: DeliveryLogEntry }>(name).implement({
+    description,
+    fields: (t) => ({ delivery: t.field({ type: WebhookDelivery, resolve: (p) => p.delivery }) }),
+  });
+const TestWebhookPayload = deliveryPayload('TestWebhookPayload', 'The test delivery, after its one attempt.');
+const RedeliverWebhookDeliveryPayload = deliveryPayload(
+  'RedeliverWebhookDeliveryPayload',
+  'The new delivery (full retry schedule).',
+);
+
+const webhookIdInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({ id: t.id({ required: true, description: 'The webhook.' }) }),
+  });
+const DeleteWebhookInput = webhookIdInput('DeleteWebhookInput', 'The webhook to delete.');
+const RotateWebhookSecretInput = webhookIdInput('RotateWebhookSecretInput', 'The webhook whose secret to rotate.');
+
+const TestWebhookInput = builder.inputType('TestWebhookInput', {
+  description: 'The webhook and the event type whose signed example to send.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The webhook.' }),
+    eventType: t.string({ required: true, description: 'A catalog event type (query `eventCatalog`).' }),
+  }),
+});
+
+const RedeliverWebhookDeliveryInput = builder.inputType('RedeliverWebhookDeliveryInput', {
+  description: 'One failed delivery of a webhook.',
+  fields: (t) => ({ webhookId: t.id({ required: true }), deliveryId: t.id({ required: true }) }),
+});
+
+const RedeliverFailedWebhookDeliveriesInput = builder.inputType('RedeliverFailedWebhookDeliveriesInput', {
+  description: 'The webhook and the time from which its failed deliveries are redelivered.',
+  fields: (t) => ({
+    webhookId: t.id({ required: true }),
+    since: t.field({ type: 'DateTime', required: true, description: 'Deliveries created at or after this.' }),
+  }),
+});
 
 builder.queryFields((t) => ({
   webhooks: t.field({
@@ -163,6 +203,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createWebhook: t.field({
     type: CreateWebhookPayload,
+    errors: {},
     description: 'Registers a webhook (POST /api/webhooks); the secret is returned only here.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: async (_root, args, ctx) => {
@@ -172,35 +213,43 @@ builder.mutationFields((t) => ({
   }),
   deleteWebhook: t.field({
     type: DeleteWebhookPayload,
+    errors: {},
     description: 'Deletes a webhook and cancels its pending deliveries.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteWebhook(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: DeleteWebhookInput, required: true }) },
+    resolve: (_root, args, ctx) => deleteWebhook(ctx.app, ctx.actor, String(args.input.id)),
   }),
   rotateWebhookSecret: t.field({
     type: RotateWebhookSecretPayload,
+    errors: {},
     description: 'Rotates the secret; both signatures are sent for 24 h.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => rotateWebhookSecret(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
+    resolve: (_root, args, ctx) => rotateWebhookSecret(ctx.app, ctx.actor, String(args.input.id)),
   }),
   testWebhook: t.field({
-    type: WebhookDelivery,
+    type: TestWebhookPayload,
+    errors: {},
     description: 'Sends a signed example of an event type now (one attempt) and logs it.',
-    args: { id: t.arg.id({ required: true }), eventType: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => testWebhook(ctx.app, ctx.actor, String(args.id), { eventType: args.eventType }),
+    args: { input: t.arg({ type: TestWebhookInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ({
+      delivery: await testWebhook(ctx.app, ctx.actor, String(input.id), { eventType: input.eventType }),
+    }),
   }),
   redeliverWebhookDelivery: t.field({
-    type: WebhookDelivery,
+    type: RedeliverWebhookDeliveryPayload,
+    errors: {},
     description: 'Redelivers one failed delivery (a new delivery with the full retry schedule).',
-    args: { webhookId: t.arg.id({ required: true }), deliveryId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) =>
-      redeliverDelivery(ctx.app, ctx.actor, String(args.webhookId), String(args.deliveryId)),
+    args: { input: t.arg({ type: RedeliverWebhookDeliveryInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ({
+      delivery: await redeliverDelivery(ctx.app, ctx.actor, String(input.webhookId), String(input.deliveryId)),
+    }),
   }),
   redeliverFailedWebhookDeliveries: t.field({
-    type: RedeliverPayload,
+    type: RedeliverFailedWebhookDeliveriesPayload,
+    errors: {},
     description: 'Redelivers every failed delivery of the webhook created at or after `since`.',
-    args: { webhookId: t.arg.id({ required: true }), since: t.arg({ type: 'DateTime', required: true }) },
-    resolve: (_root, args, ctx) =>
-      redeliverFailedSince(ctx.app, ctx.actor, String(args.webhookId), { since: args.since.toISOString() }),
+    args: { input: t.arg({ type: RedeliverFailedWebhookDeliveriesInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      redeliverFailedSince(ctx.app, ctx.actor, String(input.webhookId), { since: input.since.toISOString() }),
   }),
 }));
 
