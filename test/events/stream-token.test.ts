@@ -101,13 +101,16 @@ describe('stream tokens', () => {
   it('dies with its parent key: revocation ends an open stream and the token answers 401', async () => {
     const admin = await t.newAccount();
     const issued = await admin.request('POST', '/graphql', {
-      query: 'mutation { issueApiKey(name: "browser", scopes: ["events:read"]) { keyId apiKey } }',
+      query:
+        'mutation { issueApiKey(input: { name: "browser", scopes: [EVENTS_READ] }) { ... on IssueApiKeyPayload { issuedApiKey { keyId apiKey } } } }',
     });
-    const { keyId, apiKey } = issued.body.data.issueApiKey as { keyId: string; apiKey: string };
+    const { keyId, apiKey } = issued.body.data.issueApiKey.issuedApiKey as { keyId: string; apiKey: string };
     const { body } = await tokenOf(apiKey);
     const stream = await rawSse(`${t.url}/api/events?token=${body.token}`);
     await stream.waitFor(/: heartbeat/);
-    await admin.request('POST', '/graphql', { query: `mutation { revokeApiKey(keyId: "${keyId}") }` });
+    await admin.request('POST', '/graphql', {
+      query: `mutation { revokeApiKey(input: { keyId: "${keyId}" }) { __typename } }`,
+    });
     await stream.ended;
     expect((await fetch(`${t.url}/api/events?token=${body.token}`)).status).toBe(401);
   });
@@ -122,10 +125,11 @@ describe('stream tokens', () => {
   it('GraphQL: createStreamToken; the token opens subscriptions over SSE (?token=), nothing else; an API key is not taken from the URL', async () => {
     const a = await t.newAccount();
     const created = await a.request('POST', '/graphql', {
-      query: 'mutation { createStreamToken { token expiresAt scopes } }',
+      query:
+        'mutation { createStreamToken { ... on CreateStreamTokenPayload { streamToken { token expiresAt scopes } } } }',
     });
-    const { token, scopes } = created.body.data.createStreamToken;
-    expect(scopes).toEqual(['events:read']);
+    const { token, scopes } = created.body.data.createStreamToken.streamToken;
+    expect(scopes).toEqual(['EVENTS_READ']);
     const query = encodeURIComponent('subscription { events { ... on Event { id eventType } } }');
     const sub = await rawSse(`${t.url}/graphql?query=${query}&token=${token}`, { accept: 'text/event-stream' });
     expect(sub.status).toBe(200);

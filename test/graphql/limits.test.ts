@@ -29,13 +29,15 @@ describe('GraphQL limits and client mistakes', () => {
     const input = JSON.stringify(brandBody())
       .replace(/"(\w+)":/g, '$1:')
       .replace(/"(RETAIL|PRIVATE_PROFIT)"/g, '$1');
-    const aliases = Array.from({ length: 300 }, (_, i) => `b${i}: registerBrand(input: ${input}) { id }`).join(' ');
+    const aliases = Array.from({ length: 300 }, (_, i) => `b${i}: createBrand(input: ${input}) { __typename }`).join(
+      ' ',
+    );
     const res = await post({ query: `mutation { ${aliases} }` });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     expect(await brandCount()).toBe(0);
     // One of them alone is fine, so the refusal above was the limit and not the input.
-    const one = await post({ query: `mutation { registerBrand(input: ${input}) { id } }` });
+    const one = await post({ query: `mutation { createBrand(input: ${input}) { __typename } }` });
     expect(one.body.errors).toBeUndefined();
     expect(await brandCount()).toBe(1);
   });
@@ -102,14 +104,14 @@ describe('GraphQL limits and client mistakes', () => {
 
     const nul = await post({
       query:
-        'mutation { registerBrand(input: {name: "Nul\\u0000Corp", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+        'mutation { createBrand(input: {name: "Nul\\u0000Corp", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename } }',
     });
     expect(nul.status).toBe(400);
     expect(nul.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
 
     const nulVariable = await post({
       query:
-        'mutation($n: String!) { registerBrand(input: {name: $n, ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+        'mutation($n: String!) { createBrand(input: {name: $n, ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename } }',
       variables: { n: 'Nul\u0000Corp' },
     });
     expect(nulVariable.status).toBe(400);

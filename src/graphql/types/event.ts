@@ -1,5 +1,6 @@
 // GraphQL surface of the events area: the Event type, history, catalog, publish, and the `events` subscription.
 
+import type { Scope } from '../../domain/accounts/account.service.js';
 import { credentialActive, type IssuedStreamToken, issueStreamToken } from '../../domain/accounts/stream-token.js';
 import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../../domain/events/event.service.js';
 import { isTruncation, type StreamItem, type TruncationNotice } from '../../domain/events/event-stream.js';
 import { builder } from '../builder.js';
+import { ScopeEnum } from './viewer.js';
 
 const Event = builder.objectRef<HistoryEvent>('Event').implement({
   description:
@@ -190,7 +192,7 @@ const StreamToken = builder.objectRef<IssuedStreamToken>('StreamToken').implemen
   fields: (t) => ({
     token: t.exposeString('token', { description: '`sbst_…`; valid until `expiresAt` and while its API key is.' }),
     expiresAt: t.exposeString('expiresAt', { description: 'ISO 8601 UTC; open streams end then.' }),
-    scopes: t.exposeStringList('scopes', { description: 'Always ["events:read"].' }),
+    scopes: t.field({ type: [ScopeEnum], description: 'Always [EVENTS_READ].', resolve: (s) => s.scopes as Scope[] }),
   }),
 });
 
