@@ -10,8 +10,10 @@ import {
   updateAgent,
 } from '../../domain/email/agent.service.js';
 import { builder } from '../builder.js';
+import { NodeRef } from './node.js';
 
 builder.prismaObject('Agent', {
+  interfaces: [NodeRef],
   description: 'An AI agent that answers inbound mail of the identities it is assigned to (spec 4.5, 6.3).',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'UUID.' }),

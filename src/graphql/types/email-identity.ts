@@ -12,6 +12,7 @@ import { pageThreads, threadCursor } from '../../domain/email/thread.service.js'
 import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { EmailThreadRef } from './email-thread.js';
+import { NodeRef } from './node.js';
 
 const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
   description: 'Lifecycle of an identity.',
@@ -19,6 +20,7 @@ const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
 });
 
 builder.prismaObject('EmailIdentity', {
+  interfaces: [NodeRef],
   description: 'An email identity (inbox), spec 2.6.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'UUID.' }),

@@ -5,6 +5,7 @@ import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { type Change, changesOf, orNull } from '../subscriptions.js';
+import { NodeRef } from './node.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
   description: 'State of an agent’s answer: pending, then answered, skipped (see reason) or failed.',
@@ -20,8 +21,10 @@ const MessageStatusEnum = builder.enumType('MessageStatus', {
 });
 
 export const EmailThreadRef = builder.prismaObject('EmailThread', {
+  interfaces: [NodeRef],
   description: 'A conversation of one identity (spec 2.7).',
   fields: (t) => ({
+    id: t.exposeID('id', { description: 'Thread id (UUID); the same as threadId.' }),
     threadId: t.exposeID('id', { description: 'Thread id (UUID).' }),
     subject: t.exposeString('subject'),
     participants: t.exposeStringList('participants', { description: 'Addresses, in order of first appearance.' }),

@@ -14,6 +14,7 @@ import {
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
+import { NodeRef } from './node.js';
 
 const WebhookDeliveryAttempt = builder
   .objectRef<DeliveryLogEntry['attemptHistory'][number]>('WebhookDeliveryAttempt')
@@ -35,6 +36,7 @@ const WebhookDeliveryAttempt = builder
   });
 
 const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').implement({
+  interfaces: [NodeRef],
   description: 'A delivery log entry (spec 2.9): one event (or test example) delivered to one webhook.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Delivery id; also the `webhook-id` and `X-Switchboard-Delivery` header.' }),
@@ -72,6 +74,7 @@ const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').i
 });
 
 const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
+  interfaces: [NodeRef],
   description: 'A webhook (spec 2.8). Its secret is returned only by createWebhook and rotateWebhookSecret.',
   fields: (t) => ({
     id: t.exposeID('id'),
