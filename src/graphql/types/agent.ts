@@ -9,8 +9,14 @@ import {
   listAgentRows,
   updateAgent,
 } from '../../domain/email/agent.service.js';
+import { CONTEXT_SOURCES } from '../../domain/email/email.schemas.js';
 import { builder } from '../builder.js';
 import { NodeRef } from './node.js';
+
+const ContextSourceEnum = builder.enumType('ContextSource', {
+  description: 'What an agent draws on besides the thread (spec 4.5).',
+  values: CONTEXT_SOURCES,
+});
 
 builder.prismaObject('Agent', {
   interfaces: [NodeRef],
@@ -23,7 +29,11 @@ builder.prismaObject('Agent', {
       nullable: true,
       description: 'Model id at the OpenAI-compatible endpoint (LLM_BASE_URL); required to be assigned.',
     }),
-    contextSources: t.exposeStringList('contextSources', { description: CONTEXT_SOURCES_DESCRIPTION }),
+    contextSources: t.field({
+      type: [ContextSourceEnum],
+      description: CONTEXT_SOURCES_DESCRIPTION,
+      resolve: (a) => a.contextSources as never,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     knowledgeDocuments: t.relation('documents', {
@@ -64,7 +74,7 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
     name: t.string({ required: true }),
     systemPrompt: t.string({ required: true }),
     textModel: t.string(),
-    contextSources: t.stringList({ required: true, description: CONTEXT_SOURCES_DESCRIPTION }),
+    contextSources: t.field({ type: [ContextSourceEnum], required: true, description: CONTEXT_SOURCES_DESCRIPTION }),
   }),
 });
 
@@ -75,7 +85,7 @@ const UpdateAgentInput = builder.inputType('UpdateAgentInput', {
     name: t.string(),
     systemPrompt: t.string(),
     textModel: t.string({ description: 'null clears (refused while the agent is assigned).' }),
-    contextSources: t.stringList(),
+    contextSources: t.field({ type: [ContextSourceEnum] }),
   }),
 });
 

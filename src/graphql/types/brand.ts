@@ -33,12 +33,15 @@ import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
+  AltBusinessIdTypeEnum,
+  BrandRelationshipEnum,
   BrandStatusEnum,
   EntityTypeEnum,
   EvpIdEnum,
   FeedbackCategoryEnum,
   IdentityStatusEnum,
   StockExchangeEnum,
+  ThroughputTierEnum,
   VerticalEnum,
   VettingClassEnum,
   VettingStatusEnum,
@@ -133,7 +136,7 @@ export const CarrierLimitRef = builder.objectRef<CarrierLimit>('CarrierLimit').i
 const BrandThroughputRef = builder.objectRef<BrandThroughput>('BrandThroughput').implement({
   description: 'The brand’s throughput tier (from its vetting score) and brand-level carrier limits.',
   fields: (t) => ({
-    tier: t.exposeString('tier', { description: 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR.' }),
+    tier: t.field({ type: ThroughputTierEnum, resolve: (b) => b.tier as never }),
     vettingScore: t.exposeInt('vettingScore', { nullable: true }),
     carriers: t.field({ type: [CarrierLimitRef], resolve: (b) => b.carriers }),
   }),
@@ -189,7 +192,7 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
     qualified: t.exposeBoolean('qualified'),
     status: t.field({ type: BrandStatusEnum, resolve: (q) => q.status as never }),
     identityStatus: t.field({ type: IdentityStatusEnum, resolve: (q) => q.identityStatus as never }),
-    throughputTier: t.exposeString('throughputTier'),
+    throughputTier: t.field({ type: ThroughputTierEnum, resolve: (q) => q.throughputTier as never }),
     usecases: t.field({ type: [UsecaseQualificationRef], resolve: (q) => q.usecases }),
   }),
 });
@@ -218,9 +221,17 @@ export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
     firstName: t.exposeString('firstName', { nullable: true, description: 'Sole proprietors.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Sole proprietors.' }),
     mobilePhone: t.exposeString('mobilePhone', { nullable: true, description: 'Sole proprietors (OTP), E.164.' }),
-    brandRelationship: t.exposeString('brandRelationship', { nullable: true }),
+    brandRelationship: t.field({
+      type: BrandRelationshipEnum,
+      nullable: true,
+      resolve: (b) => b.brandRelationship as never,
+    }),
     altBusinessId: t.exposeString('altBusinessId', { nullable: true }),
-    altBusinessIdType: t.exposeString('altBusinessIdType', { nullable: true }),
+    altBusinessIdType: t.field({
+      type: AltBusinessIdTypeEnum,
+      nullable: true,
+      resolve: (b) => b.altBusinessIdType as never,
+    }),
     businessContactEmail: t.exposeString('businessContactEmail', { nullable: true }),
     referenceId: t.exposeString('referenceId', { nullable: true }),
     mock: t.exposeBoolean('mock'),
@@ -319,9 +330,9 @@ function tcrBrandFields(t: InputFields) {
     firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
     lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
     mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
-    brandRelationship: t.string({ description: 'BASIC_ACCOUNT … KEY_ACCOUNT; default BASIC_ACCOUNT.' }),
+    brandRelationship: t.field({ type: BrandRelationshipEnum, description: 'Default BASIC_ACCOUNT.' }),
     altBusinessId: t.string(),
-    altBusinessIdType: t.string({ description: 'NONE, DUNS, GIIN or LEI.' }),
+    altBusinessIdType: t.field({ type: AltBusinessIdTypeEnum }),
     businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
     referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
     mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),

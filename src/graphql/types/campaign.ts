@@ -24,7 +24,15 @@ import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
-import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
+import {
+  AssignmentStatusEnum,
+  CampaignStatusEnum,
+  CarrierStatusEnum,
+  DidStateEnum,
+  NudgeIntentEnum,
+  ThroughputTierEnum,
+  withoutNulls,
+} from './compliance-enums.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
@@ -64,15 +72,20 @@ const AssignedNumberRef = builder.objectRef<AssignedNumberDto>('AssignedNumber')
   fields: (t) => ({
     number: t.exposeString('number', { description: 'E.164.' }),
     assignedAt: t.field({ type: 'DateTime', resolve: (n) => n.assignedAt }),
-    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
+      nullable: true,
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
+    }),
   }),
 });
 
 const CampaignThroughputRef = builder.objectRef<CampaignThroughput>('CampaignThroughput').implement({
   description: 'The campaign’s effective per-carrier limits: AT&T class and TPM, T-Mobile’s brand cap.',
   fields: (t) => ({
-    tier: t.exposeString('tier'),
+    tier: t.field({ type: ThroughputTierEnum, resolve: (c) => c.tier as never }),
     messageClass: t.exposeString('messageClass', { description: 'AT&T message class (A–F, T, SP).' }),
     carriers: t.field({ type: [CarrierLimitRef], resolve: (c) => c.carriers }),
   }),

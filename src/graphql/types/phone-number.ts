@@ -19,7 +19,7 @@ import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
-import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
+import { AssignmentStatusEnum, CampaignStatusEnum, DidStateEnum, withoutNulls } from './compliance-enums.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
   description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
@@ -33,10 +33,12 @@ const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
     campaignId: t.exposeID('campaignId', { nullable: true }),
     assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
-    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', {
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
       nullable: true,
-      description: 'PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign.',
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
     }),
     failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }),
     stateChangedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.stateChangedAt }),
@@ -55,8 +57,13 @@ const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').i
     number: t.exposeString('number'),
     campaignId: t.exposeID('campaignId', { nullable: true }),
     campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
-    state: t.exposeString('state', { description: 'DID state (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
+      nullable: true,
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
+    }),
   }),
 });
 

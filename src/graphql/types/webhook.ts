@@ -1,5 +1,7 @@
 import {
   createWebhook,
+  DELIVERY_KINDS,
+  DELIVERY_STATUSES,
   type DeliveryAttempted,
   type DeliveryLogEntry,
   deleteWebhook,
@@ -15,6 +17,16 @@ import {
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
 import { NodeRef } from './node.js';
+
+const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
+  description:
+    'pending (attempts left), delivered (a 2xx answer), failed (attempts exhausted), cancelled (webhook deleted).',
+  values: DELIVERY_STATUSES,
+});
+const WebhookDeliveryKindEnum = builder.enumType('WebhookDeliveryKind', {
+  description: 'event (an event of the log), test (testWebhook), redelivery (of a failed delivery).',
+  values: DELIVERY_KINDS,
+});
 
 const WebhookDeliveryAttempt = builder
   .objectRef<DeliveryLogEntry['attemptHistory'][number]>('WebhookDeliveryAttempt')
@@ -41,7 +53,7 @@ const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').i
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Delivery id; also the `webhook-id` and `X-Switchboard-Delivery` header.' }),
     eventType: t.exposeString('eventType', { description: 'Event type delivered.' }),
-    status: t.exposeString('status', { description: 'pending | delivered | failed | cancelled.' }),
+    status: t.field({ type: WebhookDeliveryStatusEnum, resolve: (d) => d.status as never }),
     attempts: t.exposeInt('attempts', { description: 'Attempts made so far (at most 5).' }),
     responseCode: t.exposeInt('responseCode', {
       nullable: true,
@@ -52,7 +64,7 @@ const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').i
       description: 'When the delivery was created.',
       resolve: (d) => d.createdAt,
     }),
-    kind: t.exposeString('kind', { description: 'event | test | redelivery.' }),
+    kind: t.field({ type: WebhookDeliveryKindEnum, resolve: (d) => d.kind as never }),
     eventId: t.exposeString('eventId', { nullable: true, description: 'Event log id; null for test deliveries.' }),
     nextAttemptAt: t.field({
       type: 'DateTime',
