@@ -113,13 +113,18 @@ describe('Relay node, nodes and totalCount', () => {
   it('counts the whole list in totalCount, whatever the page', async () => {
     const c = await t.newAccount();
     for (let i = 0; i < 3; i++) expect((await c.request('POST', '/compliance/brands', brandBody())).status).toBe(201);
+    for (const name of ['One', 'Two']) expect((await c.request('POST', '/api/agents', { name })).status).toBe(201);
     const res = await c.request('POST', '/graphql', {
       query:
-        '{ brands(first: 2) { totalCount edges { node { id } } pageInfo { hasNextPage } } campaigns { totalCount } }',
+        '{ brands(first: 2) { totalCount edges { node { id } } pageInfo { hasNextPage } } campaigns { totalCount } ' +
+        'agents(first: 1) { totalCount edges { node { name } } } emailIdentities { totalCount } webhooks { totalCount } }',
     });
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.brands.totalCount).toBe(3);
     expect(res.body.data.brands.edges).toHaveLength(2);
     expect(res.body.data.campaigns.totalCount).toBe(0);
+    expect(res.body.data.agents).toEqual({ totalCount: 2, edges: [{ node: { name: 'One' } }] });
+    expect(res.body.data.emailIdentities.totalCount).toBe(0);
+    expect(res.body.data.webhooks.totalCount).toBe(0);
   });
 });

@@ -18,7 +18,7 @@ const CreateWebhook = graphql(`
 
 const Webhooks = graphql(`
   query Webhooks($limit: Int) {
-    webhooks { id url events active logs(limit: $limit) { id eventType status attempts responseCode kind } }
+    webhooks { totalCount edges { node { id url events active logs(limit: $limit) { id eventType status attempts responseCode kind } } } }
   }
 `);
 
@@ -101,7 +101,8 @@ describe('webhooks over GraphQL', () => {
       await t.drain();
     }
     const list = await a.gql(Webhooks, { limit: 10 });
-    expect(list.data!.webhooks).toEqual([
+    expect(list.data!.webhooks.totalCount).toBe(1);
+    expect(list.data!.webhooks.edges.map((e) => e.node)).toEqual([
       {
         id: hook.webhook.id,
         url: `${receiver.url}/gql`,
@@ -164,6 +165,6 @@ describe('webhooks over GraphQL', () => {
       deletedWebhookId: hook.webhook.id,
       cancelledDeliveries: 0,
     });
-    expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual([]);
+    expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual({ totalCount: 0, edges: [] });
   });
 });

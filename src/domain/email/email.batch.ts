@@ -41,3 +41,15 @@ export async function threadRowsByIds(
     await ctx.db.emailThread.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } }),
   );
 }
+
+/** How many agents the account has (GraphQL `agents.totalCount`: one COUNT on the account index). Scope: email. */
+export async function countAgents(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'email');
+  return ctx.db.agent.count({ where: { accountId: actor.accountId } });
+}
+
+/** How many identities the account has, deprovisioning ones included (as the list shows them). Scope: email. */
+export async function countIdentities(ctx: AppContext, actor: Actor): Promise<number> {
+  requireScope(actor, 'email');
+  return ctx.db.emailIdentity.count({ where: { accountId: actor.accountId } });
+}

@@ -9,6 +9,7 @@ import {
   listAgentRows,
   updateAgent,
 } from '../../domain/email/agent.service.js';
+import { countAgents } from '../../domain/email/email.batch.js';
 import { CONTEXT_SOURCES } from '../../domain/email/email.schemas.js';
 import { builder } from '../builder.js';
 import { NodeRef } from './node.js';
@@ -55,12 +56,17 @@ builder.prismaObject('KnowledgeDocument', {
 });
 
 builder.queryFields((t) => ({
-  agents: t.prismaConnection({
-    type: 'Agent',
-    cursor: 'id',
-    description: 'The account’s agents, oldest first.',
-    resolve: (query, _root, _args, ctx) => listAgentRows(ctx.app, ctx.actor, query),
-  }),
+  agents: t.prismaConnection(
+    {
+      type: 'Agent',
+      cursor: 'id',
+      description: 'The account’s agents, oldest first.',
+      totalCount: (_connection, _args, ctx) => countAgents(ctx.app, ctx.actor),
+      resolve: (query, _root, _args, ctx) => listAgentRows(ctx.app, ctx.actor, query),
+    },
+    { name: 'AgentConnection' },
+    { name: 'AgentEdge' },
+  ),
   agent: t.prismaField({
     type: 'Agent',
     description: 'One agent.',

@@ -1,5 +1,6 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { countIdentities } from '../../domain/email/email.batch.js';
 import {
   createIdentity,
   deleteIdentity,
@@ -55,19 +56,24 @@ builder.prismaObject('EmailIdentity', {
             (window) => pageThreads(ctx.app, ctx.actor, identity.id, window),
           ),
       },
-      { name: 'EmailIdentityThreadsConnection' },
-      { name: 'EmailIdentityThreadsConnectionEdge' },
+      { name: 'EmailThreadConnection' },
+      { name: 'EmailThreadEdge' },
     ),
   }),
 });
 
 builder.queryFields((t) => ({
-  emailIdentities: t.prismaConnection({
-    type: 'EmailIdentity',
-    cursor: 'id',
-    description: 'The account’s identities, oldest first.',
-    resolve: (query, _root, _args, ctx) => listIdentityRows(ctx.app, ctx.actor, query),
-  }),
+  emailIdentities: t.prismaConnection(
+    {
+      type: 'EmailIdentity',
+      cursor: 'id',
+      description: 'The account’s identities, oldest first.',
+      totalCount: (_connection, _args, ctx) => countIdentities(ctx.app, ctx.actor),
+      resolve: (query, _root, _args, ctx) => listIdentityRows(ctx.app, ctx.actor, query),
+    },
+    { name: 'EmailIdentityConnection' },
+    { name: 'EmailIdentityEdge' },
+  ),
   emailIdentity: t.prismaField({
     type: 'EmailIdentity',
     description: 'One identity (NOT_FOUND for another account’s id).',

@@ -1,3 +1,4 @@
+import { resolveArrayConnection } from '@pothos/plugin-relay';
 import {
   createWebhook,
   DELIVERY_KINDS,
@@ -16,6 +17,7 @@ import {
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { NodeRef } from './node.js';
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -195,11 +197,25 @@ const RedeliverFailedWebhookDeliveriesInput = builder.inputType('RedeliverFailed
 });
 
 builder.queryFields((t) => ({
-  webhooks: t.field({
-    type: [Webhook],
-    description: 'The account’s webhooks (GET /api/webhooks).',
-    resolve: (_root, _args, ctx) => listWebhooks(ctx.app, ctx.actor),
-  }),
+  webhooks: t.connection(
+    {
+      type: Webhook,
+      description:
+        'The account’s webhooks, oldest first (GET /api/webhooks; at most MAX_WEBHOOKS_PER_ACCOUNT, so the page is cut ' +
+        'from the whole list, read once).',
+      resolve: async (_root, args, ctx) => {
+        const all = await listWebhooks(ctx.app, ctx.actor);
+        return Object.assign(resolveArrayConnection({ args }, all), { totalCount: all.length });
+      },
+    },
+    {
+      name: 'WebhookConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => c.totalCount }),
+      }),
+    },
+    { name: 'WebhookEdge' },
+  ),
   webhook: t.field({
     type: Webhook,
     description: 'One webhook; NOT_FOUND for another account’s id.',
