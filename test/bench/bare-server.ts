@@ -188,9 +188,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (req.method === 'POST' && p === '/api/events') {
     const body = await readBody(req);
     const channel = String(body.eventType).split('.')[0];
+    // `seq` (the account's gapless position, NOT NULL) is written as 0: the baseline is the bare single-row INSERT
+    // the issue names, with no per-account ordering; its rows go to accounts the service's scenarios do not read.
     const [row] = await db.query(
       'bare_event',
-      'INSERT INTO events (account_id, channel, event_type, payload) VALUES ($1, $2, $3, $4) RETURNING id, created_at',
+      'INSERT INTO events (account_id, channel, event_type, payload, seq) VALUES ($1, $2, $3, $4, 0) RETURNING id, created_at',
       [accountId, channel, body.eventType, JSON.stringify(body.payload ?? {})],
     );
     return send(res, 202, {

@@ -13,6 +13,7 @@
  *
  * Loopback only; every loop is bounded in count and time.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -121,10 +122,14 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 // ---------------------------------------------------------------------------------------------------------------
 // The service
 
-/** The command `npm start` runs, as argv (`tsx X` becomes `node --import tsx X`, so the pid is the server's). */
+/**
+ * The command `npm start` runs, as argv (`tsx X` becomes `node --import tsx X`, so the pid is the server's; a leading
+ * `exec` is dropped). The service runs from `dist/`, so the bench builds it first (`npm run build`).
+ */
 function startCommand(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const words = pkg.scripts.start!.trim().split(/\s+/);
+  if (words[0] === 'exec') words.shift(); // `exec node …`: the shell replaces itself, so the command is the same
   if (words[0] === 'tsx') return tsNode(words.slice(1).join(' '));
   if (words[0] === 'node') return [process.execPath, ...words.slice(1)];
   throw new Error(`bench: cannot run "npm start" = "${pkg.scripts.start}" directly; teach startCommand()`);
@@ -1200,6 +1205,8 @@ process.on('SIGTERM', onSignal);
 const startedAt = new Date();
 const load0 = loadavg();
 try {
+  // `npm start` runs dist/: build it from the sources being measured, never a stale bundle.
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   for (const mode of modes) await runMode(mode);
 } catch (err) {
   killAllChildren();
