@@ -75,7 +75,7 @@ const { values: opts } = parseArgs({
     'sse-idle': { type: 'string', default: '16' },
     'replay-runs': { type: 'string', default: '20' },
     'webhook-events': { type: 'string', default: '600' },
-    'refusal-runs': { type: 'string', default: '50' },
+    'refusal-runs': { type: 'string', default: '500' },
     help: { type: 'boolean' },
   },
 });
