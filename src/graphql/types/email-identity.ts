@@ -1,6 +1,7 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { countIdentities } from '../../domain/email/email.batch.js';
+import { IDENTITY_STATUSES } from '../../domain/email/email.enums.js';
 import {
   createIdentity,
   deleteIdentity,
@@ -17,7 +18,7 @@ import { NodeRef } from './node.js';
 
 const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
   description: 'Lifecycle of an identity.',
-  values: ['active', 'deprovisioning'] as const,
+  values: IDENTITY_STATUSES,
 });
 
 builder.prismaObject('EmailIdentity', {

@@ -1,3 +1,4 @@
+import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
@@ -9,15 +10,15 @@ import { NodeRef } from './node.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
   description: 'State of an agent’s answer: pending, then answered, skipped (see reason) or failed.',
-  values: ['pending', 'answered', 'skipped', 'failed'] as const,
+  values: AGENT_ANSWER_STATUSES,
 });
 const MessageDirectionEnum = builder.enumType('MessageDirection', {
   description: 'inbound (received) or outbound (sent by this service).',
-  values: ['inbound', 'outbound'] as const,
+  values: MESSAGE_DIRECTIONS,
 });
 const MessageStatusEnum = builder.enumType('MessageStatus', {
   description: 'received (inbound); queued, sent, delivered, undelivered or failed (outbound).',
-  values: ['received', 'queued', 'sent', 'delivered', 'undelivered', 'failed'] as const,
+  values: MESSAGE_STATUSES,
 });
 
 export const EmailThreadRef = builder.prismaObject('EmailThread', {
