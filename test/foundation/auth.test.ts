@@ -126,6 +126,21 @@ describe('bearer authentication (spec 5.1)', () => {
     expect(res.data?.revokeApiKey).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND', field: 'keyId' });
     expect((await b.gql(Viewer)).status).toBe(200);
   });
+
+  it('checks the scope before the input on GraphQL (403 before 400), then answers 400 with the input’s own fields', async () => {
+    const query =
+      'mutation { createBrand(input: {name: "Scope Order", ein: "bad", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename ... on Error { code field } } }';
+    const emailOnly = await t.newAccount(['email']);
+    const denied = await emailOnly.request('POST', '/graphql', { query });
+    expect(denied.body.data.createBrand).toEqual({ __typename: 'ForbiddenError', code: 'FORBIDDEN', field: null });
+    const compliance = await t.newAccount(['compliance']);
+    const invalid = await compliance.request('POST', '/graphql', { query });
+    expect(invalid.body.data.createBrand).toEqual({
+      __typename: 'ValidationError',
+      code: 'VALIDATION_FAILED',
+      field: 'ein',
+    });
+  });
 });
 
 describe('request bodies and idempotency', () => {

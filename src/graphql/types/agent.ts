@@ -10,8 +10,14 @@ import {
   updateAgent,
 } from '../../domain/email/agent.service.js';
 import { countAgents } from '../../domain/email/email.batch.js';
-import { CONTEXT_SOURCES } from '../../domain/email/email.schemas.js';
+import {
+  addKnowledgeInput,
+  CONTEXT_SOURCES,
+  createAgentInput,
+  updateAgentInput,
+} from '../../domain/email/email.schemas.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 import { NodeRef } from './node.js';
 
 const ContextSourceEnum = builder.enumType('ContextSource', {
@@ -156,7 +162,15 @@ builder.mutationFields((t) => ({
     errors: {},
     description: 'Creates an agent (spec 4.5).',
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
-    resolve: async (_root, args, ctx) => ({ agentId: (await createAgent(ctx.app, ctx.actor, args.input)).id }),
+    resolve: async (_root, args, ctx) => ({
+      agentId: (
+        await createAgent(
+          ctx.app,
+          ctx.actor,
+          parseArgs(ctx, 'email', createAgentInput, args.input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
   updateAgent: t.field({
     type: UpdateAgentPayload,
@@ -164,7 +178,14 @@ builder.mutationFields((t) => ({
     description: 'Changes an agent.',
     args: { input: t.arg({ type: UpdateAgentInput, required: true }) },
     resolve: async (_root, { input: { id, ...input } }, ctx) => ({
-      agentId: (await updateAgent(ctx.app, ctx.actor, String(id), input)).id,
+      agentId: (
+        await updateAgent(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'email', updateAgentInput, input, { keepNulls: true }),
+        )
+      ).id,
     }),
   }),
   deleteAgent: t.field({
@@ -183,7 +204,14 @@ builder.mutationFields((t) => ({
     description: 'Adds a knowledge document to an agent (KNOWLEDGE_LIMIT_REACHED at the maximum).',
     args: { input: t.arg({ type: AddKnowledgeDocumentInput, required: true }) },
     resolve: async (_root, { input: { agentId, ...input } }, ctx) => ({
-      documentId: (await addKnowledgeDocument(ctx.app, ctx.actor, String(agentId), input)).id,
+      documentId: (
+        await addKnowledgeDocument(
+          ctx.app,
+          ctx.actor,
+          String(agentId),
+          parseArgs(ctx, 'email', addKnowledgeInput, input, { keepNulls: true }),
+        )
+      ).id,
     }),
   }),
   deleteKnowledgeDocument: t.field({

@@ -2,6 +2,7 @@
 import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { countIdentities } from '../../domain/email/email.batch.js';
 import { IDENTITY_STATUSES } from '../../domain/email/email.enums.js';
+import { createIdentityInput, updateIdentityInput } from '../../domain/email/email.schemas.js';
 import {
   createIdentity,
   deleteIdentity,
@@ -13,6 +14,7 @@ import {
 import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
 import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 import { EmailThreadRef } from './email-thread.js';
 import { NodeRef } from './node.js';
 
@@ -132,7 +134,13 @@ builder.mutationFields((t) => ({
     description: 'Provisions an identity (ADDRESS_TAKEN when the address is in use).',
     args: { input: t.arg({ type: CreateEmailIdentityInput, required: true }) },
     resolve: async (_root, args, ctx) => ({
-      identityId: (await createIdentity(ctx.app, ctx.actor, args.input)).id,
+      identityId: (
+        await createIdentity(
+          ctx.app,
+          ctx.actor,
+          parseArgs(ctx, 'email', createIdentityInput, args.input, { keepNulls: true }),
+        )
+      ).id,
     }),
   }),
   updateEmailIdentity: t.field({
@@ -141,7 +149,14 @@ builder.mutationFields((t) => ({
     description: 'Changes displayName or agentId.',
     args: { input: t.arg({ type: UpdateEmailIdentityInput, required: true }) },
     resolve: async (_root, { input: { id, ...input } }, ctx) => ({
-      identityId: (await updateIdentity(ctx.app, ctx.actor, String(id), input)).id,
+      identityId: (
+        await updateIdentity(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'email', updateIdentityInput, input, { keepNulls: true }),
+        )
+      ).id,
     }),
   }),
   deleteEmailIdentity: t.field({

@@ -1,10 +1,12 @@
 import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
+import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
@@ -128,7 +130,12 @@ builder.mutationFields((t) => ({
     description: 'Sends a new message from an identity (new thread).',
     args: { input: t.arg({ type: SendEmailInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      sendEmail(ctx.app, ctx.actor, String(identityId), input),
+      sendEmail(
+        ctx.app,
+        ctx.actor,
+        String(identityId),
+        parseArgs(ctx, 'email', sendEmailInput, input, { keepNulls: true }),
+      ),
   }),
   replyToEmailThread: t.field({
     type: ReplyToEmailThreadPayload,
@@ -136,7 +143,12 @@ builder.mutationFields((t) => ({
     description: 'Replies on a thread of an identity.',
     args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      replyToThread(ctx.app, ctx.actor, String(identityId), input),
+      replyToThread(
+        ctx.app,
+        ctx.actor,
+        String(identityId),
+        parseArgs(ctx, 'email', replyInput, input, { keepNulls: true }),
+      ),
   }),
 }));
 

@@ -3,6 +3,7 @@
 import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { countNumbers } from '../../domain/compliance/compliance.batch.js';
 import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
+import { didMappingQuery, numbersInput } from '../../domain/compliance/compliance.schemas.js';
 import {
   type AssignedNumberDto,
   type AssignResult,
@@ -18,8 +19,9 @@ import {
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
-import { AssignmentStatusEnum, CampaignStatusEnum, DidStateEnum, withoutNulls } from './compliance-enums.js';
+import { AssignmentStatusEnum, CampaignStatusEnum, DidStateEnum } from './compliance-enums.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
   description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
@@ -116,7 +118,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ description: '1–1000, default 1000.' }),
       cursor: t.arg.string({ description: '`nextCursor` of the previous page.' }),
     },
-    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, withoutNulls(args)),
+    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', didMappingQuery, args)),
   }),
   complianceEnum: t.field({
     type: ComplianceEnumRef,
@@ -189,7 +191,12 @@ builder.mutationFields((t) => ({
     description: 'Assigns provisioned numbers to a campaign, all or nothing.',
     args: { input: t.arg({ type: AssignCampaignNumbersInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      assignNumbers(ctx.app, ctx.actor, String(input.campaignId), { numbers: input.numbers }),
+      assignNumbers(
+        ctx.app,
+        ctx.actor,
+        String(input.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers }),
+      ),
   }),
   removeCampaignNumbers: t.field({
     type: RemoveCampaignNumbersPayload,
@@ -197,14 +204,20 @@ builder.mutationFields((t) => ({
     description: 'Unlinks numbers from a campaign, all or nothing.',
     args: { input: t.arg({ type: RemoveCampaignNumbersInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      removeNumbers(ctx.app, ctx.actor, String(input.campaignId), { numbers: input.numbers }),
+      removeNumbers(
+        ctx.app,
+        ctx.actor,
+        String(input.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers }),
+      ),
   }),
   provisionNumbers: t.field({
     type: ProvisionNumbersPayload,
     errors: {},
     description: 'Provisions E.164 numbers in the account, all or nothing.',
     args: { input: t.arg({ type: ProvisionNumbersInput, required: true }) },
-    resolve: (_root, { input }, ctx) => provisionNumbers(ctx.app, ctx.actor, { numbers: input.numbers }),
+    resolve: (_root, { input }, ctx) =>
+      provisionNumbers(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers })),
   }),
   releaseNumber: t.field({
     type: ReleaseNumberPayload,

@@ -1,5 +1,11 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
 import {
+  createWebhookInput,
+  redeliverFailedInput,
+  testWebhookInput,
+  webhookLogsQuery,
+} from '../../domain/webhooks/webhook.schemas.js';
+import {
   createWebhook,
   DELIVERY_KINDS,
   DELIVERY_STATUSES,
@@ -18,6 +24,7 @@ import {
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
+import { parseArgs } from '../parse-args.js';
 import { NodeRef } from './node.js';
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -101,7 +108,8 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
       type: [WebhookDelivery],
       description: 'Delivery log, newest first (limit default 50, max 200).',
       args: { limit: t.arg.int() },
-      resolve: (w, args, ctx) => listWebhookLogs(ctx.app, ctx.actor, w.id, { limit: args.limit ?? undefined }),
+      resolve: (w, args, ctx) =>
+        listWebhookLogs(ctx.app, ctx.actor, w.id, parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit })),
     }),
   }),
 });
@@ -227,7 +235,12 @@ builder.queryFields((t) => ({
     description: 'Delivery log of a webhook, newest first (GET /api/webhooks/{id}/logs).',
     args: { webhookId: t.arg.id({ required: true }), limit: t.arg.int() },
     resolve: (_root, args, ctx) =>
-      listWebhookLogs(ctx.app, ctx.actor, String(args.webhookId), { limit: args.limit ?? undefined }),
+      listWebhookLogs(
+        ctx.app,
+        ctx.actor,
+        String(args.webhookId),
+        parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
+      ),
   }),
 }));
 
@@ -238,7 +251,11 @@ builder.mutationFields((t) => ({
     description: 'Registers a webhook (POST /api/webhooks); the secret is returned only here.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: async (_root, args, ctx) => {
-      const { secret, ...webhook } = await createWebhook(ctx.app, ctx.actor, args.input);
+      const { secret, ...webhook } = await createWebhook(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'webhooks', createWebhookInput, args.input, { keepNulls: true }),
+      );
       return { webhook, secret };
     },
   }),
@@ -262,7 +279,12 @@ builder.mutationFields((t) => ({
     description: 'Sends a signed example of an event type now (one attempt) and logs it.',
     args: { input: t.arg({ type: TestWebhookInput, required: true }) },
     resolve: async (_root, { input }, ctx) => ({
-      delivery: await testWebhook(ctx.app, ctx.actor, String(input.id), { eventType: input.eventType }),
+      delivery: await testWebhook(
+        ctx.app,
+        ctx.actor,
+        String(input.id),
+        parseArgs(ctx, 'webhooks', testWebhookInput, { eventType: input.eventType }),
+      ),
     }),
   }),
   redeliverWebhookDelivery: t.field({
@@ -280,7 +302,12 @@ builder.mutationFields((t) => ({
     description: 'Redelivers every failed delivery of the webhook created at or after `since`.',
     args: { input: t.arg({ type: RedeliverFailedWebhookDeliveriesInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      redeliverFailedSince(ctx.app, ctx.actor, String(input.webhookId), { since: input.since.toISOString() }),
+      redeliverFailedSince(
+        ctx.app,
+        ctx.actor,
+        String(input.webhookId),
+        parseArgs(ctx, 'webhooks', redeliverFailedInput, { since: input.since.toISOString() }),
+      ),
   }),
 }));
 
