@@ -49,7 +49,10 @@ export interface App {
 export interface BuildOptions {
   clock?: Clock;
   logger?: Logger;
-  /** Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`). */
+  /**
+   * Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`).
+   * `WORKERS=false` in the configuration keeps them off whatever this says.
+   */
   startWorkers?: boolean;
   /**
    * Test-only fault injection: events for which this returns true are never published on the bus (a lost
@@ -182,9 +185,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         smtp = await startSmtpListener(ctx, config.SMTP_PORT);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
-      if (opts.startWorkers !== false) {
+      if (opts.startWorkers !== false && config.WORKERS) {
         await ctx.jobs.start();
         workers.start();
+      } else if (!config.WORKERS) {
+        log.info('background workers off (WORKERS=false): work is enqueued here and run by instances with workers on');
       }
       if (writesAdminFile) {
         const port = (http.server.address() as { port: number }).port;
