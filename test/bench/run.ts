@@ -1101,7 +1101,12 @@ async function webhooksDrain(
         }
         await ingest.child.stop(15_000);
         const t0 = nowMs();
-        const deliverer = await startService(env, 'service-deliver');
+        // BENCH_CPU_PROF_DIR: the delivering instance writes a V8 CPU profile there when it stops (`node --cpu-prof`).
+        const prof = process.env.BENCH_CPU_PROF_DIR;
+        const deliverer = await startService(
+          prof ? { ...env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } : env,
+          'service-deliver',
+        );
         try {
           const cpu0 = cpuMs(deliverer.child.pid);
           const deadline = performance.now() + 180_000;
