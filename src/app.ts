@@ -9,6 +9,7 @@ import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
+import { MAX_IN_FLIGHT } from './domain/webhooks/webhook.dispatcher.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createHttpServer } from './http/server.js';
 import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
@@ -119,6 +120,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     webhookTransport: new UndiciWebhookTransport({
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      // The dispatcher's limits (per instance, account and webhook) bound what is in flight to one origin; a tighter
+      // pool would queue attempts inside the client, where their timeout runs without anything being sent.
+      connectionsPerOrigin: MAX_IN_FLIGHT,
     }),
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,

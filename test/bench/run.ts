@@ -149,10 +149,15 @@ interface Service {
 
 const secretsKey = randomBytes(32).toString('hex');
 
-async function startService(env: Record<string, string>, name = 'service'): Promise<Service & { startMs: number }> {
+async function startService(
+  env: Record<string, string>,
+  name = 'service',
+  nodeArgs: string[] = [],
+): Promise<Service & { startMs: number }> {
   const port = await freePort();
   const started = performance.now();
-  const child = startChild(name, startCommand(), {
+  const [node, ...args] = startCommand();
+  const child = startChild(name, [node!, ...nodeArgs, ...args], {
     env: {
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
@@ -1017,7 +1022,7 @@ async function webhooks(
       // Two webhooks of the other account on its hanging receiver: each holds at most 50 attempts in flight
       // (MAX_IN_FLIGHT_PER_WEBHOOK), so together they hold 100, with 100 more deliveries queued behind them.
       await hook('iso-hang', `${hangReceiver.url}/hang/iso-hang`);
-      await hook('iso-hang', `${hangReceiver.url}/hang/iso-hang?second`);
+      await hook('iso-hang', `${hangReceiver.url}/hang/iso-hang/second`);
       const m = Math.min(n, 300);
       receiver.child.proc.send({ reset: true });
       const alone = await deliver(['iso-fast'], m, 'iso');
@@ -1104,8 +1109,9 @@ async function webhooksDrain(
         // BENCH_CPU_PROF_DIR: the delivering instance writes a V8 CPU profile there when it stops (`node --cpu-prof`).
         const prof = process.env.BENCH_CPU_PROF_DIR;
         const deliverer = await startService(
-          prof ? { ...env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } : env,
+          env,
           'service-deliver',
+          prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
         );
         try {
           const cpu0 = cpuMs(deliverer.child.pid);
