@@ -32,6 +32,7 @@ import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
+import { StreamHeartbeat } from './rest/stream-heartbeat.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
 
 /** A built, not yet listening, Switchboard. */
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const notices = new PubSubChangeNotices(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const metrics = new PrometheusMetrics(database);
+  const auth = new KeyAuthenticator(database.prisma);
   const ctx: AppContext = {
     config,
     database,
@@ -112,7 +114,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     notices,
     events: new EventLog(database.prisma, bus, clock, notices),
     workers,
-    auth: new KeyAuthenticator(database.prisma),
+    auth,
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
     secretsKey,
     secretsKeyId: secretsKeyId(secretsKey),
@@ -139,6 +141,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       metrics,
     ),
     metrics,
+    openStreams: new Set(),
+    openFeeds: new Set(),
+    streamHeartbeat: new StreamHeartbeat({ intervalMs: config.EVENT_STREAM_HEARTBEAT_MS, clock, auth }),
   };
   ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
   metrics.measureQueues(async () => {
@@ -219,6 +224,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await http.close();
         await smtp?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
+        ctx.streamHeartbeat.stop();
         ctx.mail.close();
         await notices.close();
         await bus.close();
