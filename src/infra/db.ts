@@ -46,6 +46,13 @@ export interface Database {
    * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
    */
   read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
+  /**
+   * Runs one statement on its own (autocommit, unnamed) below Prisma: `text` with `$n` placeholders (a `Prisma.sql`
+   * template's `.text` and `.values`). For the job queue's hot single-statement writes (claims, leases, batched
+   * outcomes; issue 9), which need no transaction. Values and results convert as in {@link read}. Never for writes
+   * that must commit with others (those go through Prisma transactions and the event log).
+   */
+  statement<T>(query: { text: string; values: readonly unknown[] }): Promise<T[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -92,6 +99,9 @@ export async function openDatabase(opts: {
       prisma,
       async read<T>(statement: Statement, params: unknown[]) {
         return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
+      },
+      async statement<T>(query: { text: string; values: readonly unknown[] }) {
+        return (await pool.query(query.text, query.values as unknown[])).rows as T[];
       },
       async raw() {
         const client = await pool.connect();
@@ -184,6 +194,9 @@ export async function openDatabase(opts: {
     prisma,
     async read<T>(statement: Statement, params: unknown[]) {
       return (await lite.query<T>(statement.text, params)).rows;
+    },
+    async statement<T>(query: { text: string; values: readonly unknown[] }) {
+      return (await lite.query<T>(query.text, query.values as unknown[])).rows;
     },
     async raw() {
       return {
