@@ -29,7 +29,7 @@ const DEFAULT_LIST_SIZE = 10;
  * lists; a connection's `edges` list is already counted by the connection (multiplier 1).
  */
 function listCost(args: Record<string, unknown>, type: Parameters<typeof getNamedType>[0]) {
-  const size = [args.first, args.last, args.limit].find((v): v is number => typeof v === 'number' && v >= 0);
+  const size = SIZE_ARGUMENTS.map((name) => args[name]).find((v): v is number => typeof v === 'number' && v >= 0);
   const named = getNamedType(type)?.name ?? '';
   if (size !== undefined) return { field: 1, multiplier: Math.max(1, size) };
   if (named.endsWith('Connection')) return { field: 1, multiplier: DEFAULT_PAGE_SIZE };
@@ -37,6 +37,19 @@ function listCost(args: Record<string, unknown>, type: Parameters<typeof getName
     return { field: 1, multiplier: named.endsWith('Edge') ? 1 : DEFAULT_LIST_SIZE };
   return 1;
 }
+
+/** The argument names the default cost weighting reads ({@link defaultFieldComplexity}). */
+export const SIZE_ARGUMENTS: readonly string[] = ['first', 'last', 'limit'];
+
+/**
+ * The complexity of every field without its own `complexity` option: {@link listCost} of its arguments and type. It
+ * reads only {@link SIZE_ARGUMENTS}; src/graphql/limits.ts relies on that to reuse a document's cost.
+ */
+export const defaultFieldComplexity = (
+  args: Record<string, unknown>,
+  _ctx: unknown,
+  field: { type: Parameters<typeof getNamedType>[0] },
+) => listCost(args, field.type);
 
 /** The one Pothos builder. Type files under src/graphql/types import it; src/graphql/schema.ts builds the schema. */
 export const builder = new SchemaBuilder<{
@@ -51,7 +64,7 @@ export const builder = new SchemaBuilder<{
   plugins: [ComplexityPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
   complexity: {
     // No limit here: src/graphql/limits.ts checks the whole operation once, before execution, with this weighting.
-    fieldComplexity: (args, _ctx, field) => listCost(args, field.type),
+    fieldComplexity: defaultFieldComplexity,
   },
   defaultFieldNullability: false,
   prisma: {
