@@ -80,9 +80,18 @@ export const builder = new SchemaBuilder<{
   },
 });
 
+/** The exact output of `Date.prototype.toISOString()` for years 0–9999. */
+const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 builder.scalarType('DateTime', {
   description: 'ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-21T05:01:46.123Z.',
-  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
+  // Domain DTOs already carry `toISOString()` text: that form is passed through instead of parsed and re-printed.
+  serialize: (value) =>
+    value instanceof Date
+      ? value.toISOString()
+      : typeof value === 'string' && ISO_UTC_MS.test(value)
+        ? value
+        : new Date(value).toISOString(),
   parseValue: (value) => {
     const d = new Date(String(value));
     if (Number.isNaN(d.getTime())) throw new TypeError('DateTime must be an ISO 8601 timestamp');
