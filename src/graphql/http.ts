@@ -3,7 +3,7 @@
 // GraphQL's shape, `{"errors": [{"message", "extensions": {"code", …}}]}`, so GraphQL clients and GraphiQL can show
 // them; REST keeps its `{"error": …}` body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { processRegularResult } from 'graphql-yoga';
+import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
 import { createGraphQLServer } from './yoga.js';
@@ -80,11 +80,15 @@ function requestErrorStatus(status: number, text: string): number {
   return statuses.length > 0 ? Math.max(...statuses) : 400;
 }
 
-/** `Accept` values whose answer is Yoga's regular JSON result, with the media type Yoga then answers in. */
-const JSON_ACCEPT: Record<string, string> = {
-  '*/*': 'application/json',
-  'application/json': 'application/json',
-  'application/graphql-response+json': 'application/graphql-response+json',
+/**
+ * `Accept` values the fast path serves, with the media type Yoga answers a single result in. Yoga prefers the first
+ * listed type; `*\/*` (and no header) also admits its SSE processor, which it picks for a subscription's stream.
+ */
+const SIMPLE_ACCEPT: Record<string, { mediaType: string; sse: boolean }> = {
+  '': { mediaType: 'application/json', sse: true },
+  '*/*': { mediaType: 'application/json', sse: true },
+  'application/json': { mediaType: 'application/json', sse: false },
+  'application/graphql-response+json': { mediaType: 'application/graphql-response+json', sse: false },
 };
 
 type Yoga = ReturnType<typeof createGraphQLServer>;
@@ -94,8 +98,9 @@ type Yoga = ReturnType<typeof createGraphQLServer>;
  * and checked the body, so the WHATWG Request/Response adapter (@whatwg-node/server), the request parsers and the
  * result-processor negotiation are skipped, and the parameters go straight to `getResultForParams` (the same
  * envelop pipeline: parameter checks, parse/validate cache, limits, masked errors, graphql-jit) and the result to
- * Yoga's own `processRegularResult` (its status rules and JSON). Anything else (GET, batches, other `Accept` values,
- * streams, GraphiQL, /graphql/stream) returns undefined and takes Yoga's full path.
+ * Yoga's own result processors (`processRegularResult`: its status rules and JSON; `getSSEProcessor` for a
+ * subscription POSTed with `Accept: *\/*`). Anything else (GET, batches, other `Accept` values, GraphiQL,
+ * /graphql/stream) returns undefined and takes Yoga's full path.
  *
  * A parameter check that throws (`{"query": 1}`, unknown keys) does so before anything runs; the request is then
  * answered by the full path, so those errors read exactly as before. Used only while Yoga has no
@@ -108,9 +113,8 @@ function plainJsonResponse(
 ): Promise<Response | undefined> | undefined {
   const body = req.body;
   if (req.method !== 'POST' || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const accept = req.headers.accept;
-  const mediaType = accept === undefined || accept === '' ? 'application/json' : JSON_ACCEPT[accept];
-  if (!mediaType || !req.headers['content-type']?.startsWith('application/json')) return undefined;
+  const accept = SIMPLE_ACCEPT[req.headers.accept ?? ''];
+  if (!accept || !req.headers['content-type']?.startsWith('application/json')) return undefined;
   const request = new yoga.fetchAPI.Request(`http://localhost${req.url}`, {
     method: 'POST',
     headers: req.headers as Record<string, string>,
@@ -121,9 +125,17 @@ function plainJsonResponse(
     resolve(yoga.getResultForParams({ params: body as { query?: string }, request }, context)),
   );
   return result.then(
-    (r) => {
+    async (r) => {
       if (r === undefined) throw new Error('GraphQL execution gave no result');
-      return processRegularResult(r, yoga.fetchAPI, mediaType);
+      if (!isAsyncIterable(r)) return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      // A subscription's stream: Yoga's SSE processor where `Accept` admits it, else its 406 naming that type.
+      if (accept.sse) return getSSEProcessor()(r, yoga.fetchAPI, 'text/event-stream');
+      await r[Symbol.asyncIterator]().return?.();
+      return new yoga.fetchAPI.Response(null, {
+        status: 406,
+        statusText: 'Not Acceptable',
+        headers: { accept: 'text/event-stream' },
+      });
     },
     () => undefined,
   );
