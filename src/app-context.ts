@@ -8,17 +8,20 @@ import type { ModelProvider } from './domain/email/model.port.js';
 import type { ChangeNotices } from './domain/events/change-notices.port.js';
 import type { EventBus } from './domain/events/event-bus.port.js';
 import type { EventLog } from './domain/events/event-log.js';
+import type { EventSubscription } from './domain/events/event-stream.js';
 import type { WebhookTransport } from './domain/webhooks/webhook-transport.port.js';
 import type { Clock } from './infra/clock.js';
 import type { Database, Db } from './infra/db.js';
 import type { JobQueue } from './infra/jobs/job-queue.js';
 import type { PrometheusMetrics } from './infra/metrics/prometheus.js';
 import type { WorkerSet } from './infra/workers.js';
+import type { StreamHeartbeat } from './rest/stream-heartbeat.js';
 
 /**
  * What every domain function receives: configuration, the database, the clock, the log, the event log/bus, and
- * every adapter (port implementation) the areas use.
- * Built once per app in src/app.ts; read-only after that. (Passed explicitly rather than as module singletons so
+ * every adapter (port implementation) the areas use, and the per-app state of long-lived connections (open
+ * streams and feeds, the SSE heartbeat). Built once per app in src/app.ts; the fields are not reassigned after
+ * that (the sets change as connections open and close). There is no module-level per-app state. (Passed explicitly rather than as module singletons so
  * one process can run several apps, e.g. the restart and two-instance tests.)
  */
 export interface AppContext {
@@ -52,4 +55,16 @@ export interface AppContext {
   metrics: PrometheusMetrics;
   /** The model port agents answer with. */
   model: ModelProvider;
+  /**
+   * Every open event stream of this app (SSE `GET /api/events` and the GraphQL `events` subscription): `trackStream`
+   * adds one, it leaves when it ends, and shutdown ends all with `shutdown` (`endAllStreams`, src/domain/events/event-stream.ts).
+   */
+  openStreams: Set<EventSubscription>;
+  /**
+   * The shutdown callbacks of every open change feed (typed GraphQL subscriptions and webhook delivery-attempt
+   * feeds, src/domain/events/change-feed.ts); shutdown calls them all (`endAllChangeFeeds`) so feeds end quietly.
+   */
+  openFeeds: Set<() => void>;
+  /** The one heartbeat timer of this app's SSE responses, which also re-checks their keys (src/rest/stream-heartbeat.ts). */
+  streamHeartbeat: StreamHeartbeat;
 }

@@ -31,6 +31,7 @@ import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
+import { StreamHeartbeat } from './rest/stream-heartbeat.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
 
 /** A built, not yet listening, Switchboard. */
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const notices = new PubSubChangeNotices(config, log);
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const metrics = new PrometheusMetrics(database);
+  const auth = new KeyAuthenticator(database.prisma);
   const ctx: AppContext = {
     config,
     database,
@@ -108,7 +110,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     notices,
     events: new EventLog(database.prisma, bus, clock, notices),
     workers,
-    auth: new KeyAuthenticator(database.prisma),
+    auth,
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
     secretsKey,
     secretsKeyId: secretsKeyId(secretsKey),
@@ -132,6 +134,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       metrics,
     ),
     metrics,
+    openStreams: new Set(),
+    openFeeds: new Set(),
+    streamHeartbeat: new StreamHeartbeat({ intervalMs: config.EVENT_STREAM_HEARTBEAT_MS, clock, auth }),
   };
   ctx.events.addHook(async (_tx, event) => metrics.eventIngested(event.channel));
   metrics.measureQueues(async () => {
@@ -210,6 +215,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await http.close();
         await smtp?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
+        ctx.streamHeartbeat.stop();
         ctx.mail.close();
         await notices.close();
         await bus.close();

@@ -1,8 +1,15 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { parseScopes, SCOPES } from './domain/accounts/account.service.js';
-import { adminCreateAccount, adminIssueKey, adminRevokeKey } from './domain/accounts/admin.service.js';
+import {
+  adminAccountInput,
+  adminCreateAccount,
+  adminIssueKey,
+  adminKeyInput,
+  adminRevokeKey,
+} from './domain/accounts/admin.service.js';
 import { DomainError } from './domain/errors.js';
+import { parseInput } from './domain/validation.js';
 import { readAdminFile } from './infra/admin-file.js';
 import { DataDirLockedError, EXIT_DATA_DIR_LOCKED } from './infra/data-dir-lock.js';
 import { openDatabase } from './infra/db.js';
@@ -120,9 +127,9 @@ async function onDatabase(config: Config, op: Operation): Promise<unknown> {
     await migrate(db);
     switch (op.kind) {
       case 'createAccount':
-        return await adminCreateAccount(db.prisma, op.body);
+        return await adminCreateAccount(db.prisma, parseInput(adminAccountInput, op.body));
       case 'createKey':
-        return await adminIssueKey(db.prisma, op.body);
+        return await adminIssueKey(db.prisma, parseInput(adminKeyInput, op.body));
       case 'revokeKey':
         await adminRevokeKey({ db: db.prisma, auth: { invalidate() {} } }, op.keyId);
         return { revoked: op.keyId };

@@ -7,9 +7,11 @@
 
 import { openChangeFeed } from '../domain/events/change-feed.js';
 import { changeTopic } from '../domain/events/change-notices.port.js';
+import { eventStreamInput } from '../domain/events/event.service.js';
 import type { Channel } from '../domain/events/event-catalog.js';
 import type { StoredEvent } from '../domain/events/event-log.js';
 import type { GraphQLContext } from './builder.js';
+import { parseArgs } from './parse-args.js';
 
 /** One change of a typed subscription: the event that caused it and the object re-read after it. */
 export interface Change<T> {
@@ -30,7 +32,8 @@ export interface Change<T> {
  * PubSub engine (RedisPubSub with REDIS_URL), after replaying the matching events of `channels` after
  * `lastEventId` from the event log, and yields a {@link Change} for each event `matches` accepts, with `load`
  * re-reading the object through the domain (null when gone). Ending the iterator unsubscribes.
- * @throws what openChangeFeed throws (ForbiddenError without events:read, ValidationError) before anything streams.
+ * @throws ForbiddenError without events:read, ValidationError for a malformed `lastEventId` (both checked here, at
+ *   the door), and what openChangeFeed throws, before anything streams.
  */
 export async function changesOf<T>(
   ctx: GraphQLContext,
@@ -42,10 +45,11 @@ export async function changesOf<T>(
     load: (event: StoredEvent) => Promise<T | null>;
   },
 ): Promise<AsyncGenerator<Change<T>>> {
+  const { lastEventId } = parseArgs(ctx, 'events:read', eventStreamInput, { lastEventId: opts.lastEventId });
   const feed = await openChangeFeed(ctx.app, ctx.actor, {
     channels: opts.channels,
     topic: changeTopic(ctx.actor.accountId, opts.topic[0], opts.topic[1]),
-    lastEventId: opts.lastEventId,
+    lastEventId,
     matches: opts.matches,
   });
   async function* changes(): AsyncGenerator<Change<T>> {

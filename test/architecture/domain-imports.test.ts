@@ -30,9 +30,7 @@ const FORBIDDEN = [
 ];
 const FORBIDDEN_PREFIXES = ['@ai-sdk/', '@fastify/', '@pothos/', '@graphql-yoga/'];
 /** Files still waiting for their move (each names the change that moves it). */
-const PENDING: Record<string, string> = {
-  'src/domain/webhooks/webhook.transport.ts': 'moves to src/infra with the one job queue (issue 10)',
-};
+const PENDING: Record<string, string> = {};
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -48,6 +46,26 @@ async function sourceFiles(dir: string): Promise<string[]> {
 
 function isForbidden(spec: string): boolean {
   return FORBIDDEN.includes(spec) || FORBIDDEN_PREFIXES.some((p) => spec.startsWith(p));
+}
+
+/**
+ * Module-level maps keyed by the app (`const x = new WeakMap<AppContext, …>()` at the top of a file): per-app state
+ * that `AppContext` does not show. Per-app state is a named AppContext field instead (issue 10). @returns the names.
+ */
+function perAppMaps(fileName: string, text: string): string[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const names: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    for (const decl of statement.declarationList.declarations) {
+      const init = decl.initializer;
+      if (!init || !ts.isNewExpression(init)) continue;
+      const ctor = init.expression.getText(source);
+      const key = init.typeArguments?.[0]?.getText(source);
+      if ((ctor === 'WeakMap' || ctor === 'Map') && key === 'AppContext') names.push(decl.name.getText(source));
+    }
+  }
+  return names;
 }
 
 describe('house rules (import graph)', () => {
@@ -79,5 +97,36 @@ describe('house rules (import graph)', () => {
       true,
     );
     expect(importedFiles.map((f) => f.fileName).filter(isForbidden)).toEqual(['ioredis', 'node:dns']);
+  });
+
+  it('no module under src keeps per-app state in a module-level map keyed by AppContext', async () => {
+    const files = await sourceFiles(path.join(root, 'src'));
+    const offences: string[] = [];
+    for (const file of files) {
+      const rel = path.relative(root, file);
+      if (rel.startsWith('src/generated/')) continue;
+      for (const name of perAppMaps(rel, await readFile(file, 'utf8'))) offences.push(`${rel}: ${name}`);
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('the per-app state check itself catches a module-level WeakMap<AppContext>', () => {
+    const text = [
+      'const heartbeats = new WeakMap<AppContext, Timer>();',
+      'const frames = new WeakMap<StoredEvent, string>();',
+      'function f() { const local = new WeakMap<AppContext, number>(); }',
+    ].join('\n');
+    expect(perAppMaps('x.ts', text)).toEqual(['heartbeats']);
+  });
+
+  it('domain functions take parsed input: nothing under src/domain parses a caller’s input again', async () => {
+    // Inputs are parsed once, at the door (REST route schemas, GraphQL parseArgs, the CLI): docs/architecture.md.
+    const offences: string[] = [];
+    for (const file of await sourceFiles(path.join(root, 'src/domain'))) {
+      const rel = path.relative(root, file);
+      if (rel === 'src/domain/validation.ts') continue;
+      if (/\bparseInput\s*\(/.test(await readFile(file, 'utf8'))) offences.push(rel);
+    }
+    expect(offences).toEqual([]);
   });
 });

@@ -118,6 +118,21 @@ describe('bearer authentication (spec 5.1)', () => {
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
     expect((await b.gql(Viewer)).status).toBe(200);
   });
+
+  it('checks the scope before the input on GraphQL (403 before 400), then answers 400 with the input’s own fields', async () => {
+    const query =
+      'mutation { registerBrand(input: {name: "Scope Order", ein: "bad", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }';
+    const emailOnly = await t.newAccount(['email']);
+    const denied = await emailOnly.request('POST', '/graphql', { query });
+    expect(denied.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    const compliance = await t.newAccount(['compliance']);
+    const invalid = await compliance.request('POST', '/graphql', { query });
+    expect(invalid.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: 'ein',
+      status: 400,
+    });
+  });
 });
 
 describe('request bodies and idempotency', () => {

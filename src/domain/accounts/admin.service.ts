@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { Db } from '../../infra/db.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { createAccount, issueKey, SCOPES, type Scope } from './account.service.js';
 
 /*
@@ -65,6 +64,8 @@ export const adminAccountInput = z.object({
   name: z.string().trim().min(1).max(200).describe('Display name of the account.'),
   scopes: scopeList.optional().describe('Scopes of its first key (default: all).'),
 });
+/** Parsed adminAccountInput. */
+export type AdminAccountInput = z.output<typeof adminAccountInput>;
 
 /** Body of POST /admin/keys (and `cli keys:create`). */
 export const adminKeyInput = z.object({
@@ -72,12 +73,16 @@ export const adminKeyInput = z.object({
   scopes: scopeList,
   name: z.string().trim().min(1).max(200).optional().describe('A label for the key (default "key").'),
 });
+/** Parsed adminKeyInput. */
+export type AdminKeyInput = z.output<typeof adminKeyInput>;
 
 /** Query of GET /admin/accounts. */
 export const adminListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().optional().describe('nextCursor of the previous page.'),
 });
+/** Parsed adminListQuery. */
+export type AdminListQuery = z.output<typeof adminListQuery>;
 
 /** An account as the admin surface shows it. */
 export interface AdminAccount {
@@ -90,13 +95,13 @@ export interface AdminAccount {
 /**
  * Creates an account with its first key (`scopes` default: all of {@link SCOPES}).
  * @returns `{accountId, keyId, apiKey, scopes}`; the key is shown only here and works at once on every instance.
- * @throws ValidationError for a blank name or an unknown scope.
+ * `input` is parsed by the caller (route schema or CLI) with `adminAccountInput`.
  */
 export async function adminCreateAccount(
   db: Db,
-  input: unknown,
+  input: AdminAccountInput,
 ): Promise<{ accountId: string; keyId: string; apiKey: string; scopes: Scope[] }> {
-  const { name, scopes } = parseInput(adminAccountInput, input);
+  const { name, scopes } = input;
   const created = await createAccount(db, { name, scopes: scopes ?? SCOPES });
   return {
     accountId: created.accountId,
@@ -108,13 +113,13 @@ export async function adminCreateAccount(
 
 /**
  * Issues another key for an account, with any scopes (the operator is not limited by a key's own scopes).
- * @throws ValidationError for a bad account id, name or scope; NotFoundError (404) for an unknown account.
+ * `input` is parsed by the caller with `adminKeyInput`. @throws NotFoundError (404) for an unknown account.
  */
 export async function adminIssueKey(
   db: Db,
-  input: unknown,
+  input: AdminKeyInput,
 ): Promise<{ accountId: string; keyId: string; apiKey: string; scopes: Scope[] }> {
-  const { accountId, name, scopes } = parseInput(adminKeyInput, input);
+  const { accountId, name, scopes } = input;
   const account = await db.account.findUnique({ where: { id: accountId } });
   if (!account) throw new NotFoundError('account', accountId, 'accountId');
   const key = await issueKey(db, account.id, scopes, name ?? 'key');
@@ -128,9 +133,9 @@ export async function adminIssueKey(
  */
 export async function adminListAccounts(
   db: Db,
-  query: unknown,
+  query: AdminListQuery,
 ): Promise<{ accounts: { id: string; name: string; createdAt: string }[]; nextCursor: string | null }> {
-  const { limit, cursor } = parseInput(adminListQuery, query);
+  const { limit, cursor } = query;
   const after = decodeCursor(cursor);
   const page = await keysetPage(limit, (take) => db.account.findMany({ ...keysetArgs('id', { after, limit: take }) }));
   return {

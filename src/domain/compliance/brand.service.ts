@@ -6,18 +6,16 @@ import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { minMsgSamples } from './campaign.lint.js';
 import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES } from './compliance.enums.js';
 import {
   type BrandInput,
-  brandInput,
-  brandUpdateInput,
+  type BrandUpdateInput,
   type PageQuery,
-  pageQuery,
   usecaseSchema,
-  vettingApplyInput,
+  VETTING_APPLY_DEFAULTS,
+  type VettingApplyInput,
 } from './compliance.schemas.js';
 import type { FeedbackItem } from './registry.port.js';
 import { brandTier, campaignThroughput } from './throughput.rules.js';
@@ -96,12 +94,12 @@ function referenceIdConflict(referenceId: string): ConflictError {
 /**
  * Registers a brand (spec 4.1 POST /compliance/brands): status PENDING, identityStatus SELF_DECLARED, submitted to
  * the registry for its identity check. Emits 10dlc.brand.registered.
- * @throws ValidationError (400) listing every violated rule (spec 2.1; TCR limits and required-ness by entity type,
- *   research file §5.1); ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
+ * `data` is parsed at the door by `brandInput` (spec 2.1; TCR limits and required-ness by entity type, research
+ * file §5.1: a 400 listing every violated rule).
+ * @throws ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
-export async function registerBrand(ctx: AppContext, actor: Actor, input: unknown): Promise<BrandDto> {
+export async function registerBrand(ctx: AppContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(brandInput, input);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
     if (await referenceIdTaken(tx, actor.accountId, data.referenceId ?? null)) {
@@ -175,9 +173,8 @@ export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWi
 export async function listBrands(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: PageQuery,
 ): Promise<{ brands: BrandDto[]; nextCursor: string | null }> {
-  const q: PageQuery = parseInput(pageQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageBrands(ctx, actor, { after, limit }));
   return { brands: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
@@ -196,11 +193,15 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  * ({@link IDENTITY_FIELDS}) changes, the brand goes back to PENDING / SELF_DECLARED and is resubmitted to the
  * registry (re-vetting; an earlier VETTED_VERIFIED is reset). Emits 10dlc.brand.updated (with `changedFields` and
  * `revetting`) and, when the status moved, 10dlc.brand.status_changed.
- * @throws NotFoundError, ValidationError.
+ * `parsed` is parsed at the door by `brandUpdateInput`. @throws NotFoundError; ConflictError REFERENCE_ID_TAKEN.
  */
-export async function updateBrand(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<BrandDto> {
+export async function updateBrand(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  parsed: BrandUpdateInput,
+): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const parsed = parseInput(brandUpdateInput, input);
   const data = brandData(parsed);
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
@@ -339,22 +340,23 @@ export interface BrandQualification {
 export const qualifyQuery = z
   .object({ usecase: usecaseSchema.optional().describe('Only this use case (TCR campaign builder /usecase/{uc}).') })
   .strict();
+/** Parsed qualifyQuery. */
+export type QualifyQuery = z.output<typeof qualifyQuery>;
 
 /**
  * GET /compliance/brands/{id}/qualify[?usecase=]: whether the brand may run 10DLC campaigns (status ACTIVE) and, per
  * use case and carrier, TCR's campaign-builder data (research file §4.8; TCR `GET /campaignBuilder/brand/{id}
  * [/usecase/{uc}]`): qualifies, carrier review, minimum samples, opt-in/opt-out/help requirements, embedded
  * link/phone rules, and the throughput a campaign would get. `?usecase=` answers that one use case only.
- * @throws NotFoundError; ValidationError 400 for an unknown usecase.
+ * `q` is parsed at the door by `qualifyQuery` (400 for an unknown usecase). @throws NotFoundError.
  */
 export async function qualifyBrand(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  query: unknown = {},
+  q: QualifyQuery = {},
 ): Promise<BrandQualification> {
   requireScope(actor, 'compliance');
-  const q = parseInput(qualifyQuery, query ?? {});
   const brand = await findOwnBrand(ctx.db, actor, id);
   const result = qualification(brand);
   return q.usecase ? { ...result, usecases: result.usecases.filter((u) => u.usecase === q.usecase) } : result;
@@ -484,10 +486,10 @@ export async function applyForVetting(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input?: VettingApplyInput | null,
 ): Promise<{ vetting: VettingDto; created: boolean }> {
   requireScope(actor, 'compliance');
-  const data = parseInput(vettingApplyInput, input ?? {});
+  const data = input ?? VETTING_APPLY_DEFAULTS;
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const brand = await findOwnBrand(tx, actor, id);

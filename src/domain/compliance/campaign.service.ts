@@ -6,16 +6,16 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
 import {
-  campaignInput,
-  campaignListQuery,
-  campaignUpdateInput,
-  nudgeInput,
+  type CampaignInput,
+  type CampaignListQuery,
+  type CampaignUpdateInput,
+  NUDGE_DEFAULTS,
+  type NudgeInput,
   subUsecaseIssues,
 } from './compliance.schemas.js';
 import { startCooldown } from './did-lifecycle.js';
@@ -72,13 +72,13 @@ async function markCarriersPending(
 /**
  * POST /compliance/campaigns (spec 4.2): creates a campaign in PENDING with one PENDING review row per carrier
  * (TCR network ids), submitted to the registry. Emits 10dlc.campaign.created.
- * @throws ValidationError; NotFoundError (field brandId) for an unknown brand; UnprocessableError 422
+ * `data` is parsed at the door by `campaignInput`.
+ * @throws NotFoundError (field brandId) for an unknown brand; UnprocessableError 422
  *   BRAND_NOT_ACTIVE unless the brand is ACTIVE ("registered and vetted", spec 1), 422 USECASE_NOT_QUALIFIED when
  *   the use case needs an external vetting the brand lacks (see qualify).
  */
-export async function createCampaign(ctx: AppContext, actor: Actor, input: unknown): Promise<CampaignDto> {
+export async function createCampaign(ctx: AppContext, actor: Actor, data: CampaignInput): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(campaignInput, input);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const brand = await findOwnBrand(tx, actor, data.brandId, 'brandId');
@@ -156,9 +156,8 @@ export async function pageCampaigns(
 export async function listCampaigns(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: CampaignListQuery,
 ): Promise<{ campaigns: CampaignDto[]; nextCursor: string | null }> {
-  const q = parseInput(campaignListQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageCampaigns(ctx, actor, { after, limit }, q));
   return { campaigns: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
@@ -202,11 +201,17 @@ export const REVIEW_FIELDS = [
  * numberPool (fields left out keep their value). A change of a {@link REVIEW_FIELDS} field puts every carrier back
  * to PENDING with a new review schedule (carrier re-review), so the campaign returns to PENDING. Emits
  * 10dlc.campaign.updated (`changedFields`, `carrierReview`) and the resulting carrier/campaign status changes.
- * @throws ValidationError; NotFoundError; UnprocessableError 422 IMMUTABLE_FIELD when brandId or usecase differ.
+ * `data` is parsed at the door by `campaignUpdateInput`.
+ * @throws ValidationError for sub-use cases the campaign's use case does not allow; NotFoundError; UnprocessableError
+ *   422 IMMUTABLE_FIELD when brandId or usecase differ.
  */
-export async function updateCampaign(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<CampaignDto> {
+export async function updateCampaign(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  data: CampaignUpdateInput,
+): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(campaignUpdateInput, input);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const current = await findOwnCampaign(tx, actor, id);
@@ -288,12 +293,18 @@ export async function deleteCampaign(
  * to decide sooner (the sandbox halves their remaining time); APPEAL_REJECTION sends every REJECTED carrier back
  * to review. Emits 10dlc.campaign.nudged (and carrier/campaign status changes for an appeal).
  * @returns the campaign detail with the new `estimatedDecisionAt`s.
- * @throws ValidationError; NotFoundError; UnprocessableError 422 NOTHING_TO_NUDGE (no pending carrier) or
+ * `input` is parsed at the door by `nudgeInput`; none means {@link NUDGE_DEFAULTS} (REVIEW).
+ * @throws NotFoundError; UnprocessableError 422 NOTHING_TO_NUDGE (no pending carrier) or
  *   NOTHING_TO_APPEAL (no rejected carrier).
  */
-export async function nudgeCampaign(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<CampaignDto> {
+export async function nudgeCampaign(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input?: NudgeInput | null,
+): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
-  const data = parseInput(nudgeInput, input ?? {});
+  const data = input ?? NUDGE_DEFAULTS;
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);

@@ -177,6 +177,8 @@ export const brandUpdateInput = z.preprocess(
 );
 /** Parsed brandInput. */
 export type BrandInput = z.output<typeof brandInput>;
+/** Parsed brandUpdateInput. */
+export type BrandUpdateInput = z.output<typeof brandUpdateInput>;
 
 /** A use case, with the aliases of USECASE_ALIASES accepted. */
 export const usecaseSchema = z.preprocess(
@@ -365,6 +367,8 @@ export const nudgeInput = z
   .strict();
 /** Parsed nudgeInput. */
 export type NudgeInput = z.output<typeof nudgeInput>;
+/** What no body, `null` or `{}` means for a nudge (spec 4.2): intent REVIEW. */
+export const NUDGE_DEFAULTS: NudgeInput = nudgeInput.parse({});
 
 /** Optional body of POST /compliance/brands/{id}/vetting/apply. */
 export const vettingApplyInput = z
@@ -375,6 +379,8 @@ export const vettingApplyInput = z
   .strict();
 /** Parsed vettingApplyInput. */
 export type VettingApplyInput = z.output<typeof vettingApplyInput>;
+/** What no body, `null` or `{}` means for a vetting order: AEGIS, STANDARD. */
+export const VETTING_APPLY_DEFAULTS: VettingApplyInput = vettingApplyInput.parse({});
 
 /** Body of number provisioning, assignment and removal: `{numbers: string[]}`, E.164, 1 to 100 per call. */
 export const numbersInput = z
@@ -397,6 +403,8 @@ export type PageQuery = z.output<typeof pageQuery>;
 export const campaignListQuery = pageQuery
   .extend({ brandId: z.string().min(1).optional().describe('Only campaigns of this brand.') })
   .strict();
+/** Parsed campaignListQuery. */
+export type CampaignListQuery = z.output<typeof campaignListQuery>;
 
 /** `?limit&cursor` of GET /compliance/did-mapping (a bare array per spec 2.5; next cursor in `x-next-cursor`). */
 export const didMappingQuery = z
@@ -407,3 +415,5 @@ export const didMappingQuery = z
     cursor: z.string().min(1).max(200).optional().describe('`x-next-cursor` header of the previous page.'),
   })
   .strict();
+/** Parsed didMappingQuery. */
+export type DidMappingQuery = z.output<typeof didMappingQuery>;

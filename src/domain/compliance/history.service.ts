@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { decimalBigintString, decimalInt, parseInput } from '../validation.js';
+import { decimalBigintString, decimalInt } from '../validation.js';
 import { carrierName } from './campaign.rules.js';
 
 /**
@@ -39,6 +39,10 @@ export const historyQuery = z
     cursor: decimalBigintString.optional().describe('`nextCursor` of the previous page.'),
   })
   .strict();
+/** Parsed historyQuery. */
+export type HistoryQuery = z.output<typeof historyQuery>;
+/** The first page: what no query means. */
+const FIRST_HISTORY_PAGE: HistoryQuery = historyQuery.parse({});
 
 type Payload = Record<string, unknown>;
 const s = (v: unknown) => (typeof v === 'string' ? v : null);
@@ -114,10 +118,9 @@ async function history(
   actor: Actor,
   kind: 'brand' | 'campaign',
   id: string,
-  query: unknown,
+  q: HistoryQuery,
 ): Promise<{ transitions: Transition[]; nextCursor: string | null }> {
   requireScope(actor, 'compliance');
-  const q = parseInput(historyQuery, query ?? {});
   const key = kind === 'brand' ? 'brandId' : 'campaignId';
   const types =
     kind === 'brand'
@@ -169,7 +172,7 @@ async function history(
  * @returns `{brandId, transitions, nextCursor}`.
  * @throws NotFoundError when the account has neither the brand nor any fact about it; 400 INVALID_CURSOR.
  */
-export async function brandHistory(ctx: AppContext, actor: Actor, id: string, query?: unknown) {
+export async function brandHistory(ctx: AppContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
   return { brandId: id, ...(await history(ctx, actor, 'brand', id, query)) };
 }
 
@@ -179,6 +182,6 @@ export async function brandHistory(ctx: AppContext, actor: Actor, id: string, qu
  * @returns `{campaignId, transitions, nextCursor}`.
  * @throws NotFoundError; 400 INVALID_CURSOR.
  */
-export async function campaignHistory(ctx: AppContext, actor: Actor, id: string, query?: unknown) {
+export async function campaignHistory(ctx: AppContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
   return { campaignId: id, ...(await history(ctx, actor, 'campaign', id, query)) };
 }

@@ -2,11 +2,10 @@ import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
 import { ENUMS } from './compliance.enums.js';
-import { didMappingQuery, numbersInput, type PageQuery, pageQuery } from './compliance.schemas.js';
+import type { DidMappingQuery, NumbersInput, PageQuery } from './compliance.schemas.js';
 import { onCampaignStatus, startCooldown, startWarmup } from './did-lifecycle.js';
 
 /** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
@@ -22,16 +21,17 @@ function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
  * POST /api/numbers `{numbers}`: provisions E.164 numbers in the account (the spec requires numbers to be
  * provisioned before assignment but shows no way to do it; issue 2). All or nothing. Emits did.purchased per number.
  * @returns `{numbers: NumberDto[]}`.
- * @throws ValidationError; ConflictError 409 NUMBER_UNAVAILABLE when any number is already provisioned (in this
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws ConflictError 409 NUMBER_UNAVAILABLE when any number is already provisioned (in this
  *   or another account: a number exists once), with one detail per number.
  */
 export async function provisionNumbers(
   ctx: AppContext,
   actor: Actor,
-  input: unknown,
+  input: NumbersInput,
 ): Promise<{ numbers: NumberDto[] }> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const existing = await tx.phoneNumber.findMany({ where: { number: { in: wanted.map((w) => w.number) } } });
@@ -86,9 +86,8 @@ export async function pageNumbers(ctx: AppContext, actor: Actor, window: KeysetW
 export async function listNumbers(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: PageQuery,
 ): Promise<{ numbers: NumberDto[]; nextCursor: string | null }> {
-  const q: PageQuery = parseInput(pageQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageNumbers(ctx, actor, { after, limit }));
   return { numbers: page.items, nextCursor: page.last ? encodeCursor(page.last.number) : null };
@@ -131,10 +130,9 @@ export async function releaseNumber(
 export async function didMapping(
   ctx: AppContext,
   actor: Actor,
-  query: unknown,
+  q: DidMappingQuery,
 ): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
   requireScope(actor, 'compliance');
-  const q = parseInput(didMappingQuery, query);
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => {
     const args = keysetArgs('number', { after, limit });
@@ -198,14 +196,20 @@ export interface AssignResult {
  * 10dlc.numbers.assigned with the newly linked numbers. On an APPROVED campaign each number is ASSIGNED and starts
  * warming (did.state_changed); otherwise it waits in PENDING_ASSIGNMENT (FAILED_ASSIGNMENT with failureReasons on a
  * rejected or suspended campaign) until the campaign is approved (did-lifecycle.ts).
- * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
  *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
  *   (details name each number; nothing of the call is assigned); ConflictError 409 NUMBER_COOLING while a number
  *   still cools down from an earlier campaign.
  */
-export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, input: unknown): Promise<AssignResult> {
+export async function assignNumbers(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: NumbersInput,
+): Promise<AssignResult> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
@@ -294,17 +298,18 @@ export async function assignNumbers(ctx: AppContext, actor: Actor, id: string, i
  * provisioned), all or nothing. Warming or active numbers start cooling (PENDING_UNASSIGNMENT, did.state_changed),
  * then become unassigned after DID_COOLDOWN_MS. Emits 10dlc.numbers.removed.
  * @returns `{campaignId, removed, numbers}` (numbers = still linked).
- * @throws ValidationError; NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
+ * `input` is parsed at the door by `numbersInput`.
+ * @throws NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
  *   linked to this campaign.
  */
 export async function removeNumbers(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input: NumbersInput,
 ): Promise<{ campaignId: string; removed: string[]; numbers: string[] }> {
   requireScope(actor, 'compliance');
-  const wanted = uniqueNumbers(parseInput(numbersInput, input).numbers);
+  const wanted = uniqueNumbers(input.numbers);
   return ctx.events.transaction(async (tx, emit) => {
     await findOwnCampaign(tx, actor, id);
     const rows = await tx.phoneNumber.findMany({

@@ -3,8 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { Agent, KnowledgeDocument } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { parseInput } from '../validation.js';
-import { addKnowledgeInput, createAgentInput, updateAgentInput } from './email.schemas.js';
+import type { AddKnowledgeInput, CreateAgentInput, UpdateAgentInput } from './email.schemas.js';
 
 /** Most knowledge documents one agent holds. */
 export const MAX_KNOWLEDGE_DOCUMENTS = 200;
@@ -57,11 +56,10 @@ export async function findAgent(ctx: AppContext, accountId: string, agentId: str
 /**
  * POST /api/agents (spec 4.5): creates an agent. `contextSources` ⊆ {sms, calls, knowledge}; `textModel` may be
  * omitted, but then the agent cannot be assigned to an identity until it has one.
- * @throws ValidationError for bad fields.
+ * `data` is parsed at the door by `createAgentInput`.
  */
-export async function createAgent(ctx: AppContext, actor: Actor, input: unknown): Promise<AgentView> {
+export async function createAgent(ctx: AppContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
   requireScope(actor, 'email');
-  const data = parseInput(createAgentInput, input);
   const now = ctx.clock.now();
   const agent = await ctx.db.agent.create({
     data: {
@@ -96,12 +94,17 @@ export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): 
 
 /**
  * PATCH /api/agents/{id}: changes any of name, systemPrompt, textModel, contextSources.
- * @throws NotFoundError; ValidationError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
+ * `data` is parsed at the door by `updateAgentInput`.
+ * @throws NotFoundError; ConflictError AGENT_ASSIGNED when clearing the textModel of an agent
  *   that identities still use (spec 4.4: an assigned agent must have a textModel).
  */
-export async function updateAgent(ctx: AppContext, actor: Actor, agentId: string, input: unknown): Promise<AgentView> {
+export async function updateAgent(
+  ctx: AppContext,
+  actor: Actor,
+  agentId: string,
+  data: UpdateAgentInput,
+): Promise<AgentView> {
   requireScope(actor, 'email');
-  const data = parseInput(updateAgentInput, input);
   await findAgent(ctx, actor.accountId, agentId);
   if (data.textModel === null) {
     const assigned = await ctx.db.emailIdentity.count({ where: { agentId, status: 'active' } });
@@ -134,16 +137,16 @@ export async function deleteAgent(ctx: AppContext, actor: Actor, agentId: string
 /**
  * POST /api/agents/{id}/knowledge: adds a document (title ≤ 200 chars, content ≤ 100 000 chars) the agent draws on
  * when its contextSources include `knowledge`.
- * @throws NotFoundError; ValidationError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
+ * `data` is parsed at the door by `addKnowledgeInput`.
+ * @throws NotFoundError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
  */
 export async function addKnowledgeDocument(
   ctx: AppContext,
   actor: Actor,
   agentId: string,
-  input: unknown,
+  data: AddKnowledgeInput,
 ): Promise<KnowledgeDocumentView> {
   requireScope(actor, 'email');
-  const data = parseInput(addKnowledgeInput, input);
   await findAgent(ctx, actor.accountId, agentId);
   const count = await ctx.db.knowledgeDocument.count({ where: { agentId } });
   if (count >= MAX_KNOWLEDGE_DOCUMENTS) {

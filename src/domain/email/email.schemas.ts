@@ -42,6 +42,8 @@ export const createIdentityInput = z
     agentId: id.nullish().describe('Agent to assign; it must have a textModel.'),
   })
   .strict();
+/** Parsed createIdentityInput. */
+export type CreateIdentityInput = z.output<typeof createIdentityInput>;
 
 /** Body of PATCH /api/email/identities/{id} and input of `updateIdentity`; null clears a field. */
 export const updateIdentityInput = z
@@ -50,6 +52,8 @@ export const updateIdentityInput = z
     agentId: id.nullable().optional().describe('null unassigns the agent.'),
   })
   .strict();
+/** Parsed updateIdentityInput. */
+export type UpdateIdentityInput = z.output<typeof updateIdentityInput>;
 
 const address = z.string().trim().email().max(320);
 const subject = z
@@ -63,9 +67,13 @@ const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
 export const sendEmailInput = z
   .object({ to: address.describe('Recipient address.'), subject: subject.min(1), body })
   .strict();
+/** Parsed sendEmailInput. */
+export type SendEmailInput = z.output<typeof sendEmailInput>;
 
 /** Body of POST /api/email/identities/{id}/reply (spec 4.4). */
 export const replyInput = z.object({ threadId: id, body }).strict();
+/** Parsed replyInput. */
+export type ReplyInput = z.output<typeof replyInput>;
 
 /** Query of GET /api/email/identities/{id}/threads. */
 export const listThreadsInput = z
@@ -74,6 +82,8 @@ export const listThreadsInput = z
     cursor: z.string().max(500).optional(),
   })
   .strict();
+/** Parsed listThreadsInput. */
+export type ListThreadsInput = z.output<typeof listThreadsInput>;
 
 const sources = z
   .array(z.enum(CONTEXT_SOURCES))
@@ -89,6 +99,8 @@ export const createAgentInput = z
     contextSources: sources.default([]),
   })
   .strict();
+/** Parsed createAgentInput. */
+export type CreateAgentInput = z.output<typeof createAgentInput>;
 
 /** Body of PATCH /api/agents/{id}: any subset of the creation fields (textModel null clears it). */
 export const updateAgentInput = z
@@ -99,8 +111,12 @@ export const updateAgentInput = z
     contextSources: sources.optional(),
   })
   .strict();
+/** Parsed updateAgentInput. */
+export type UpdateAgentInput = z.output<typeof updateAgentInput>;
 
 /** Body of POST /api/agents/{id}/knowledge. */
 export const addKnowledgeInput = z
   .object({ title: z.string().trim().min(1).max(200), content: z.string().min(1).max(100_000) })
   .strict();
+/** Parsed addKnowledgeInput. */
+export type AddKnowledgeInput = z.output<typeof addKnowledgeInput>;

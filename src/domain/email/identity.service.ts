@@ -3,9 +3,8 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { parseInput } from '../validation.js';
 import { findAgent } from './agent.service.js';
-import { createIdentityInput, updateIdentityInput } from './email.schemas.js';
+import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
 import { hostedDomains } from './mail.rules.js';
 
 /** Spec 2.6: the SMTP submission port identities are told to use (implicit TLS). */
@@ -90,13 +89,13 @@ function isUniqueViolation(err: unknown): boolean {
  * status `active`. The domain must be one this service hosts (EMAIL_DOMAINS): an identity on any other domain would
  * capture mail that other accounts send to that domain. Addresses are lower-cased and unique across the service while the identity exists (also
  * while deprovisioning, until purged), because inbound mail is routed by address alone.
- * @throws ValidationError; UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
+ * `data` is parsed at the door by `createIdentityInput`.
+ * @throws UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
  *   agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
  *   ConflictError ADDRESS_TAKEN (409).
  */
-export async function createIdentity(ctx: AppContext, actor: Actor, input: unknown): Promise<IdentityView> {
+export async function createIdentity(ctx: AppContext, actor: Actor, data: CreateIdentityInput): Promise<IdentityView> {
   requireScope(actor, 'email');
-  const data = parseInput(createIdentityInput, input);
   const localPart = data.localPart.toLowerCase();
   const domain = (data.domain ?? ctx.config.EMAIL_DOMAIN).toLowerCase();
   const address = `${localPart}@${domain}`;
@@ -157,10 +156,9 @@ export async function updateIdentity(
   ctx: AppContext,
   actor: Actor,
   identityId: string,
-  input: unknown,
+  data: UpdateIdentityInput,
 ): Promise<IdentityView> {
   requireScope(actor, 'email');
-  const data = parseInput(updateIdentityInput, input);
   await findActiveIdentity(ctx, actor.accountId, identityId);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
   const row = await ctx.db.emailIdentity.update({ where: { id: identityId }, data });

@@ -12,8 +12,7 @@ import {
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
-import { parseInput } from '../validation.js';
-import { replyInput, sendEmailInput } from './email.schemas.js';
+import type { ReplyInput, SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { addToThread, deliverInbound } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
@@ -90,11 +89,15 @@ export async function queueOutbound(
 /**
  * POST /api/email/identities/{id}/send (spec 4.4): starts a new thread with one outbound message and delivers it
  * (see {@link dispatchMessage}). @returns `{messageId, threadId}`.
- * @throws ValidationError; NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
+ * `data` is parsed at the door by `sendEmailInput`. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
-export async function sendEmail(ctx: AppContext, actor: Actor, identityId: string, input: unknown): Promise<SentRef> {
+export async function sendEmail(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  data: SendEmailInput,
+): Promise<SentRef> {
   requireScope(actor, 'email');
-  const data = parseInput(sendEmailInput, input);
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
@@ -140,16 +143,16 @@ export async function replyPlan(
 /**
  * POST /api/email/identities/{id}/reply (spec 4.4): answers on an existing thread with In-Reply-To and References
  * of its newest message and a `Re: ` subject (never `Re: Re: `). @returns `{messageId, threadId}`.
- * @throws ValidationError; NotFoundError (identity or thread); UnprocessableError IDENTITY_DEPROVISIONING.
+ * `data` is parsed at the door by `replyInput`.
+ * @throws NotFoundError (identity or thread); UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function replyToThread(
   ctx: AppContext,
   actor: Actor,
   identityId: string,
-  input: unknown,
+  data: ReplyInput,
 ): Promise<SentRef> {
   requireScope(actor, 'email');
-  const data = parseInput(replyInput, input);
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({ where: { id: data.threadId, identityId: identity.id } });
   if (!thread) throw new NotFoundError('Thread', data.threadId, 'threadId');

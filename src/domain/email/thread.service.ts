@@ -3,8 +3,7 @@ import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { keysetPage } from '../paging.js';
-import { parseInput } from '../validation.js';
-import { listThreadsInput } from './email.schemas.js';
+import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 
 /** Spec 2.7 thread summary. */
@@ -146,16 +145,16 @@ export async function pageThreads(
  * GET /api/email/identities/{id}/threads (spec 4.4): the identity's threads, newest activity first (lastMessageAt
  * descending, then threadId descending), keyset-paged by {@link pageThreads}. `limit` default 20, max 100.
  * `nextCursor` is an opaque string; on the last page it is the empty string "" (the spec types it as a string).
- * @throws NotFoundError; ValidationError (limit); BadRequestError INVALID_CURSOR.
+ * `query` is parsed at the door by `listThreadsInput`. @throws NotFoundError; BadRequestError INVALID_CURSOR.
  */
 export async function listThreads(
   ctx: AppContext,
   actor: Actor,
   identityId: string,
-  query: unknown,
+  query: ListThreadsInput,
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
-  const { limit, cursor } = parseInput(listThreadsInput, query);
+  const { limit, cursor } = query;
   const page = await keysetPage(limit, (take) =>
     pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false }),
   );

@@ -1,9 +1,8 @@
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { DomainError } from '../errors.js';
-import { parseInput } from '../validation.js';
 import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
-import { eventStreamInput, parseChannels } from './event.service.js';
+import { parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
 import type { StoredEvent } from './event-log.js';
 import { isTruncation, parseEventId, readReplay } from './event-stream.js';
@@ -23,11 +22,9 @@ export class FeedInterrupted extends DomainError {
   }
 }
 
-const openFeeds = new WeakMap<AppContext, Set<() => void>>();
-
 /** Ends every open change feed of this app (shutdown), as endAllStreams does for event streams. */
 export function endAllChangeFeeds(ctx: AppContext): void {
-  for (const end of [...(openFeeds.get(ctx) ?? [])]) end();
+  for (const end of [...ctx.openFeeds]) end();
 }
 
 /**
@@ -38,90 +35,36 @@ export function endAllChangeFeeds(ctx: AppContext): void {
  * yielded id is skipped). Requires `events:read`. When live delivery may have lost a notice (Redis connection
  * dropped, more than EVENT_STREAM_QUEUE_LIMIT notices waiting) the iterator throws {@link FeedInterrupted} so the
  * client resumes with `lastEventId` (the log has every event); shutdown ends it. Ending the iterator unsubscribes.
- * @throws ForbiddenError without events:read; ValidationError for a malformed lastEventId; Redis errors.
+ * `lastEventId` arrives parsed by the door (`eventStreamInput`: at most 100 characters).
+ * @throws ForbiddenError without events:read; Redis errors.
  */
 export async function openChangeFeed(
   ctx: AppContext,
   actor: Actor,
-  input: { channels: Channel[]; topic: string; lastEventId?: string | null; matches: (e: StoredEvent) => boolean },
+  input: { channels: Channel[]; topic: string; lastEventId?: string; matches: (e: StoredEvent) => boolean },
 ): Promise<AsyncGenerator<StoredEvent>> {
   requireScope(actor, 'events:read');
-  const parsed = parseInput(eventStreamInput, {
-    channels: input.channels,
-    lastEventId: input.lastEventId ?? undefined,
-  });
-  const filter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
-  const limit = ctx.config.EVENT_STREAM_QUEUE_LIMIT;
-  const queue: StoredEvent[] = [];
-  let wake: (() => void) | undefined;
-  let ended: FeedInterrupted | 'closed' | 'shutdown' | undefined;
-  const end = (why: FeedInterrupted | 'closed' | 'shutdown') => {
-    ended ??= why;
-    wake?.();
-  };
-  const stop = await ctx.notices.listen(
-    input.topic,
-    (event) => {
-      if (isAttemptNotice(event) || event.accountId !== actor.accountId) return;
-      if (queue.length >= limit) end(new FeedInterrupted('overflow'));
-      else queue.push(event);
-      wake?.();
-    },
-    () => end(new FeedInterrupted('interrupted')),
-  );
-  let replay: StoredEvent[] = [];
-  let last = 0n;
-  try {
-    if (parsed.lastEventId !== undefined) {
-      const items = await readReplay(ctx, filter, parsed.lastEventId);
+  const filter = { accountId: actor.accountId, channels: parseChannels(input.channels) };
+  const ofAccount = (n: ChangeNotice): n is StoredEvent => !isAttemptNotice(n) && n.accountId === actor.accountId;
+  return liveFeed(ctx, input.topic, ofAccount, async () => {
+    let last = 0n;
+    let replay: StoredEvent[] = [];
+    if (input.lastEventId !== undefined) {
+      const items = await readReplay(ctx, filter, input.lastEventId);
       const unknownCursor = items.some((item) => isTruncation(item) && item.reason === 'unknown_id');
-      if (!unknownCursor) last = parseEventId(parsed.lastEventId) ?? 0n;
+      if (!unknownCursor) last = parseEventId(input.lastEventId) ?? 0n;
       replay = items.filter((item): item is StoredEvent => !isTruncation(item) && input.matches(item));
     }
-  } catch (err) {
-    stop();
-    throw err;
-  }
-  const feeds = openFeeds.get(ctx) ?? new Set();
-  openFeeds.set(ctx, feeds);
-  // Shutdown ends the feed quietly, as it ends event streams: the connection closes and the client resumes elsewhere.
-  const shutdown = () => end('shutdown');
-  feeds.add(shutdown);
-  async function* run(): AsyncGenerator<StoredEvent> {
-    try {
-      for (const event of replay) {
-        if (ended) break;
-        last = BigInt(event.id);
-        yield event;
-      }
-      for (;;) {
-        while (queue.length > 0 && !ended) {
-          const event = queue.shift()!;
-          if (BigInt(event.id) <= last || !input.matches(event)) continue;
-          last = BigInt(event.id);
-          yield event;
-        }
-        if (ended === 'closed' || ended === 'shutdown') return;
-        if (ended) throw ended;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          if (queue.length > 0 || ended) resolve();
-        });
-        wake = undefined;
-      }
-    } finally {
-      feeds.delete(shutdown);
-      stop();
-    }
-  }
-  const iterator = run();
-  // Ending the generator (client gone) must end it even while it waits for the next notice.
-  const originalReturn = iterator.return.bind(iterator);
-  iterator.return = (value) => {
-    end('closed');
-    return originalReturn(value);
-  };
-  return iterator;
+    // The replay is in id order and is yielded before any live notice: after it, `last` is its last id.
+    const lastReplayed = replay.at(-1);
+    if (lastReplayed) last = BigInt(lastReplayed.id);
+    const fresh = (event: StoredEvent) => {
+      if (BigInt(event.id) <= last || !input.matches(event)) return false;
+      last = BigInt(event.id);
+      return true;
+    };
+    return { first: replay, keep: fresh };
+  });
 }
 
 /**
@@ -134,6 +77,23 @@ export async function listenNotices<N extends ChangeNotice>(
   topic: string,
   accept: (n: ChangeNotice) => n is N,
 ): Promise<AsyncGenerator<N>> {
+  return liveFeed(ctx, topic, accept, async () => ({ first: [], keep: () => true }));
+}
+
+/**
+ * The one live-notice iterator both feeds use: listens on `topic` first (queueing the notices `accept` keeps, at
+ * most EVENT_STREAM_QUEUE_LIMIT), then calls `start` (the replay read; if it throws, the listener is dropped and
+ * the error propagates), then yields `first` and the queued notices `keep` passes, in arrival order. `return()`
+ * and shutdown ({@link endAllChangeFeeds}) end it quietly; a possible loss throws {@link FeedInterrupted}. Ending
+ * it unsubscribes.
+ */
+async function liveFeed<N extends ChangeNotice>(
+  ctx: AppContext,
+  topic: string,
+  accept: (n: ChangeNotice) => n is N,
+  start: () => Promise<{ first: N[]; keep: (n: N) => boolean }>,
+): Promise<AsyncGenerator<N>> {
+  const limit = ctx.config.EVENT_STREAM_QUEUE_LIMIT;
   const queue: N[] = [];
   let wake: (() => void) | undefined;
   let ended: FeedInterrupted | 'closed' | undefined;
@@ -145,20 +105,34 @@ export async function listenNotices<N extends ChangeNotice>(
     topic,
     (n) => {
       if (!accept(n)) return;
-      if (queue.length >= ctx.config.EVENT_STREAM_QUEUE_LIMIT) end(new FeedInterrupted('overflow'));
+      if (queue.length >= limit) end(new FeedInterrupted('overflow'));
       else queue.push(n);
       wake?.();
     },
     () => end(new FeedInterrupted('interrupted')),
   );
-  const feeds = openFeeds.get(ctx) ?? new Set();
-  openFeeds.set(ctx, feeds);
+  let started: { first: N[]; keep: (n: N) => boolean };
+  try {
+    started = await start();
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  const { first, keep } = started;
+  // Shutdown ends the feed quietly, as it ends event streams: the connection closes and the client resumes elsewhere.
   const shutdown = () => end('closed');
-  feeds.add(shutdown);
+  ctx.openFeeds.add(shutdown);
   async function* run(): AsyncGenerator<N> {
     try {
+      for (const n of first) {
+        if (ended) break;
+        yield n;
+      }
       for (;;) {
-        while (queue.length > 0 && !ended) yield queue.shift()!;
+        while (queue.length > 0 && !ended) {
+          const n = queue.shift()!;
+          if (keep(n)) yield n;
+        }
         if (ended === 'closed') return;
         if (ended) throw ended;
         await new Promise<void>((resolve) => {
@@ -168,11 +142,12 @@ export async function listenNotices<N extends ChangeNotice>(
         wake = undefined;
       }
     } finally {
-      feeds.delete(shutdown);
+      ctx.openFeeds.delete(shutdown);
       stop();
     }
   }
   const iterator = run();
+  // Ending the generator (client gone) must end it even while it waits for the next notice.
   const originalReturn = iterator.return.bind(iterator);
   iterator.return = (value) => {
     end('closed');

@@ -420,30 +420,21 @@ export async function readReplayFrames(
   return { frames: notice + (row?.frames ?? ''), resumeAfter: last ?? (unknown ? undefined : cursor) };
 }
 
-const openStreams = new WeakMap<AppContext, Set<EventSubscription>>();
-
-/** Registers a subscription so {@link endAllStreams} can end it at shutdown; unregisters it when it ends. */
+/** Registers a subscription in `ctx.openStreams` so {@link endAllStreams} can end it at shutdown; unregisters it when it ends. */
 export function trackStream(ctx: AppContext, sub: EventSubscription): void {
-  let set = openStreams.get(ctx);
-  if (!set) {
-    set = new Set();
-    openStreams.set(ctx, set);
-  }
-  const streams = set;
+  const streams = ctx.openStreams;
   streams.add(sub);
   sub.onEnd(() => streams.delete(sub));
 }
 
 /** Ends every open stream of the app with `shutdown` (graceful shutdown; SSE responses end cleanly). */
 export function endAllStreams(ctx: AppContext): number {
-  const set = openStreams.get(ctx);
-  if (!set) return 0;
-  const subs = [...set];
+  const subs = [...ctx.openStreams];
   for (const sub of subs) sub.end('shutdown');
   return subs.length;
 }
 
 /** How many streams the app has open (for logs and tests of shutdown). */
 export function openStreamCount(ctx: AppContext): number {
-  return openStreams.get(ctx)?.size ?? 0;
+  return ctx.openStreams.size;
 }

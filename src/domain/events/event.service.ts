@@ -4,7 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ingestPayloadIssues } from '../compliance/did-lifecycle.js';
 import { ValidationError } from '../errors.js';
 import { keysetPage } from '../paging.js';
-import { decimalBigintString, decimalInt, parseInput } from '../validation.js';
+import { decimalBigintString, decimalInt } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
 import {
@@ -34,20 +34,23 @@ export const publishEventInput = z
     payload: z.record(z.string(), z.unknown()).default({}).describe('Event-specific JSON object.'),
   })
   .strict();
+/** Parsed publishEventInput. */
+export type PublishEventInput = z.output<typeof publishEventInput>;
 
 /**
  * Ingest (issue 3): records one event from the telephony side of the platform in the caller's account log and
  * publishes it after commit; resolves only after COMMIT. Concurrent ingests of one account share one transaction
  * (group commit, EventLog.ingest). Requires the `events:write` scope.
  * @returns the stored event (id = log id, the SSE `id:`).
- * @throws ForbiddenError without `events:write`; ValidationError for an unknown type (UNKNOWN_EVENT_TYPE), a type the
- *   service emits itself (SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released) or a
- *   non-object payload; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
+ * `input` is parsed at the door by `publishEventInput` (400 for an unknown type UNKNOWN_EVENT_TYPE, a type the
+ * service emits itself SERVICE_EVENT_TYPE: 10dlc.*, email.*, webhook.*, did.purchased, did.released, or a
+ * non-object payload).
+ * @throws ForbiddenError without `events:write`; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
  *   a DID state (unassigned, warming, active, cooling).
  */
-export async function publishEvent(ctx: AppContext, actor: Actor, input: unknown): Promise<StoredEvent> {
+export async function publishEvent(ctx: AppContext, actor: Actor, input: PublishEventInput): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
-  const { eventType, payload } = parseInput(publishEventInput, input);
+  const { eventType, payload } = input;
   // Payload rules of types whose meaning the service defines (did.state_changed: spec 3 DID states).
   const issues = ingestPayloadIssues(eventType, payload);
   if (issues.length > 0) throw new ValidationError(issues);
@@ -90,6 +93,8 @@ export const eventStreamInput = z.object({
     .optional()
     .describe('Resume after this event id (the `Last-Event-ID` header; also accepted as a query parameter).'),
 });
+/** Parsed eventStreamInput. */
+export type EventStreamInput = z.output<typeof eventStreamInput>;
 
 /**
  * Opens a live stream of the caller's events (spec 4.7, 6.2, 8): subscribes to the bus first, then, when
@@ -102,11 +107,10 @@ export const eventStreamInput = z.object({
 export async function openEventStream(
   ctx: AppContext,
   actor: Actor,
-  input: unknown,
+  parsed: EventStreamInput,
   opts: { sse?: boolean } = {},
 ): Promise<EventSubscription> {
   requireScope(actor, 'events:read');
-  const parsed = parseInput(eventStreamInput, input);
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
@@ -145,6 +149,8 @@ export const eventHistoryInput = z.object({
     .describe(`Page size, 1 to ${HISTORY_MAX_LIMIT} (default ${HISTORY_DEFAULT_LIMIT}).`),
   channels: channelsField,
 });
+/** Parsed eventHistoryInput. */
+export type EventHistoryInput = z.output<typeof eventHistoryInput>;
 
 /** One history entry: the spec 2.11 envelope plus the event id (the SSE `id:`). */
 export type HistoryEvent = EventEnvelope & { id: string };
@@ -168,11 +174,16 @@ export function toHistoryEvent(e: StoredEvent): HistoryEvent {
 /**
  * Pages through the caller's retained events in id order after the cursor `after` (the same ids as the SSE `id:`
  * and webhook bodies, so a consumer can switch transports without gaps). Requires `events:read`.
- * @throws ForbiddenError without `events:read`; ValidationError for a bad cursor, limit or channel.
+ * `input` is parsed at the door by `eventHistoryInput`.
+ * @throws ForbiddenError without `events:read`; ValidationError for an unknown channel.
  */
-export async function listEventHistory(ctx: AppContext, actor: Actor, input: unknown): Promise<EventHistoryPage> {
+export async function listEventHistory(
+  ctx: AppContext,
+  actor: Actor,
+  input: EventHistoryInput,
+): Promise<EventHistoryPage> {
   requireScope(actor, 'events:read');
-  const { after, limit, channels: rawChannels } = parseInput(eventHistoryInput, input);
+  const { after, limit, channels: rawChannels } = input;
   const channels = parseChannels(rawChannels);
   const cursor = parseEventId(after);
   const rows = await keysetPage(limit, (take) =>

@@ -88,6 +88,8 @@ export const createWebhookInput = z
       .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].'),
   })
   .strict();
+/** Parsed createWebhookInput. */
+export type CreateWebhookInput = z.output<typeof createWebhookInput>;
 
 /** Query of GET /api/webhooks/{id}/logs. */
 export const webhookLogsQuery = z
@@ -97,6 +99,8 @@ export const webhookLogsQuery = z
       .describe(`Entries to return, newest first (default ${LOGS_DEFAULT_LIMIT}, max ${LOGS_MAX_LIMIT}).`),
   })
   .strict();
+/** Parsed webhookLogsQuery. */
+export type WebhookLogsQuery = z.output<typeof webhookLogsQuery>;
 
 /** Body of POST /api/webhooks/{id}/test. */
 export const testWebhookInput = z
@@ -107,6 +111,8 @@ export const testWebhookInput = z
       .describe('Catalog event type of the example to send.'),
   })
   .strict();
+/** Parsed testWebhookInput. */
+export type TestWebhookInput = z.output<typeof testWebhookInput>;
 
 /** Body of POST /api/webhooks/{id}/redeliver: every failed delivery created at or after `since`. */
 export const redeliverFailedInput = z
@@ -114,3 +120,5 @@ export const redeliverFailedInput = z
     since: z.iso.datetime({ offset: true }).describe('ISO 8601 timestamp; failed deliveries created at or after it.'),
   })
   .strict();
+/** Parsed redeliverFailedInput. */
+export type RedeliverFailedInput = z.output<typeof redeliverFailedInput>;

@@ -8,14 +8,13 @@ import { listenNotices } from '../events/change-feed.js';
 import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
-import { parseInput } from '../validation.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
-  createWebhookInput,
+  type CreateWebhookInput,
   MAX_WEBHOOKS_PER_ACCOUNT,
-  redeliverFailedInput,
-  testWebhookInput,
-  webhookLogsQuery,
+  type RedeliverFailedInput,
+  type TestWebhookInput,
+  type WebhookLogsQuery,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
 import { refusedLiteralHostReason } from './webhook.ssrf.js';
@@ -141,14 +140,15 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  * Registers a webhook (spec 4.6, 2.8, 6.1). `url` (absolute http/https, no credentials) and `events` (1–100 catalog
  * types or globs matching at least one) are both required. The server generates the secret
  * (`whsec_<base64 of 32 random bytes>`), stores it AES-256-GCM encrypted and returns it only here.
- * @throws ValidationError naming each bad field (`events.2` UNKNOWN_EVENT_TYPE, `url` INVALID_FORMAT…);
- *   UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
+ * `input` is parsed at the door by `createWebhookInput` (400 naming each bad field: `events.2` UNKNOWN_EVENT_TYPE,
+ * `url` INVALID_FORMAT…).
+ * @throws UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
  *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
  *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
  */
-export async function createWebhook(ctx: AppContext, actor: Actor, input: unknown): Promise<CreatedWebhook> {
+export async function createWebhook(ctx: AppContext, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
   requireScope(actor, 'webhooks');
-  const { url, events } = parseInput(createWebhookInput, input);
+  const { url, events } = input;
   // A literal special address can never receive a delivery: say so now rather than fail every attempt later.
   const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
   if (refused) {
@@ -237,16 +237,16 @@ export async function deleteWebhook(
 
 /**
  * Delivery log of a webhook (spec 4.6, 2.9), newest first, `limit` default 50, max 200.
- * @throws NotFoundError for another account's webhook; ValidationError for a bad limit.
+ * `query` is parsed at the door by `webhookLogsQuery`. @throws NotFoundError for another account's webhook.
  */
 export async function listWebhookLogs(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  query: unknown,
+  query: WebhookLogsQuery,
 ): Promise<DeliveryLogEntry[]> {
   requireScope(actor, 'webhooks');
-  const { limit } = parseInput(webhookLogsQuery, query ?? {});
+  const { limit } = query;
   await ownWebhook(ctx, actor, id);
   const rows = await ctx.db.webhookDelivery.findMany({
     where: { webhookId: id, accountId: actor.accountId },
@@ -312,16 +312,16 @@ function examplePayload(eventType: string): Record<string, unknown> {
  * WEBHOOK_TIMEOUT_MS) and logs it as a delivery of kind `test` (no retries, no health event). Works on an
  * inactive webhook too, so a receiver can be checked before re-creating one.
  * @returns the log entry (`delivered` or `failed`, with `responseCode`/`lastError`).
- * @throws NotFoundError for another account's webhook; ValidationError for an unknown event type.
+ * `input` is parsed at the door by `testWebhookInput`. @throws NotFoundError for another account's webhook.
  */
 export async function testWebhook(
   ctx: AppContext,
   actor: Actor,
   id: string,
-  input: unknown,
+  input: TestWebhookInput,
 ): Promise<DeliveryLogEntry> {
   requireScope(actor, 'webhooks');
-  const { eventType } = parseInput(testWebhookInput, input);
+  const { eventType } = input;
   const w = await ownWebhook(ctx, actor, id);
   const now = ctx.clock.now();
   const envelope: EventEnvelope = {
@@ -394,17 +394,18 @@ export async function redeliverDelivery(
  * delivery of the webhook created at or after `since` that was not redelivered before and is not a test, oldest
  * first, at most {@link MAX_BULK_REDELIVERIES} per call.
  * @returns `{count, deliveries}` (the new log entries).
- * @throws NotFoundError for another account's webhook; ValidationError for a bad `since`; ConflictError
+ * `input` is parsed at the door by `redeliverFailedInput`.
+ * @throws NotFoundError for another account's webhook; ConflictError
  *   WEBHOOK_INACTIVE when the webhook is disabled.
  */
 export async function redeliverFailedSince(
   ctx: AppContext,
   actor: Actor,
   webhookId: string,
-  input: unknown,
+  input: RedeliverFailedInput,
 ): Promise<{ count: number; deliveries: DeliveryLogEntry[] }> {
   requireScope(actor, 'webhooks');
-  const { since } = parseInput(redeliverFailedInput, input);
+  const { since } = input;
   const w = await ownWebhook(ctx, actor, webhookId);
   if (!w.active) throw inactive(w);
   const failed = await ctx.db.webhookDelivery.findMany({

@@ -9,7 +9,9 @@ import {
   listAgentRows,
   updateAgent,
 } from '../../domain/email/agent.service.js';
+import { addKnowledgeInput, createAgentInput, updateAgentInput } from '../../domain/email/email.schemas.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 
 builder.prismaObject('Agent', {
   description: 'An AI agent that answers inbound mail of the identities it is assigned to (spec 4.5, 6.3).',
@@ -85,7 +87,11 @@ builder.mutationFields((t) => ({
     description: 'Creates an agent (spec 4.5).',
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const { id } = await createAgent(ctx.app, ctx.actor, args.input);
+      const { id } = await createAgent(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'email', createAgentInput, args.input, { keepNulls: true }),
+      );
       return getAgentRow(ctx.app, ctx.actor, id, query);
     },
   }),
@@ -94,7 +100,12 @@ builder.mutationFields((t) => ({
     description: 'Changes an agent.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const { id } = await updateAgent(ctx.app, ctx.actor, String(args.id), args.input);
+      const { id } = await updateAgent(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'email', updateAgentInput, args.input, { keepNulls: true }),
+      );
       return getAgentRow(ctx.app, ctx.actor, id, query);
     },
   }),
@@ -111,7 +122,12 @@ builder.mutationFields((t) => ({
     description: 'Adds a knowledge document to an agent.',
     args: { agentId: t.arg.id({ required: true }), input: t.arg({ type: AddKnowledgeDocumentInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const { id } = await addKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), args.input);
+      const { id } = await addKnowledgeDocument(
+        ctx.app,
+        ctx.actor,
+        String(args.agentId),
+        parseArgs(ctx, 'email', addKnowledgeInput, args.input, { keepNulls: true }),
+      );
       return getKnowledgeDocumentRow(ctx.app, ctx.actor, id, query);
     },
   }),

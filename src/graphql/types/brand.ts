@@ -12,6 +12,7 @@ import {
   pageBrands,
   qualification,
   qualifyBrand,
+  qualifyQuery,
   registerBrand,
   revetBrand,
   type UsecaseQualification,
@@ -24,13 +25,15 @@ import {
   vettingsByBrandIds,
 } from '../../domain/compliance/compliance.batch.js';
 import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
-import { brandHistory, type Transition } from '../../domain/compliance/history.service.js';
+import { brandInput, brandUpdateInput, vettingApplyInput } from '../../domain/compliance/compliance.schemas.js';
+import { brandHistory, historyQuery, type Transition } from '../../domain/compliance/history.service.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
   BrandStatusEnum,
@@ -42,7 +45,6 @@ import {
   VerticalEnum,
   VettingClassEnum,
   VettingStatusEnum,
-  withoutNulls,
 } from './compliance-enums.js';
 import { NodeRef } from './node.js';
 
@@ -232,7 +234,8 @@ export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
       type: HistoryPageRef,
       description: 'Status and identity transitions from the event log (REST …/history).',
       args: { limit: t.arg.int(), cursor: t.arg.string() },
-      resolve: (b, args, ctx) => brandHistory(ctx.app, ctx.actor, b.id, withoutNulls(args)),
+      resolve: (b, args, ctx) =>
+        brandHistory(ctx.app, ctx.actor, b.id, parseArgs(ctx, 'compliance', historyQuery, args)),
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updatedAt }),
@@ -289,7 +292,12 @@ builder.queryFields((t) => ({
     description: 'A brand’s transitions, also after it was deleted (REST GET /compliance/brands/{id}/history).',
     args: { id: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      brandHistory(ctx.app, ctx.actor, String(args.id), withoutNulls({ limit: args.limit, cursor: args.cursor })),
+      brandHistory(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'compliance', historyQuery, { limit: args.limit, cursor: args.cursor }),
+      ),
   }),
   brandQualification: t.field({
     type: BrandQualificationRef,
@@ -297,7 +305,12 @@ builder.queryFields((t) => ({
       'REST GET /compliance/brands/{id}/qualify[?usecase=]: per use case and carrier (TCR campaign builder).',
     args: { brandId: t.arg.id({ required: true }), usecase: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      qualifyBrand(ctx.app, ctx.actor, String(args.brandId), withoutNulls({ usecase: args.usecase })),
+      qualifyBrand(
+        ctx.app,
+        ctx.actor,
+        String(args.brandId),
+        parseArgs(ctx, 'compliance', qualifyQuery, { usecase: args.usecase }),
+      ),
   }),
   brand: t.field({
     type: BrandRef,
@@ -386,13 +399,15 @@ builder.mutationFields((t) => ({
     type: BrandRef,
     description: 'Registers a brand (status PENDING).',
     args: { input: t.arg({ type: RegisterBrandInput, required: true }) },
-    resolve: (_root, args, ctx) => registerBrand(ctx.app, ctx.actor, withoutNulls(args.input)),
+    resolve: (_root, args, ctx) =>
+      registerBrand(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', brandInput, args.input)),
   }),
   updateBrand: t.field({
     type: BrandRef,
     description: 'Replaces a brand’s fields; identity changes send it back to PENDING.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateBrandInput, required: true }) },
-    resolve: (_root, args, ctx) => updateBrand(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+    resolve: (_root, args, ctx) =>
+      updateBrand(ctx.app, ctx.actor, String(args.id), parseArgs(ctx, 'compliance', brandUpdateInput, args.input)),
   }),
   deleteBrand: t.field({
     type: 'ID',
@@ -410,7 +425,13 @@ builder.mutationFields((t) => ({
     type: ApplyForVettingPayload,
     description: 'Orders an external vetting; a pending one is returned instead.',
     args: { brandId: t.arg.id({ required: true }), input: t.arg({ type: ApplyForVettingInput }) },
-    resolve: (_root, args, ctx) => applyForVetting(ctx.app, ctx.actor, String(args.brandId), withoutNulls(args.input)),
+    resolve: (_root, args, ctx) =>
+      applyForVetting(
+        ctx.app,
+        ctx.actor,
+        String(args.brandId),
+        parseArgs(ctx, 'compliance', vettingApplyInput, args.input),
+      ),
   }),
 }));
 

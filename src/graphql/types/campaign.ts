@@ -15,16 +15,18 @@ import {
 import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
 import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
 import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
-import { campaignHistory } from '../../domain/compliance/history.service.js';
+import { campaignInput, campaignUpdateInput, nudgeInput } from '../../domain/compliance/compliance.schemas.js';
+import { campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
 import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
-import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum, withoutNulls } from './compliance-enums.js';
+import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum } from './compliance-enums.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
@@ -144,7 +146,8 @@ export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement(
       type: HistoryPageRef,
       description: 'Status and per-carrier transitions from the event log (REST …/history).',
       args: { limit: t.arg.int(), cursor: t.arg.string() },
-      resolve: (c, args, ctx) => campaignHistory(ctx.app, ctx.actor, c.id, withoutNulls(args)),
+      resolve: (c, args, ctx) =>
+        campaignHistory(ctx.app, ctx.actor, c.id, parseArgs(ctx, 'compliance', historyQuery, args)),
     }),
     status: t.field({ type: CampaignStatusEnum, resolve: (c) => c.status as never }),
     expedited: t.exposeBoolean('expedited', { description: 'Whether expedited review was requested.' }),
@@ -211,7 +214,12 @@ builder.queryFields((t) => ({
     description: 'A campaign’s transitions, also after it was deleted (REST GET /compliance/campaigns/{id}/history).',
     args: { id: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      campaignHistory(ctx.app, ctx.actor, String(args.id), withoutNulls({ limit: args.limit, cursor: args.cursor })),
+      campaignHistory(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'compliance', historyQuery, { limit: args.limit, cursor: args.cursor }),
+      ),
   }),
   campaign: t.field({
     type: CampaignRef,
@@ -290,13 +298,20 @@ builder.mutationFields((t) => ({
     type: CampaignRef,
     description: 'Creates a campaign under an ACTIVE brand (status PENDING).',
     args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) => createCampaign(ctx.app, ctx.actor, withoutNulls(args.input)),
+    resolve: (_root, args, ctx) =>
+      createCampaign(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', campaignInput, args.input)),
   }),
   updateCampaign: t.field({
     type: CampaignRef,
     description: 'Changes campaign details; content changes trigger carrier re-review.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) => updateCampaign(ctx.app, ctx.actor, String(args.id), withoutNulls(args.input)),
+    resolve: (_root, args, ctx) =>
+      updateCampaign(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'compliance', campaignUpdateInput, args.input),
+      ),
   }),
   deleteCampaign: t.field({
     type: DeleteCampaignPayload,
@@ -309,7 +324,7 @@ builder.mutationFields((t) => ({
     description: 'Nudges pending carrier review or appeals rejections.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput }) },
     resolve: (_root, args, ctx) =>
-      nudgeCampaign(ctx.app, ctx.actor, String(args.id), args.input ? withoutNulls(args.input) : undefined),
+      nudgeCampaign(ctx.app, ctx.actor, String(args.id), parseArgs(ctx, 'compliance', nudgeInput, args.input)),
   }),
   expediteCampaign: t.field({
     type: CampaignRef,

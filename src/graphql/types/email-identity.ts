@@ -1,5 +1,6 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { createIdentityInput, updateIdentityInput } from '../../domain/email/email.schemas.js';
 import {
   createIdentity,
   deleteIdentity,
@@ -11,6 +12,7 @@ import {
 import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
 import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 import { EmailThreadRef } from './email-thread.js';
 
 const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
@@ -95,7 +97,11 @@ builder.mutationFields((t) => ({
     description: 'Provisions an identity (ADDRESS_TAKEN when the address is in use).',
     args: { input: t.arg({ type: CreateIdentityInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const { id } = await createIdentity(ctx.app, ctx.actor, args.input);
+      const { id } = await createIdentity(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'email', createIdentityInput, args.input, { keepNulls: true }),
+      );
       return getIdentityRow(ctx.app, ctx.actor, id, query);
     },
   }),
@@ -104,7 +110,12 @@ builder.mutationFields((t) => ({
     description: 'Changes displayName or agentId.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateIdentityInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const { id } = await updateIdentity(ctx.app, ctx.actor, String(args.id), args.input);
+      const { id } = await updateIdentity(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'email', updateIdentityInput, args.input, { keepNulls: true }),
+      );
       return getIdentityRow(ctx.app, ctx.actor, id, query);
     },
   }),

@@ -1,9 +1,11 @@
+import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull } from '../subscriptions.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
@@ -106,13 +108,25 @@ builder.mutationFields((t) => ({
     type: SentEmail,
     description: 'Sends a new message from an identity (new thread).',
     args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: SendEmailInput, required: true }) },
-    resolve: (_root, args, ctx) => sendEmail(ctx.app, ctx.actor, String(args.identityId), args.input),
+    resolve: (_root, args, ctx) =>
+      sendEmail(
+        ctx.app,
+        ctx.actor,
+        String(args.identityId),
+        parseArgs(ctx, 'email', sendEmailInput, args.input, { keepNulls: true }),
+      ),
   }),
   replyToThread: t.field({
     type: SentEmail,
     description: 'Replies on a thread of an identity.',
     args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: ReplyToThreadInput, required: true }) },
-    resolve: (_root, args, ctx) => replyToThread(ctx.app, ctx.actor, String(args.identityId), args.input),
+    resolve: (_root, args, ctx) =>
+      replyToThread(
+        ctx.app,
+        ctx.actor,
+        String(args.identityId),
+        parseArgs(ctx, 'email', replyInput, args.input, { keepNulls: true }),
+      ),
   }),
 }));
 

@@ -3,14 +3,18 @@
 import { credentialActive, type IssuedStreamToken, issueStreamToken } from '../../domain/accounts/stream-token.js';
 import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
 import {
+  eventHistoryInput,
+  eventStreamInput,
   getEventCatalog,
   listEventHistory,
   openEventStream,
   publishEvent,
+  publishEventInput,
   toHistoryEvent,
 } from '../../domain/events/event.service.js';
 import { isTruncation, type StreamItem, type TruncationNotice } from '../../domain/events/event-stream.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 
 const Event = builder.objectRef<HistoryEvent>('Event').implement({
   description:
@@ -86,11 +90,15 @@ builder.queryField('events', (t) =>
       channels: t.arg.stringList({ description: 'Channels to include; every channel when omitted.' }),
     },
     resolve: (_root, args, ctx) =>
-      listEventHistory(ctx.app, ctx.actor, {
-        after: args.after ?? undefined,
-        limit: args.limit ?? undefined,
-        channels: args.channels ?? undefined,
-      }),
+      listEventHistory(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'events:read', eventHistoryInput, {
+          after: args.after,
+          limit: args.limit,
+          channels: args.channels,
+        }),
+      ),
   }),
 );
 
@@ -117,10 +125,7 @@ builder.mutationField('publishEvent', (t) =>
     args: { input: t.arg({ type: PublishEventInput, required: true }) },
     resolve: async (_root, args, ctx) =>
       toHistoryEvent(
-        await publishEvent(ctx.app, ctx.actor, {
-          eventType: args.input.eventType,
-          ...(args.input.payload === undefined || args.input.payload === null ? {} : { payload: args.input.payload }),
-        }),
+        await publishEvent(ctx.app, ctx.actor, parseArgs(ctx, 'events:write', publishEventInput, args.input)),
       ),
   }),
 );
@@ -146,10 +151,11 @@ builder.subscriptionField('events', (t) =>
       lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const sub = await openEventStream(ctx.app, ctx.actor, {
-        channels: args.channels ?? undefined,
-        lastEventId: args.lastEventId ?? undefined,
-      });
+      const sub = await openEventStream(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'events:read', eventStreamInput, { channels: args.channels, lastEventId: args.lastEventId }),
+      );
       // As the REST stream does at each heartbeat: end when the key is revoked or the stream token expires.
       const watch = setInterval(() => {
         void credentialActive(ctx.app, ctx.actor).then(

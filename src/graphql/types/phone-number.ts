@@ -3,6 +3,7 @@
 import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { countNumbers } from '../../domain/compliance/compliance.batch.js';
 import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
+import { didMappingQuery, numbersInput } from '../../domain/compliance/compliance.schemas.js';
 import {
   type AssignedNumberDto,
   type AssignResult,
@@ -18,8 +19,9 @@ import {
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
+import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
-import { CampaignStatusEnum, withoutNulls } from './compliance-enums.js';
+import { CampaignStatusEnum } from './compliance-enums.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
   description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
@@ -109,7 +111,7 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ description: '1–1000, default 1000.' }),
       cursor: t.arg.string({ description: '`nextCursor` of the previous page.' }),
     },
-    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, withoutNulls(args)),
+    resolve: (_root, args, ctx) => didMapping(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', didMappingQuery, args)),
   }),
   complianceEnum: t.field({
     type: ComplianceEnumRef,
@@ -146,21 +148,37 @@ builder.mutationFields((t) => ({
     description: 'Assigns provisioned numbers to a campaign, all or nothing.',
     args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
     resolve: (_root, args, ctx) =>
-      assignNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+      assignNumbers(
+        ctx.app,
+        ctx.actor,
+        String(args.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
+      ),
   }),
   removeNumbers: t.field({
     type: RemoveNumbersPayload,
     description: 'Unlinks numbers from a campaign, all or nothing.',
     args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
     resolve: (_root, args, ctx) =>
-      removeNumbers(ctx.app, ctx.actor, String(args.campaignId), { numbers: args.numbers }),
+      removeNumbers(
+        ctx.app,
+        ctx.actor,
+        String(args.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
+      ),
   }),
   provisionNumbers: t.field({
     type: [PhoneNumberRef],
     description: 'Provisions E.164 numbers in the account, all or nothing.',
     args: { numbers: t.arg.stringList({ required: true }) },
     resolve: async (_root, args, ctx) =>
-      (await provisionNumbers(ctx.app, ctx.actor, { numbers: args.numbers })).numbers,
+      (
+        await provisionNumbers(
+          ctx.app,
+          ctx.actor,
+          parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
+        )
+      ).numbers,
   }),
   releaseNumber: t.field({
     type: 'String',

@@ -1,4 +1,10 @@
 import {
+  createWebhookInput,
+  redeliverFailedInput,
+  testWebhookInput,
+  webhookLogsQuery,
+} from '../../domain/webhooks/webhook.schemas.js';
+import {
   createWebhook,
   type DeliveryAttempted,
   type DeliveryLogEntry,
@@ -14,6 +20,7 @@ import {
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
+import { parseArgs } from '../parse-args.js';
 
 const WebhookDeliveryAttempt = builder
   .objectRef<DeliveryLogEntry['attemptHistory'][number]>('WebhookDeliveryAttempt')
@@ -84,7 +91,8 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
       type: [WebhookDelivery],
       description: 'Delivery log, newest first (limit default 50, max 200).',
       args: { limit: t.arg.int() },
-      resolve: (w, args, ctx) => listWebhookLogs(ctx.app, ctx.actor, w.id, { limit: args.limit ?? undefined }),
+      resolve: (w, args, ctx) =>
+        listWebhookLogs(ctx.app, ctx.actor, w.id, parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit })),
     }),
   }),
 });
@@ -156,7 +164,12 @@ builder.queryFields((t) => ({
     description: 'Delivery log of a webhook, newest first (GET /api/webhooks/{id}/logs).',
     args: { webhookId: t.arg.id({ required: true }), limit: t.arg.int() },
     resolve: (_root, args, ctx) =>
-      listWebhookLogs(ctx.app, ctx.actor, String(args.webhookId), { limit: args.limit ?? undefined }),
+      listWebhookLogs(
+        ctx.app,
+        ctx.actor,
+        String(args.webhookId),
+        parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
+      ),
   }),
 }));
 
@@ -166,7 +179,11 @@ builder.mutationFields((t) => ({
     description: 'Registers a webhook (POST /api/webhooks); the secret is returned only here.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: async (_root, args, ctx) => {
-      const { secret, ...webhook } = await createWebhook(ctx.app, ctx.actor, args.input);
+      const { secret, ...webhook } = await createWebhook(
+        ctx.app,
+        ctx.actor,
+        parseArgs(ctx, 'webhooks', createWebhookInput, args.input, { keepNulls: true }),
+      );
       return { webhook, secret };
     },
   }),
@@ -186,7 +203,13 @@ builder.mutationFields((t) => ({
     type: WebhookDelivery,
     description: 'Sends a signed example of an event type now (one attempt) and logs it.',
     args: { id: t.arg.id({ required: true }), eventType: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => testWebhook(ctx.app, ctx.actor, String(args.id), { eventType: args.eventType }),
+    resolve: (_root, args, ctx) =>
+      testWebhook(
+        ctx.app,
+        ctx.actor,
+        String(args.id),
+        parseArgs(ctx, 'webhooks', testWebhookInput, { eventType: args.eventType }),
+      ),
   }),
   redeliverWebhookDelivery: t.field({
     type: WebhookDelivery,
@@ -200,7 +223,12 @@ builder.mutationFields((t) => ({
     description: 'Redelivers every failed delivery of the webhook created at or after `since`.',
     args: { webhookId: t.arg.id({ required: true }), since: t.arg({ type: 'DateTime', required: true }) },
     resolve: (_root, args, ctx) =>
-      redeliverFailedSince(ctx.app, ctx.actor, String(args.webhookId), { since: args.since.toISOString() }),
+      redeliverFailedSince(
+        ctx.app,
+        ctx.actor,
+        String(args.webhookId),
+        parseArgs(ctx, 'webhooks', redeliverFailedInput, { since: args.since.toISOString() }),
+      ),
   }),
 }));
 

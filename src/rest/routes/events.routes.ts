@@ -7,6 +7,7 @@ import { issueStreamToken } from '../../domain/accounts/stream-token.js';
 import { endAllChangeFeeds } from '../../domain/events/change-feed.js';
 import {
   eventHistoryInput,
+  eventStreamInput,
   getEventCatalog,
   listEventHistory,
   openEventStream,
@@ -21,6 +22,7 @@ import {
   sseFrame,
   truncationFrame,
 } from '../../domain/events/event-stream.js';
+import { parseInput } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
@@ -43,81 +45,6 @@ export function unnamedFrames(frames: string): string {
     .replace(/^event: [^\n]*\n/gm, '');
 }
 
-/** One open SSE response, as the instance's heartbeat sees it. */
-interface OpenStream {
-  res: ServerResponse;
-  sub: EventSubscription;
-  keyId: string;
-  /** When the stream token that opened it expires (stream-token.ts); undefined for an API key. */
-  expiresAt?: Date;
-}
-
-/**
- * The heartbeat of every SSE stream of one app: one timer writes `: heartbeat` to all open streams every
- * `EVENT_STREAM_HEARTBEAT_MS` and re-checks all their API keys with ONE query ({@link KeyAuthenticator.activeAmong}),
- * ending the streams whose key was revoked or deleted, so a revoked key stops receiving within one interval while
- * 10,000 idle streams cost one query per interval, not one per stream. An unreachable database keeps the streams
- * (the next interval asks again).
- */
-class StreamHeartbeat {
-  readonly #open = new Set<OpenStream>();
-  #timer: NodeJS.Timeout | undefined;
-  #checking = false;
-
-  constructor(private readonly ctx: AppContext) {}
-
-  add(stream: OpenStream): () => void {
-    this.#open.add(stream);
-    if (!this.#timer) {
-      this.#timer = setInterval(() => this.#beat(), this.ctx.config.EVENT_STREAM_HEARTBEAT_MS);
-      this.#timer.unref();
-    }
-    return () => {
-      this.#open.delete(stream);
-      if (this.#open.size === 0) {
-        clearInterval(this.#timer);
-        this.#timer = undefined;
-      }
-    };
-  }
-
-  #beat(): void {
-    const keys = new Set<string>();
-    for (const s of this.#open) {
-      if (!s.res.writableNeedDrain) s.res.write(HEARTBEAT);
-      keys.add(s.keyId);
-    }
-    // A stream opened with a stream token ends when the token expires, as for a revoked key.
-    const now = this.ctx.clock.now().getTime();
-    for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('closed');
-    if (this.#checking || keys.size === 0) return;
-    this.#checking = true;
-    this.ctx.auth
-      .activeAmong([...keys])
-      .then(
-        (active) => {
-          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('closed');
-        },
-        () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
-      )
-      .finally(() => {
-        this.#checking = false;
-      });
-  }
-}
-
-const HEARTBEAT = ': heartbeat\n\n';
-const heartbeats = new WeakMap<AppContext, StreamHeartbeat>();
-
-function heartbeatOf(ctx: AppContext): StreamHeartbeat {
-  let hb = heartbeats.get(ctx);
-  if (!hb) {
-    hb = new StreamHeartbeat(ctx);
-    heartbeats.set(ctx, hb);
-  }
-  return hb;
-}
-
 /**
  * Writes `sub` to the response until it ends or the client leaves. Push mode: when events are queued, everything
  * readable is written in one `write` (frames are built once per event and shared by all streams); while the socket
@@ -136,7 +63,7 @@ function pump(
   return new Promise<void>((resolve) => {
     let finished = false;
     let scheduled = false;
-    const remove = heartbeatOf(ctx).add({ res, sub, keyId, expiresAt });
+    const remove = ctx.streamHeartbeat.add({ res, sub, keyId, expiresAt });
     const finish = () => {
       if (finished) return;
       finished = true;
@@ -299,12 +226,9 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
-      const sub = await openEventStream(
-        ctx,
-        actorOf(request),
-        { channels: request.query.channels, lastEventId },
-        { sse: true },
-      );
+      // The header wins over the query parameter; the merged input is parsed here (the door), as a body would be.
+      const input = parseInput(eventStreamInput, { channels: request.query.channels, lastEventId });
+      const sub = await openEventStream(ctx, actorOf(request), input, { sse: true });
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {

@@ -1,0 +1,73 @@
+import type { ServerResponse } from 'node:http';
+import type { KeyAuthenticator } from '../domain/accounts/account.service.js';
+import type { EventSubscription } from '../domain/events/event-stream.js';
+import type { Clock } from '../infra/clock.js';
+
+/** One open SSE response, as the instance's heartbeat sees it. */
+export interface OpenStream {
+  res: ServerResponse;
+  sub: EventSubscription;
+  keyId: string;
+  /** When the stream token that opened it expires (stream-token.ts); undefined for an API key. */
+  expiresAt?: Date;
+}
+
+const HEARTBEAT = ': heartbeat\n\n';
+
+/**
+ * The heartbeat of every SSE stream of one app (`ctx.streamHeartbeat`): one timer writes `: heartbeat` to all open
+ * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API keys with ONE query
+ * ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a revoked key stops
+ * receiving within one interval while 10,000 idle streams cost one query per interval, not one per stream. An
+ * unreachable database keeps the streams (the next interval asks again). The timer runs only while a stream is open.
+ */
+export class StreamHeartbeat {
+  readonly #open = new Set<OpenStream>();
+  #timer: NodeJS.Timeout | undefined;
+  #checking = false;
+
+  constructor(private readonly deps: { intervalMs: number; clock: Clock; auth: KeyAuthenticator }) {}
+
+  /** Adds an open stream. @returns the function that removes it (call it when the response ends). */
+  add(stream: OpenStream): () => void {
+    this.#open.add(stream);
+    if (!this.#timer) {
+      this.#timer = setInterval(() => this.#beat(), this.deps.intervalMs);
+      this.#timer.unref();
+    }
+    return () => {
+      this.#open.delete(stream);
+      if (this.#open.size === 0) this.stop();
+    };
+  }
+
+  /** Stops the timer (the last stream ended, or the app closes); a later `add` starts it again. */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #beat(): void {
+    const keys = new Set<string>();
+    for (const s of this.#open) {
+      if (!s.res.writableNeedDrain) s.res.write(HEARTBEAT);
+      keys.add(s.keyId);
+    }
+    // A stream opened with a stream token ends when the token expires, as for a revoked key.
+    const now = this.deps.clock.now().getTime();
+    for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('closed');
+    if (this.#checking || keys.size === 0) return;
+    this.#checking = true;
+    this.deps.auth
+      .activeAmong([...keys])
+      .then(
+        (active) => {
+          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('closed');
+        },
+        () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
+      )
+      .finally(() => {
+        this.#checking = false;
+      });
+  }
+}
