@@ -31,7 +31,7 @@ const DEFAULT_LIST_SIZE = 10;
  * lists; a connection's `edges` list is already counted by the connection (multiplier 1).
  */
 function listCost(args: Record<string, unknown>, type: Parameters<typeof getNamedType>[0]) {
-  const size = [args.first, args.last, args.limit].find((v): v is number => typeof v === 'number' && v >= 0);
+  const size = SIZE_ARGUMENTS.map((name) => args[name]).find((v): v is number => typeof v === 'number' && v >= 0);
   const named = getNamedType(type)?.name ?? '';
   if (size !== undefined) return { field: 1, multiplier: Math.max(1, size) };
   if (named.endsWith('Connection')) return { field: 1, multiplier: DEFAULT_PAGE_SIZE };
@@ -50,6 +50,19 @@ export const EXPECTED_ERRORS = [ValidationError, NotFoundError, ConflictError, U
 /** `createBrand` → `CreateBrandResult`: the union a mutation answers (its payload or one of the expected errors). */
 const resultName = ({ fieldName }: { fieldName: string }) =>
   `${fieldName[0]!.toUpperCase()}${fieldName.slice(1)}Result`;
+
+/** The argument names the default cost weighting reads ({@link defaultFieldComplexity}). */
+export const SIZE_ARGUMENTS: readonly string[] = ['first', 'last', 'limit'];
+
+/**
+ * The complexity of every field without its own `complexity` option: {@link listCost} of its arguments and type. It
+ * reads only {@link SIZE_ARGUMENTS}; src/graphql/limits.ts relies on that to reuse a document's cost.
+ */
+export const defaultFieldComplexity = (
+  args: Record<string, unknown>,
+  _ctx: unknown,
+  field: { type: Parameters<typeof getNamedType>[0] },
+) => listCost(args, field.type);
 
 /** The one Pothos builder. Type files under src/graphql/types import it; src/graphql/schema.ts builds the schema. */
 export const builder = new SchemaBuilder<{
@@ -71,7 +84,7 @@ export const builder = new SchemaBuilder<{
   },
   complexity: {
     // No limit here: src/graphql/limits.ts checks the whole operation once, before execution, with this weighting.
-    fieldComplexity: (args, _ctx, field) => listCost(args, field.type),
+    fieldComplexity: defaultFieldComplexity,
   },
   defaultFieldNullability: false,
   prisma: {
@@ -87,9 +100,18 @@ export const builder = new SchemaBuilder<{
   },
 });
 
+/** The exact output of `Date.prototype.toISOString()` for years 0–9999. */
+const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 builder.scalarType('DateTime', {
   description: 'ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-21T05:01:46.123Z.',
-  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
+  // Domain DTOs already carry `toISOString()` text: that form is passed through instead of parsed and re-printed.
+  serialize: (value) =>
+    value instanceof Date
+      ? value.toISOString()
+      : typeof value === 'string' && ISO_UTC_MS.test(value)
+        ? value
+        : new Date(value).toISOString(),
   parseValue: (value) => {
     const d = new Date(String(value));
     if (Number.isNaN(d.getTime())) throw new TypeError('DateTime must be an ISO 8601 timestamp');
