@@ -9,6 +9,7 @@ import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
+import { MAX_IN_FLIGHT } from './domain/webhooks/webhook.dispatcher.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createHttpServer } from './http/server.js';
 import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
@@ -50,7 +51,10 @@ export interface App {
 export interface BuildOptions {
   clock?: Clock;
   logger?: Logger;
-  /** Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`). */
+  /**
+   * Start the background workers on listen (default true; tests with a manual clock call `ctx.workers.drain()`).
+   * `WORKERS=false` in the configuration keeps them off whatever this says.
+   */
   startWorkers?: boolean;
   /**
    * Test-only fault injection: events for which this returns true are never published on the bus (a lost
@@ -108,7 +112,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     bus,
     notices,
-    events: new EventLog(database.prisma, bus, clock, notices, database.statement),
+    events: new EventLog(database.prisma, bus, clock, notices, database.preparedWrite),
     workers,
     auth,
     admin: new AdminTokens(config.ADMIN_TOKEN, config.METRICS_TOKEN),
@@ -118,6 +122,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     webhookTransport: new UndiciWebhookTransport({
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      // The dispatcher's limits (per instance, account and webhook) bound what is in flight to one origin; a tighter
+      // pool would queue attempts inside the client, where their timeout runs without anything being sent.
+      connectionsPerOrigin: MAX_IN_FLIGHT,
     }),
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
@@ -191,9 +198,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         smtp = await startSmtpListener(ctx, config.SMTP_PORT);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
-      if (opts.startWorkers !== false) {
+      if (opts.startWorkers !== false && config.WORKERS) {
         await ctx.jobs.start();
         workers.start();
+      } else if (!config.WORKERS) {
+        log.info('background workers off (WORKERS=false): work is enqueued here and run by instances with workers on');
       }
       if (writesAdminFile) {
         const port = (http.server.address() as { port: number }).port;

@@ -59,6 +59,13 @@ export const configSchema = z.object({
   BOOTSTRAP_ACCOUNT: bool.default(true),
   /** How often background workers (registry simulator, webhook dispatcher) look for due work, in ms. */
   WORKER_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  /**
+   * Run the background workers on this instance (default true): the job queue's dispatchers (webhook deliveries,
+   * outbound mail, agents, registry tasks) and the pruners. `false` makes an instance that serves the API and enqueues
+   * work (events still fan out to webhook deliveries in their transaction) but delivers nothing in the background;
+   * another instance on the same database with workers on does that (docs/configuration.md "Instance roles").
+   */
+  WORKERS: bool.default(true),
 
   /** Prefix of every Redis channel/key this instance uses, so several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default('switchboard:'),

@@ -3,6 +3,7 @@
 // GraphQL's shape, `{"errors": [{"message", "extensions": {"code", …}}]}`, so GraphQL clients and GraphiQL can show
 // them; REST keeps its `{"error": …}` body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
 import { createGraphQLServer } from './yoga.js';
@@ -80,13 +81,80 @@ function requestErrorStatus(status: number, text: string): number {
 }
 
 /**
+ * `Accept` values the fast path serves, with the media type Yoga answers a single result in. Yoga prefers the first
+ * listed type; `*\/*` (and no header) also admits its SSE processor, which it picks for a subscription's stream.
+ */
+const SIMPLE_ACCEPT: Record<string, { mediaType: string; sse: boolean }> = {
+  '': { mediaType: 'application/json', sse: true },
+  '*/*': { mediaType: 'application/json', sse: true },
+  'application/json': { mediaType: 'application/json', sse: false },
+  'application/graphql-response+json': { mediaType: 'application/graphql-response+json', sse: false },
+};
+
+type Yoga = ReturnType<typeof createGraphQLServer>;
+
+/**
+ * The common request, one JSON operation POSTed to /graphql, without Yoga's HTTP layer: Fastify has already parsed
+ * and checked the body, so the WHATWG Request/Response adapter (@whatwg-node/server), the request parsers and the
+ * result-processor negotiation are skipped, and the parameters go straight to `getResultForParams` (the same
+ * envelop pipeline: parameter checks, parse/validate cache, limits, masked errors, graphql-jit) and the result to
+ * Yoga's own result processors (`processRegularResult`: its status rules and JSON; `getSSEProcessor` for a
+ * subscription POSTed with `Accept: *\/*`). Anything else (GET, batches, other `Accept` values, GraphiQL,
+ * /graphql/stream) returns undefined and takes Yoga's full path.
+ *
+ * A parameter check that throws (`{"query": 1}`, unknown keys) does so before anything runs; the request is then
+ * answered by the full path, so those errors read exactly as before. Used only while Yoga has no
+ * `onExecutionResult` hook (none of our plugins adds one), the one stage that could throw after execution.
+ */
+function plainJsonResponse(
+  yoga: Yoga,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Response | undefined> | undefined {
+  const body = req.body;
+  if (req.method !== 'POST' || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const accept = SIMPLE_ACCEPT[req.headers.accept ?? ''];
+  if (!accept || !req.headers['content-type']?.startsWith('application/json')) return undefined;
+  const request = new yoga.fetchAPI.Request(`http://localhost${req.url}`, {
+    method: 'POST',
+    headers: req.headers as Record<string, string>,
+  });
+  const context = { req, reply };
+  // A promise around the call: a parameter check may throw synchronously as well as reject.
+  const result = new Promise<Awaited<ReturnType<Yoga['getResultForParams']>>>((resolve) =>
+    resolve(yoga.getResultForParams({ params: body as { query?: string }, request }, context)),
+  );
+  return result.then(
+    async (r) => {
+      if (r === undefined) throw new Error('GraphQL execution gave no result');
+      if (!isAsyncIterable(r)) return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      // A subscription's stream: Yoga's SSE processor where `Accept` admits it, else its 406 naming that type.
+      if (accept.sse) return getSSEProcessor()(r, yoga.fetchAPI, 'text/event-stream');
+      await r[Symbol.asyncIterator]().return?.();
+      return new yoga.fetchAPI.Response(null, {
+        status: 406,
+        statusText: 'Not Acceptable',
+        headers: { accept: 'text/event-stream' },
+      });
+    },
+    () => undefined,
+  );
+}
+
+/** Whether {@link plainJsonResponse} may be used: Yoga has no `onExecutionResult` hook (see there). */
+function fastPathIsSafe(yoga: Yoga): boolean {
+  const hooks = (yoga as unknown as { onExecutionResultHooks?: unknown[] }).onExecutionResultHooks;
+  return Array.isArray(hooks) && hooks.length === 0;
+}
+
+/**
  * Mounts Yoga on `http` at /graphql and /graphql/stream. Authentication stays with the host's onRequest hook
  * (src/rest/auth.ts); its 401 is answered here in GraphQL's shape.
  */
 export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   const yoga = createGraphQLServer(ctx);
-  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+  const fastPath = fastPathIsSafe(yoga);
+  const send = async (reply: FastifyReply, response: Response) => {
     response.headers.forEach((value, key) => {
       reply.header(key, value);
     });
@@ -101,6 +169,12 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     const text = await response.text();
     return reply.status(requestErrorStatus(response.status, text)).send(text);
   };
+  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) =>
+    send(reply, await yoga.handleNodeRequestAndResponse(req, reply, { req, reply }));
+  const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const response = fastPath ? await plainJsonResponse(yoga, req, reply) : undefined;
+    return response ? send(reply, response) : yogaHandler(req, reply);
+  };
   http.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
@@ -108,7 +182,7 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     config: { allowStreamToken: true },
     schema: { hide: true },
     errorHandler: graphqlErrorHandler,
-    handler: yogaHandler,
+    handler: graphqlHandler,
   });
   http.route({
     url: '/graphql/stream',

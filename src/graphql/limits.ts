@@ -8,9 +8,20 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
-import { type DocumentNode, GraphQLError, Kind, type OperationDefinitionNode } from 'graphql';
+import {
+  BREAK,
+  type DocumentNode,
+  GraphQLError,
+  Kind,
+  type OperationDefinitionNode,
+  TypeInfo,
+  type ValueNode,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
+import { defaultFieldComplexity, SIZE_ARGUMENTS } from './builder.js';
 
 /** The stable code of every refusal by a limit. */
 export const QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX';
@@ -79,7 +90,7 @@ function rejectAs(limit: string, max: number) {
 function operationCost(
   document: DocumentNode,
   operationName: string | null | undefined,
-  schema: Parameters<typeof complexityFromQuery>[1]['schema'],
+  schema: CostSchema,
   variables: Record<string, unknown> | undefined,
   ctx: object,
 ): number | undefined {
@@ -99,6 +110,85 @@ function operationCost(
   }
 }
 
+type CostSchema = Parameters<typeof complexityFromQuery>[1]['schema'];
+
+/** Costs already computed for one parsed document, by operation name and the values of {@link CostEntry.inputs}. */
+interface CostEntry {
+  /** The variables the cost can depend on, or null when it may depend on any (then nothing is reused). */
+  inputs: string[] | null;
+  costs: Map<string, number>;
+}
+/** Most costs kept per document (one per distinct page size, say); past it costs are computed each time. */
+const MAX_COSTS_PER_DOCUMENT = 64;
+const costEntries = new WeakMap<DocumentNode, CostEntry>();
+
+function variablesIn(value: ValueNode, into: Set<string>): void {
+  if (value.kind === Kind.VARIABLE) into.add(value.name.value);
+  else if (value.kind === Kind.LIST) for (const v of value.values) variablesIn(v, into);
+  else if (value.kind === Kind.OBJECT) for (const f of value.fields) variablesIn(f.value, into);
+}
+
+/**
+ * The variables a document's cost can depend on, found once per parsed document (Yoga's parse cache hands back the
+ * same document object for the same text). A field weighted by {@link defaultFieldComplexity} reads only its
+ * {@link SIZE_ARGUMENTS}; a constant weight reads nothing; a field with its own complexity function (`nodes(ids:)`)
+ * may read anything, so such a document's cost is computed on every request (null).
+ */
+function costInputs(document: DocumentNode, schema: CostSchema): string[] | null {
+  const typeInfo = new TypeInfo(schema);
+  const inputs = new Set<string>();
+  let reusable = true;
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const complexity = typeInfo.getFieldDef()?.extensions?.complexity;
+        if (typeof complexity !== 'function') return undefined;
+        if (complexity !== defaultFieldComplexity) {
+          reusable = false;
+          return BREAK;
+        }
+        for (const arg of node.arguments ?? []) {
+          if (SIZE_ARGUMENTS.includes(arg.name.value)) variablesIn(arg.value, inputs);
+        }
+        return undefined;
+      },
+    }),
+  );
+  return reusable ? [...inputs] : null;
+}
+
+/**
+ * {@link operationCost}, reused for the same document, operation and values of the variables the cost depends on
+ * ({@link costInputs}): `brand(id: $id)` is costed once whatever the id, `brands(first: $first)` once per page size.
+ * One difference: a request whose other variables do not coerce gets its cost from the cache (and a refusal when it
+ * is over budget) where a fresh computation stops at the bad variable and leaves the error to execution; both are
+ * 400s.
+ */
+function cachedOperationCost(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  schema: CostSchema,
+  variables: Record<string, unknown> | undefined,
+  ctx: object,
+): number | undefined {
+  let entry = costEntries.get(document);
+  if (!entry) {
+    entry = { inputs: costInputs(document, schema), costs: new Map() };
+    costEntries.set(document, entry);
+  }
+  if (!entry.inputs) return operationCost(document, operationName, schema, variables, ctx);
+  // [value] when given, [] when absent: an absent variable takes its default, an explicit null does not.
+  const given = entry.inputs.map((name) => (variables && Object.hasOwn(variables, name) ? [variables[name]] : []));
+  const key = `${operationName ?? ''}\u0000${JSON.stringify(given)}`;
+  const cached = entry.costs.get(key);
+  if (cached !== undefined) return cached;
+  const cost = operationCost(document, operationName, schema, variables, ctx);
+  // Only a computed cost is kept: undefined means this request's variables did not coerce, not that a later one's won't.
+  if (cost !== undefined && entry.costs.size < MAX_COSTS_PER_DOCUMENT) entry.costs.set(key, cost);
+  return cost;
+}
+
 /** The cost check, before execution (and before a subscription starts). */
 function costLimitPlugin(maxCost: number): Plugin {
   const check = ({
@@ -108,13 +198,13 @@ function costLimitPlugin(maxCost: number): Plugin {
     args: {
       document: DocumentNode;
       operationName?: string | null;
-      schema: Parameters<typeof complexityFromQuery>[1]['schema'];
+      schema: CostSchema;
       variableValues?: Record<string, unknown> | null;
       contextValue: object;
     };
     setResultAndStopExecution: (result: { errors: GraphQLError[]; data: null }) => void;
   }) => {
-    const cost = operationCost(
+    const cost = cachedOperationCost(
       args.document,
       args.operationName,
       args.schema,

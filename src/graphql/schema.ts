@@ -1,5 +1,6 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.js';
+import './types/errors.js';
 import './types/node.js';
 import './types/viewer.js';
 import './types/brand.js';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type DocumentNode, GraphQLError, Kind, type ValidationRule, visit } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
-import { UnauthenticatedError, ValidationError } from '../domain/errors.js';
+import { type ErrorDetail, UnauthenticatedError, ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
 import type { GraphQLContext } from './builder.js';
 import { BAD_USER_INPUT, createMaskError } from './errors.js';
@@ -74,20 +74,32 @@ const streamTokenSubscribesOnly: Plugin<GraphQLContext> = {
   },
 };
 
+/**
+ * The problems {@link badTextFields} finds in a document's string literals, computed once per parsed document: Yoga's
+ * parse cache hands back the same document object for the same text, so repeated queries skip the AST walk.
+ */
+const literalProblems = new WeakMap<DocumentNode, ErrorDetail[]>();
+function literalTextProblems(document: DocumentNode): ErrorDetail[] {
+  let problems = literalProblems.get(document);
+  if (!problems) {
+    const literals: string[] = [];
+    visit(document, {
+      StringValue(node) {
+        literals.push(node.value);
+      },
+    });
+    problems = badTextFields(literals).map((d) => ({ ...d, field: 'query' }));
+    literalProblems.set(document, problems);
+  }
+  return problems;
+}
+
 /** The first problem found by {@link badTextFields} in a document's string literals and its variables. */
 function unstorableText(document: DocumentNode, variables: unknown): GraphQLError | undefined {
-  const literals: string[] = [];
-  visit(document, {
-    StringValue(node) {
-      literals.push(node.value);
-    },
-  });
-  const bad = [
-    ...badTextFields(variables ?? {}, ['variables']),
-    ...badTextFields(literals).map((d) => ({ ...d, field: 'query' })),
-  ];
-  if (bad.length === 0) return undefined;
-  const err = new ValidationError(bad);
+  const inVariables = variables ? badTextFields(variables, ['variables']) : [];
+  const inLiterals = literalTextProblems(document);
+  if (inVariables.length === 0 && inLiterals.length === 0) return undefined;
+  const err = new ValidationError([...inVariables, ...inLiterals]);
   return new GraphQLError(err.message, {
     extensions: { code: err.code, status: err.status, field: err.field, details: err.details },
   });

@@ -48,11 +48,19 @@ export interface Database {
    */
   read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
   /**
-   * Runs one statement on its own (autocommit) below Prisma, `text` with `$n` placeholders: the single-statement
-   * event writes (EventLog.write). PostgreSQL: on the pool (unnamed statement); undefined on PGlite, whose one
-   * connection Prisma's transactions share, so a statement sent beside them could land inside one of them.
+   * Runs one statement on its own (autocommit, unnamed) below Prisma: `text` with `$n` placeholders (a `Prisma.sql`
+   * template's `.text` and `.values`). For the job queue's hot single-statement writes (claims, leases, batched
+   * outcomes; issue 9), which need no transaction. Values and results convert as in {@link read}. Never for writes
+   * that must commit with others (those go through Prisma transactions and the event log).
    */
-  statement?: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+  statement<T>(query: { text: string; values: readonly unknown[] }): Promise<T[]>;
+  /**
+   * Runs one statement on its own (autocommit) below Prisma as a named prepared statement per distinct text, `text`
+   * with `$n` placeholders: the single-statement event writes (EventLog.write). PostgreSQL only: undefined on PGlite,
+   * whose one connection Prisma's interactive transactions share, so a write sent beside one of them could land
+   * inside it and roll back with it after its caller was told it committed.
+   */
+  preparedWrite?: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -104,7 +112,10 @@ export async function openDatabase(opts: {
       async read<T>(statement: Statement, params: unknown[]) {
         return (await pool.query({ name: statement.name, text: statement.text, values: params })).rows as T[];
       },
-      async statement(text: string, values: unknown[]) {
+      async statement<T>(query: { text: string; values: readonly unknown[] }) {
+        return (await pool.query(query.text, query.values as unknown[])).rows as T[];
+      },
+      async preparedWrite(text: string, values: unknown[]) {
         // A named prepared statement per distinct text (a write's shape: which hooks write, how many writes share
         // it), so PostgreSQL parses and plans it once per connection; past PREPARED_TEXTS_MAX shapes, unnamed.
         let name = preparedNames.get(text);
@@ -205,6 +216,9 @@ export async function openDatabase(opts: {
     prisma,
     async read<T>(statement: Statement, params: unknown[]) {
       return (await lite.query<T>(statement.text, params)).rows;
+    },
+    async statement<T>(query: { text: string; values: readonly unknown[] }) {
+      return (await lite.query<T>(query.text, query.values as unknown[])).rows;
     },
     async raw() {
       return {

@@ -1,7 +1,7 @@
 /**
  * The bare signed-POST sender of `npm run bench`: `count` webhook-like POSTs of an event envelope to `url`, each
  * signed like the service (lowercase hex HMAC-SHA256 of the raw body, spec 5.3, plus the Standard Webhooks
- * signature), on one undici Pool with keep-alive, at most `inFlight` at a time. Prints `{ "result": { sent, ms } }`.
+ * signature), on one undici Pool with keep-alive, at most `inFlight` at a time. Prints `{ "result": { sent, failed, ms, cpuMs } }`.
  * Input: argv[2] JSON `{ url, count, inFlight, secret }`. Bounded by count and a 60 s timeout per request.
  */
 import { createHmac, randomUUID } from 'node:crypto';
@@ -19,6 +19,7 @@ const pool = new Pool(target.origin, { connections: inFlight, keepAliveTimeout: 
 let next = 0;
 let failed = 0;
 const started = performance.now();
+const cpu0 = process.cpuUsage();
 
 async function worker(): Promise<void> {
   while (next < count) {
@@ -55,5 +56,7 @@ async function worker(): Promise<void> {
   }
 }
 await Promise.all(Array.from({ length: inFlight }, worker));
-printResult({ sent: count, failed, ms: performance.now() - started });
+const cpu = process.cpuUsage(cpu0);
+// cpuMs: this process's user + system CPU while sending (its start-up excluded).
+printResult({ sent: count, failed, ms: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000 });
 await pool.close();

@@ -55,11 +55,19 @@ const SCENARIOS = [
   'replay',
   'sse-10k',
   'webhooks',
+  'webhooks-drain',
   'webhooks-isolation',
+  'gql-refusal',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios the default run measures on PostgreSQL only (their targets are PostgreSQL's; `--only` overrides). */
-const PG_ONLY: ReadonlySet<ScenarioName> = new Set(['events-2inst', 'sse-10k', 'webhooks', 'webhooks-isolation']);
+const PG_ONLY: ReadonlySet<ScenarioName> = new Set([
+  'events-2inst',
+  'sse-10k',
+  'webhooks',
+  'webhooks-drain',
+  'webhooks-isolation',
+]);
 
 const { values: opts } = parseArgs({
   options: {
@@ -74,6 +82,8 @@ const { values: opts } = parseArgs({
     'sse-idle': { type: 'string', default: '16' },
     'replay-runs': { type: 'string', default: '20' },
     'webhook-events': { type: 'string', default: '600' },
+    'refusal-runs': { type: 'string', default: '500' },
+    'drain-events': { type: 'string', default: '3000' },
     help: { type: 'boolean' },
   },
 });
@@ -81,7 +91,7 @@ if (opts.help) {
   process.stdout.write(
     `npm run bench -- [--only ${SCENARIOS.join(',')}] [--db pg|pglite|both] [--window s] [--rounds n] ` +
       '[--connections n] [--json file] [--pg-url url] [--sse-connections n] [--sse-idle s] [--replay-runs n] ' +
-      '[--webhook-events n]\n',
+      '[--webhook-events n] [--drain-events n] [--refusal-runs n]\n',
   );
   process.exit(0);
 }
@@ -141,10 +151,15 @@ interface Service {
 
 const secretsKey = randomBytes(32).toString('hex');
 
-async function startService(env: Record<string, string>, name = 'service'): Promise<Service & { startMs: number }> {
+async function startService(
+  env: Record<string, string>,
+  name = 'service',
+  nodeArgs: string[] = [],
+): Promise<Service & { startMs: number }> {
   const port = await freePort();
   const started = performance.now();
-  const child = startChild(name, startCommand(), {
+  const [node, ...args] = startCommand();
+  const child = startChild(name, [node!, ...nodeArgs, ...args], {
     env: {
       NODE_ENV: 'production',
       HOST: '127.0.0.1',
@@ -366,6 +381,7 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       ...Array.from({ length: 10 }, (_, i) => `w${i}`),
       ...Array.from({ length: 10 }, (_, i) => `bare${i}`),
       ...Array.from({ length: 10 }, (_, i) => `hook${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `drain${i}`),
     ];
     const accounts = await jsonResult<Record<string, { accountId: string; apiKey: string }>>(
       startChild('seed', tsNode('test/bench/seed.ts', JSON.stringify({ names })), { env }),
@@ -601,9 +617,19 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       services.push(svc.child);
       await attempt('sse-10k', () => sse(svc, key('sse'), dbName, notes));
     }
+    if (has('webhooks-drain')) {
+      // The drain runs its own instances (one that only ingests, one that only delivers) on this database; the
+      // shared service would deliver the backlog itself, so it is stopped meanwhile.
+      await svc.child.stop(15_000);
+      services.splice(services.indexOf(svc.child), 1);
+      await attempt('webhooks-drain', () => webhooksDrain(env, accounts));
+      svc = await startService(env);
+      services.push(svc.child);
+    }
     if (has('webhooks') || has('webhooks-isolation')) {
       await attempt('webhooks', () => webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation')));
     }
+    if (has('gql-refusal')) await attempt('gql-refusal', () => gqlRefusal(svc, key('brands')));
     if (has('startup')) await attempt('startup', () => startup(mode, startups, env, tmp));
   } finally {
     for (const c of services.reverse()) await c.stop(15_000);
@@ -902,32 +928,47 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
 // ---------------------------------------------------------------------------------------------------------------
 // Webhooks
 
+/** Starts a bench webhook receiver (test/bench/receiver.ts) on its own port. */
+async function startReceiver(name: string): Promise<{ child: Child; url: string }> {
+  const child = startChild(name, tsNode('test/bench/receiver.ts'), { ipc: true });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: not listening within 60 s`)), 60_000);
+    child.proc.stdout!.on('data', (c: Buffer) => {
+      const m = /listening (\d+)/.exec(c.toString());
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * The arrivals a receiver recorded under `tag`: id → arrival time (ms, wall clock) of the first request with that
+ * id, or, with `every`, one entry per request (keyed by its position) to count attempts rather than ids.
+ */
+async function arrivals(receiver: Child, tag: string, every = false): Promise<Map<string, number>> {
+  const got = (
+    (await ask(receiver, { stats: tag }, 'arrivals' as never, 30_000)) as unknown as { arrivals: [string, number][] }
+  ).arrivals;
+  if (every) return new Map(got.map(([id, t], i) => [`${i}:${id}`, t] as const));
+  return new Map(got.map(([id, t]) => [id, t] as const).reverse());
+}
+
 async function webhooks(
   svc: Service,
   accounts: Record<string, { accountId: string; apiKey: string }>,
   volume: boolean,
   isolation: boolean,
 ): Promise<Row[]> {
-  const receiver = startChild('receiver', tsNode('test/bench/receiver.ts'), { ipc: true });
+  const receiver = await startReceiver('receiver');
+  // Another account's receiver is another server: the hanging one has its own origin (port).
+  const hangReceiver = isolation ? await startReceiver('receiver-hang') : undefined;
   const rows: Row[] = [];
   try {
-    const port = await new Promise<number>((resolve) => {
-      receiver.proc.stdout!.on('data', (c: Buffer) => {
-        const m = /listening (\d+)/.exec(c.toString());
-        if (m) resolve(Number(m[1]));
-      });
-    });
-    const recv = `http://127.0.0.1:${port}`;
-    const arrivalsOf = async (tag: string) =>
-      new Map(
-        (
-          (await ask(receiver, { stats: tag }, 'arrivals' as never, 30_000)) as unknown as {
-            arrivals: [string, number][];
-          }
-        ).arrivals
-          .map(([id, t]) => [id, t] as const)
-          .reverse(),
-      );
+    const recv = receiver.url;
+    const arrivalsOf = (tag: string) => arrivals(receiver.child, tag);
     const hook = async (account: string, url: string) => {
       const r = await call(svc.url, 'POST', '/api/webhooks', accounts[account]!.apiKey, { url, events: ['sms.*'] });
       if (r.status !== 201 && r.status !== 200) throw new Error(`webhook create: ${r.status} ${r.text}`);
@@ -974,7 +1015,7 @@ async function webhooks(
       const svcRuns: Awaited<ReturnType<typeof deliver>>[] = [];
       const bareRates: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
-        receiver.proc.send({ reset: true });
+        receiver.child.proc.send({ reset: true });
         svcRuns.push(
           await deliver(
             Array.from({ length: 10 }, (_, i) => `hook${i}`),
@@ -1016,13 +1057,16 @@ async function webhooks(
       printRow(row);
       rows.push(row);
     }
-    if (isolation) {
+    if (isolation && hangReceiver) {
       await hook('iso-fast', `${recv}/fast/iso`);
-      await hook('iso-hang', `${recv}/hang/iso-hang`);
+      // Two webhooks of the other account on its hanging receiver: each holds at most 50 attempts in flight
+      // (MAX_IN_FLIGHT_PER_WEBHOOK), so together they hold 100, with 100 more deliveries queued behind them.
+      await hook('iso-hang', `${hangReceiver.url}/hang/iso-hang`);
+      await hook('iso-hang', `${hangReceiver.url}/hang/iso-hang/second`);
       const m = Math.min(n, 300);
-      receiver.proc.send({ reset: true });
+      receiver.child.proc.send({ reset: true });
       const alone = await deliver(['iso-fast'], m, 'iso');
-      receiver.proc.send({ reset: true });
+      receiver.child.proc.send({ reset: true });
       // 100 attempts hanging on another account's receiver, then the fast receiver's traffic.
       await pool(100, 10, async (i) => {
         await call(svc.url, 'POST', '/api/events', accounts['iso-hang']!.apiKey, {
@@ -1030,13 +1074,14 @@ async function webhooks(
           payload: { i },
         });
       });
+      const hangCount = async () => (await arrivals(hangReceiver.child, 'iso-hang', true)).size;
       const t = performance.now();
-      while (performance.now() - t < 20_000 && (await arrivalsOf('iso-hang')).size < 100) await sleep(100);
-      const hanging = (await arrivalsOf('iso-hang')).size;
+      while (performance.now() - t < 20_000 && (await hangCount()) < 100) await sleep(100);
+      const hanging = await hangCount();
       const withHang = await deliver(['iso-fast'], m, 'iso');
       const ratio = withHang.keptPacePerS / alone.keptPacePerS;
       const row: Row = {
-        scenario: `webhooks-isolation ${m} events to a fast receiver, with ${hanging} attempts hanging elsewhere vs alone (delivered/s while ingesting)`,
+        scenario: `webhooks-isolation ${m} events to a fast receiver, with ${hanging} attempts hanging on another account's receiver vs alone (delivered/s while ingesting)`,
         service: `${f0(withHang.keptPacePerS)}/s`,
         baseline: `${f0(alone.keptPacePerS)}/s alone`,
         ratio: `${f2(ratio)}x`,
@@ -1051,7 +1096,226 @@ async function webhooks(
       rows.push(row);
     }
   } finally {
-    await receiver.stop();
+    await receiver.child.stop();
+    await hangReceiver?.child.stop();
+  }
+  return rows;
+}
+
+/**
+ * `webhooks-drain`: the dispatcher's own ceiling. One instance with WORKERS=false accepts `--drain-events` events
+ * over 10 accounts (each with a webhook to the fast receiver) and enqueues their deliveries, then stops; a second
+ * instance with workers on starts on the same database and delivers the backlog. Rate = deliveries ÷ (last − first
+ * arrival at the receiver); the bare signed-POST sender's rate is measured the same way, from the receiver's
+ * arrivals. CPU per delivery: the delivering instance's CPU from its first /healthz 200 to the last arrival.
+ */
+async function webhooksDrain(
+  env: Record<string, string>,
+  accounts: Record<string, { accountId: string; apiKey: string }>,
+): Promise<Row> {
+  const receiver = await startReceiver('receiver-drain');
+  const n = Number(opts['drain-events']);
+  const names = Array.from({ length: 10 }, (_, i) => `drain${i}`);
+  const runs: { perS: number; ingestPerS: number; cpuUsPerDelivery: number; firstAfterStartMs: number }[] = [];
+  const bareRuns: { perS: number; cpuUsPerSend: number }[] = [];
+  try {
+    for (let r = 0; r < ROUNDS; r++) {
+      receiver.child.proc.send({ reset: true });
+      const ingest = await startService({ ...env, WORKERS: 'false' }, 'service-ingest');
+      try {
+        if (r === 0) {
+          for (const a of names) {
+            const h = await call(ingest.url, 'POST', '/api/webhooks', accounts[a]!.apiKey, {
+              url: `${receiver.url}/fast/drain`,
+              events: ['sms.*'],
+            });
+            if (h.status !== 201) throw new Error(`webhook create: ${h.status} ${h.text}`);
+          }
+        }
+        const started = nowMs();
+        await pool(n, 20, async (i) => {
+          const e = await call(ingest.url, 'POST', '/api/events', accounts[names[i % names.length]!]!.apiKey, {
+            eventType: 'sms.delivered',
+            payload: { i, from: '+14155550100', to: '+14155550101', status: 'delivered' },
+          });
+          if (e.status !== 202) throw new Error(`drain event: ${e.status} ${e.text}`);
+        });
+        const ingestPerS = (n * 1000) / (nowMs() - started);
+        if ((await arrivals(receiver.child, 'drain', true)).size > 0) {
+          throw new Error('a delivery arrived from the WORKERS=false instance');
+        }
+        await ingest.child.stop(15_000);
+        const t0 = nowMs();
+        // BENCH_CPU_PROF_DIR: the delivering instance writes a V8 CPU profile there when it stops (`node --cpu-prof`).
+        const prof = process.env.BENCH_CPU_PROF_DIR;
+        const deliverer = await startService(
+          env,
+          'service-deliver',
+          prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
+        );
+        try {
+          const cpu0 = cpuMs(deliverer.child.pid);
+          const deadline = performance.now() + 180_000;
+          let got = new Map<string, number>();
+          while (performance.now() < deadline) {
+            got = await arrivals(receiver.child, 'drain');
+            if (got.size >= n) break;
+            await sleep(200);
+          }
+          const cpu1 = cpuMs(deliverer.child.pid);
+          if (got.size < n) throw new Error(`only ${got.size} of ${n} deliveries arrived within 180 s`);
+          const times = [...got.values()];
+          const first = Math.min(...times);
+          const last = Math.max(...times);
+          runs.push({
+            perS: (n * 1000) / (last - first),
+            ingestPerS,
+            cpuUsPerDelivery: ((cpu1 - cpu0) * 1000) / n,
+            firstAfterStartMs: first - t0,
+          });
+        } finally {
+          await deliverer.child.stop(15_000);
+        }
+      } finally {
+        await ingest.child.stop(15_000);
+      }
+      const b = await jsonResult<{ sent: number; failed: number; ms: number; cpuMs: number }>(
+        startChild(
+          'bare-sender',
+          tsNode(
+            'test/bench/bare-sender.ts',
+            JSON.stringify({ url: `${receiver.url}/fast/drain-bare`, count: n, inFlight: 50, secret: 'whsec_bench' }),
+          ),
+        ),
+        120_000,
+      );
+      const bareTimes = [...(await arrivals(receiver.child, 'drain-bare', true)).values()];
+      bareRuns.push({
+        perS: (bareTimes.length * 1000) / (Math.max(...bareTimes) - Math.min(...bareTimes)),
+        cpuUsPerSend: (b.cpuMs * 1000) / b.sent,
+      });
+    }
+  } finally {
+    await receiver.child.stop();
+  }
+  const rate = median(runs.map((x) => x.perS));
+  const bareRate = median(bareRuns.map((x) => x.perS));
+  const ratios = runs.map((x, i) => x.perS / bareRuns[i]!.perS);
+  const cpuSvc = median(runs.map((x) => x.cpuUsPerDelivery));
+  const cpuBare = median(bareRuns.map((x) => x.cpuUsPerSend));
+  const row: Row = {
+    scenario: `webhooks-drain ${n} queued deliveries over 10 accounts, delivered by a fresh instance (ingest-only instance with WORKERS=false took ${f0(median(runs.map((x) => x.ingestPerS)))} events/s; first arrival ${f0(median(runs.map((x) => x.firstAfterStartMs)))} ms after the delivering instance was spawned)`,
+    service: `${f0(rate)}/s`,
+    baseline: `${f0(bareRate)}/s`,
+    ratio: `${f2(median(ratios))}x (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`,
+    p50: '',
+    p99: '',
+    cpu: `${f0(cpuSvc)} / ${f0(cpuBare)} µs (${f2(cpuBare / cpuSvc)})`,
+    target: '≥ 1,500/s',
+    met: rate >= 1500,
+    raw: { runs, bareRuns },
+  };
+  printRow(row);
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// GraphQL refusals (issue 11): a 1,000-alias query and a 300-alias mutation, while /healthz is probed
+
+/** Health probes every 50 ms with a 1 s timeout while `work` runs; a probe fails on a non-200 or the timeout. */
+async function probeDuring<T>(
+  base: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; probes: number[]; failed: number }> {
+  const probes: number[] = [];
+  let failed = 0;
+  let running = true;
+  const prober = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) });
+        await res.arrayBuffer();
+        if (res.status === 200) probes.push(performance.now() - started);
+        else failed++;
+      } catch {
+        failed++;
+      }
+      await sleep(50);
+    }
+  })();
+  try {
+    return { result: await work(), probes, failed };
+  } finally {
+    running = false;
+    await prober;
+  }
+}
+
+/**
+ * `gql-refusal`: each document sent `--refusal-runs` times, one at a time, timed from the request to the last byte
+ * of the answer, which must be HTTP 400 with `extensions.code` QUERY_TOO_COMPLEX. The baseline column is the probe
+ * latency; failures count probes that did not answer 200 within 1 s. The done-when figure of issue 11: under 100 ms.
+ */
+async function gqlRefusal(svc: Service, key: string): Promise<Row[]> {
+  const runs = Math.max(1, Number(opts['refusal-runs']));
+  const input = `{ name: "Bench Brand LLC", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT }`;
+  const docs = [
+    {
+      label: '1,000-alias query `events(limit: 1000)`',
+      query: `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: events(limit: 1000) { events { id } }`).join(' ')} }`,
+    },
+    {
+      label: '300-alias mutation `createBrand`',
+      query: `mutation { ${Array.from({ length: 300 }, (_, i) => `b${i}: createBrand(input: ${input}) { __typename }`).join(' ')} }`,
+    },
+  ];
+  const rows: Row[] = [];
+  for (const doc of docs) {
+    const body = JSON.stringify({ query: doc.query });
+    // Warm-up (not counted), and the answer's shape: refused with the code, nothing run.
+    const first = await call(svc.url, 'POST', '/graphql', key, { query: doc.query });
+    const code = first.json?.errors?.[0]?.extensions?.code;
+    if (first.status !== 400 || code !== 'QUERY_TOO_COMPLEX') {
+      throw new Error(`gql-refusal: ${doc.label} answered ${first.status} ${first.text.slice(0, 200)}`);
+    }
+    const cpu0 = cpuMs(svc.child.pid);
+    const {
+      result: times,
+      probes,
+      failed,
+    } = await probeDuring(svc.url, async () => {
+      const times: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const started = performance.now();
+        const res = await fetch(`${svc.url}/graphql`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
+        const json = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+        times.push(performance.now() - started);
+        if (res.status !== 400 || json.errors?.[0]?.extensions?.code !== 'QUERY_TOO_COMPLEX') {
+          throw new Error(`gql-refusal: ${doc.label} run ${i} answered ${res.status}`);
+        }
+      }
+      return times;
+    });
+    const cpu = (cpuMs(svc.child.pid) - cpu0) / runs;
+    const row: Row = {
+      scenario: `gql-refusal ${doc.label} (${runs} runs, ${f0(body.length / 1024)} KB), refused QUERY_TOO_COMPLEX`,
+      service: `p50 ${f1(percentile(times, 50))} ms, p99 ${f1(percentile(times, 99))} ms, max ${f1(Math.max(...times))} ms`,
+      baseline: `/healthz probes: ${probes.length + failed}, failed ${failed}, p99 ${f1(percentile(probes, 99))} ms`,
+      ratio: '',
+      p50: f1(percentile(times, 50)),
+      p99: f1(percentile(times, 99)),
+      cpu: `${f1(cpu)} ms per refusal`,
+      target: '< 100 ms, 0 failed probes',
+      met: percentile(times, 99) < 100 && failed === 0,
+    };
+    printRow(row);
+    rows.push(row);
   }
   return rows;
 }

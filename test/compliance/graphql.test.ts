@@ -2,11 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { payload, typedError } from '../helpers/graphql.js';
 import { brandBody, campaignBody, freshNumbers } from './fixtures.js';
 
 const RegisterBrand = graphql(`
-  mutation RegisterBrand($input: RegisterBrandInput!) {
-    registerBrand(input: $input) { id name ein vertical entityType country status identityStatus createdAt }
+  mutation RegisterBrand($input: CreateBrandInput!) {
+    createBrand(input: $input) {
+      __typename
+      ... on CreateBrandPayload { brand { id name ein vertical entityType country status identityStatus createdAt } }
+      ... on Error { code field details { field code } }
+    }
   }
 `);
 const BrandDetail = graphql(`
@@ -25,18 +30,36 @@ const Brands = graphql(`
   }
 `);
 const UpdateBrand = graphql(`
-  mutation UpdateBrand($id: ID!, $input: UpdateBrandInput!) { updateBrand(id: $id, input: $input) { id ein status identityStatus } }
+  mutation UpdateBrand($input: UpdateBrandInput!) {
+    updateBrand(input: $input) { __typename ... on UpdateBrandPayload { brand { id ein status identityStatus } } ... on Error { code field details { field code } } }
+  }
 `);
-const RevetBrand = graphql(`mutation RevetBrand($id: ID!) { revetBrand(id: $id) { id status } }`);
-const DeleteBrand = graphql(`mutation DeleteBrand($id: ID!) { deleteBrand(id: $id) }`);
+const RevetBrand = graphql(`
+  mutation RevetBrand($input: RevetBrandInput!) {
+    revetBrand(input: $input) { __typename ... on RevetBrandPayload { brand { id status } } ... on Error { code field details { field code } } }
+  }
+`);
+const DeleteBrand = graphql(`
+  mutation DeleteBrand($input: DeleteBrandInput!) {
+    deleteBrand(input: $input) { __typename ... on DeleteBrandPayload { deletedBrandId } ... on Error { code field details { field code } } }
+  }
+`);
 const ApplyForVetting = graphql(`
-  mutation ApplyForVetting($brandId: ID!, $input: ApplyForVettingInput) {
-    applyForVetting(brandId: $brandId, input: $input) { created vetting { vettingId evpId status } }
+  mutation ApplyForVetting($input: ApplyForBrandVettingInput!) {
+    applyForBrandVetting(input: $input) {
+      __typename ... on ApplyForBrandVettingPayload { created vetting { vettingId evpId status } } ... on Error { code field details { field code } }
+    }
   }
 `);
 const CreateCampaign = graphql(`
   mutation CreateCampaign($input: CreateCampaignInput!) {
-    createCampaign(input: $input) { id brandId usecase status carriers { networkId carrier status approvedAt estimatedDecisionAt } }
+    createCampaign(input: $input) {
+      __typename
+      ... on CreateCampaignPayload {
+        campaign { id brandId usecase status carriers { networkId carrier status approvedAt estimatedDecisionAt } }
+      }
+      ... on Error { code field details { field code } }
+    }
   }
 `);
 const CampaignDetail = graphql(`
@@ -56,32 +79,54 @@ const Campaigns = graphql(`
   }
 `);
 const UpdateCampaign = graphql(`
-  mutation UpdateCampaign($id: ID!, $input: UpdateCampaignInput!) { updateCampaign(id: $id, input: $input) { id numberPool status } }
-`);
-const NudgeCampaign = graphql(`
-  mutation NudgeCampaign($id: ID!, $input: NudgeCampaignInput!) {
-    nudgeCampaign(id: $id, input: $input) { id carriers { networkId estimatedDecisionAt } }
+  mutation UpdateCampaign($input: UpdateCampaignInput!) {
+    updateCampaign(input: $input) { __typename ... on UpdateCampaignPayload { campaign { id numberPool status } } ... on Error { code field details { field code } } }
   }
 `);
-const ExpediteCampaign = graphql(`mutation ExpediteCampaign($id: ID!) { expediteCampaign(id: $id) { id expedited } }`);
-const DeleteCampaign = graphql(`mutation DeleteCampaign($id: ID!) { deleteCampaign(id: $id) { id unlinkedNumbers } }`);
+const NudgeCampaign = graphql(`
+  mutation NudgeCampaign($input: NudgeCampaignInput!) {
+    nudgeCampaign(input: $input) {
+      __typename ... on NudgeCampaignPayload { campaign { id carriers { networkId estimatedDecisionAt } } } ... on Error { code field details { field code } }
+    }
+  }
+`);
+const ExpediteCampaign = graphql(`
+  mutation ExpediteCampaign($input: ExpediteCampaignInput!) {
+    expediteCampaign(input: $input) { __typename ... on ExpediteCampaignPayload { campaign { id expedited } } ... on Error { code field details { field code } } }
+  }
+`);
+const DeleteCampaign = graphql(`
+  mutation DeleteCampaign($input: DeleteCampaignInput!) {
+    deleteCampaign(input: $input) { __typename ... on DeleteCampaignPayload { deletedCampaignId unlinkedNumbers } ... on Error { code field details { field code } } }
+  }
+`);
 const ProvisionNumbers = graphql(`
-  mutation ProvisionNumbers($numbers: [String!]!) { provisionNumbers(numbers: $numbers) { number campaignId createdAt } }
+  mutation ProvisionNumbers($input: ProvisionNumbersInput!) {
+    provisionNumbers(input: $input) {
+      __typename ... on ProvisionNumbersPayload { phoneNumbers { number campaignId createdAt } } ... on Error { code field details { field code } }
+    }
+  }
 `);
 const PhoneNumbers = graphql(`
   query PhoneNumbers($first: Int) { phoneNumbers(first: $first) { edges { node { number campaignId } } pageInfo { hasNextPage } } }
 `);
 const AssignNumbers = graphql(`
-  mutation AssignNumbers($campaignId: ID!, $numbers: [String!]!) {
-    assignNumbers(campaignId: $campaignId, numbers: $numbers) { campaignId assigned alreadyAssigned numbers }
+  mutation AssignNumbers($input: AssignCampaignNumbersInput!) {
+    assignCampaignNumbers(input: $input) {
+      __typename ... on AssignCampaignNumbersPayload { campaignId assigned alreadyAssigned numbers } ... on Error { code field details { field code } }
+    }
   }
 `);
 const RemoveNumbers = graphql(`
-  mutation RemoveNumbers($campaignId: ID!, $numbers: [String!]!) {
-    removeNumbers(campaignId: $campaignId, numbers: $numbers) { campaignId removed numbers }
+  mutation RemoveNumbers($input: RemoveCampaignNumbersInput!) {
+    removeCampaignNumbers(input: $input) { __typename ... on RemoveCampaignNumbersPayload { campaignId removed numbers } ... on Error { code field details { field code } } }
   }
 `);
-const ReleaseNumber = graphql(`mutation ReleaseNumber($number: String!) { releaseNumber(number: $number) }`);
+const ReleaseNumber = graphql(`
+  mutation ReleaseNumber($input: ReleaseNumberInput!) {
+    releaseNumber(input: $input) { __typename ... on ReleaseNumberPayload { releasedNumber } ... on Error { code field details { field code } } }
+  }
+`);
 const DidMapping = graphql(`
   query DidMapping($limit: Int, $cursor: String) {
     didMapping(limit: $limit, cursor: $cursor) { entries { number campaignId campaignStatus } nextCursor }
@@ -106,7 +151,7 @@ describe('compliance over GraphQL', () => {
     const { phone: _p, ...body } = brandBody(overrides);
     const res = await a.gql(RegisterBrand, { input: body as never });
     expect(res.errors).toBeUndefined();
-    return res.data!.registerBrand;
+    return payload(res.data!.createBrand, 'CreateBrandPayload').brand;
   };
 
   it('registers, reads, pages, updates, revets and deletes brands, with feedback, vettings and qualification', async () => {
@@ -133,15 +178,18 @@ describe('compliance over GraphQL', () => {
     expect(page2.data?.brands.pageInfo.hasNextPage).toBe(false);
 
     const { phone: _p, ...fixed } = brandBody({ ein: '12-1234567' });
-    const updated = await a.gql(UpdateBrand, { id: brand.id, input: fixed as never });
-    expect(updated.data?.updateBrand).toMatchObject({ ein: '12-1234567', status: 'PENDING' });
+    const updated = await a.gql(UpdateBrand, { input: { id: brand.id, ...fixed } as never });
+    expect(payload(updated.data?.updateBrand, 'UpdateBrandPayload').brand).toMatchObject({
+      ein: '12-1234567',
+      status: 'PENDING',
+    });
     await advance(5_000);
-    const revet = await a.gql(RevetBrand, { id: brand.id });
-    expect(revet.data?.revetBrand.status).toBe('PENDING');
+    const revet = await a.gql(RevetBrand, { input: { id: brand.id } });
+    expect(payload(revet.data?.revetBrand, 'RevetBrandPayload').brand.status).toBe('PENDING');
     await advance(5_000);
 
-    const vetting = await a.gql(ApplyForVetting, { brandId: brand.id, input: { evpId: 'WMC' } });
-    expect(vetting.data?.applyForVetting).toMatchObject({
+    const vetting = await a.gql(ApplyForVetting, { input: { brandId: brand.id, evpId: 'WMC' } });
+    expect(payload(vetting.data?.applyForBrandVetting, 'ApplyForBrandVettingPayload')).toMatchObject({
       created: true,
       vetting: { evpId: 'WMC', status: 'PENDING' },
     });
@@ -158,21 +206,21 @@ describe('compliance over GraphQL', () => {
       minMsgSamples: 2,
     });
 
-    const deleted = await a.gql(DeleteBrand, { id: brand.id });
-    expect(deleted.data?.deleteBrand).toBe(brand.id);
+    const deleted = await a.gql(DeleteBrand, { input: { id: brand.id } });
+    expect(payload(deleted.data?.deleteBrand, 'DeleteBrandPayload').deletedBrandId).toBe(brand.id);
     const gone = await a.gql(BrandDetail, { id: brand.id });
     expect(gone.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
   });
 
-  it('reports every validation violation with the REST codes in extensions', async () => {
+  it('answers every validation violation as a typed ValidationError with the REST codes', async () => {
     const a = await t.newAccount();
     const res = await a.gql(RegisterBrand, {
       input: { name: '', ein: '12345', vertical: 'RETAIL', entityType: 'PUBLIC_PROFIT', phone: '12' },
     });
-    expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
-    expect(
-      res.errors?.[0]?.extensions?.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort(),
-    ).toEqual([
+    expect(res.errors).toBeUndefined();
+    const invalid = typedError(res.data?.createBrand);
+    expect(invalid).toMatchObject({ __typename: 'ValidationError', code: 'VALIDATION_FAILED' });
+    expect(invalid.details?.map((d) => `${d.field}:${d.code}`).sort()).toEqual([
       'businessContactEmail:REQUIRED',
       'ein:INVALID_FORMAT',
       'name:TOO_SHORT',
@@ -190,12 +238,11 @@ describe('compliance over GraphQL', () => {
         subscriberHelp: true,
       },
     });
-    expect(campaign.errors?.[0]?.extensions?.details.map((d: { field: string }) => d.field).sort()).toEqual([
-      'description',
-      'sampleMessages',
-      'sampleMessages.0',
-      'usecase',
-    ]);
+    expect(
+      typedError(campaign.data?.createCampaign)
+        .details?.map((d) => d.field)
+        .sort(),
+    ).toEqual(['description', 'sampleMessages', 'sampleMessages.0', 'usecase']);
   });
 
   it('runs the campaign and number lifecycle: create, carriers, nudge, expedite, numbers, did mapping, delete', async () => {
@@ -205,41 +252,51 @@ describe('compliance over GraphQL', () => {
     const input = campaignBody(brand.id);
     const created = await a.gql(CreateCampaign, { input });
     expect(created.errors).toBeUndefined();
-    const campaign = created.data!.createCampaign;
+    const campaign = payload(created.data!.createCampaign, 'CreateCampaignPayload').campaign;
     expect(campaign).toMatchObject({ brandId: brand.id, usecase: 'CUSTOMER_CARE', status: 'PENDING' });
     expect(campaign.carriers.map((c) => c.networkId)).toEqual([10017, 10035, 10037, 10038]);
-    const second = (await a.gql(CreateCampaign, { input })).data!.createCampaign;
+    const second = payload(
+      (await a.gql(CreateCampaign, { input })).data!.createCampaign,
+      'CreateCampaignPayload',
+    ).campaign;
 
     const nudged = await a.gql(NudgeCampaign, {
-      id: campaign.id,
-      input: { nudgeIntent: 'REVIEW', description: 'Please' },
+      input: { id: campaign.id, nudgeIntent: 'REVIEW', description: 'Please' },
     });
     const start = clock.now().getTime();
-    expect(nudged.data?.nudgeCampaign.carriers.map((c) => Date.parse(c.estimatedDecisionAt!) - start)).toEqual([
+    const nudgedCampaign = payload(nudged.data?.nudgeCampaign, 'NudgeCampaignPayload').campaign;
+    expect(nudgedCampaign.carriers.map((c) => Date.parse(c.estimatedDecisionAt!) - start)).toEqual([
       5_000, 10_000, 20_000, 15_000,
     ]);
-    const expedited = await a.gql(ExpediteCampaign, { id: campaign.id });
-    expect(expedited.data?.expediteCampaign.expedited).toBe(true);
-    const updated = await a.gql(UpdateCampaign, { id: campaign.id, input: { numberPool: true } });
-    expect(updated.data?.updateCampaign.numberPool).toBe(true);
+    const expedited = await a.gql(ExpediteCampaign, { input: { id: campaign.id } });
+    expect(payload(expedited.data?.expediteCampaign, 'ExpediteCampaignPayload').campaign.expedited).toBe(true);
+    const updated = await a.gql(UpdateCampaign, { input: { id: campaign.id, numberPool: true } });
+    expect(payload(updated.data?.updateCampaign, 'UpdateCampaignPayload').campaign.numberPool).toBe(true);
 
     const numbers = freshNumbers(3).sort();
-    const provisioned = await a.gql(ProvisionNumbers, { numbers });
-    expect(provisioned.data?.provisionNumbers.map((n) => n.number)).toEqual(numbers);
+    const provisioned = await a.gql(ProvisionNumbers, { input: { numbers } });
+    expect(
+      payload(provisioned.data?.provisionNumbers, 'ProvisionNumbersPayload').phoneNumbers.map((n) => n.number),
+    ).toEqual(numbers);
     const listed = await a.gql(PhoneNumbers, { first: 2 });
     expect(listed.data?.phoneNumbers.edges.map((e) => e.node.number)).toEqual(numbers.slice(0, 2));
     expect(listed.data?.phoneNumbers.pageInfo.hasNextPage).toBe(true);
-    const assigned = await a.gql(AssignNumbers, { campaignId: campaign.id, numbers: numbers.slice(0, 2) });
-    expect(assigned.data?.assignNumbers).toEqual({
+    const assigned = await a.gql(AssignNumbers, { input: { campaignId: campaign.id, numbers: numbers.slice(0, 2) } });
+    expect(assigned.data?.assignCampaignNumbers).toEqual({
+      __typename: 'AssignCampaignNumbersPayload',
       campaignId: campaign.id,
       assigned: numbers.slice(0, 2),
       alreadyAssigned: [],
       numbers: numbers.slice(0, 2),
     });
-    const conflict = await a.gql(AssignNumbers, { campaignId: second.id, numbers: [numbers[0]!] });
-    expect(conflict.errors?.[0]?.extensions).toMatchObject({ code: 'NUMBER_ASSIGNED_ELSEWHERE', status: 409 });
-    const removed = await a.gql(RemoveNumbers, { campaignId: campaign.id, numbers: [numbers[1]!] });
-    expect(removed.data?.removeNumbers).toEqual({
+    const conflict = await a.gql(AssignNumbers, { input: { campaignId: second.id, numbers: [numbers[0]!] } });
+    expect(conflict.data?.assignCampaignNumbers).toMatchObject({
+      __typename: 'ConflictError',
+      code: 'NUMBER_ASSIGNED_ELSEWHERE',
+    });
+    const removed = await a.gql(RemoveNumbers, { input: { campaignId: campaign.id, numbers: [numbers[1]!] } });
+    expect(removed.data?.removeCampaignNumbers).toEqual({
+      __typename: 'RemoveCampaignNumbersPayload',
       campaignId: campaign.id,
       removed: [numbers[1]],
       numbers: [numbers[0]],
@@ -274,14 +331,22 @@ describe('compliance over GraphQL', () => {
     const none = await a.gql(Campaigns, { first: 10, brandId: 'no-such-brand' });
     expect(none.data?.campaigns.edges).toEqual([]);
 
-    const refusedRelease = await a.gql(ReleaseNumber, { number: numbers[0]! });
-    expect(refusedRelease.errors?.[0]?.extensions?.code).toBe('NUMBER_ASSIGNED');
-    const deleted = await a.gql(DeleteCampaign, { id: campaign.id });
-    expect(deleted.data?.deleteCampaign).toEqual({ id: campaign.id, unlinkedNumbers: [numbers[0]] });
-    const released = await a.gql(ReleaseNumber, { number: numbers[0]! });
-    expect(released.data?.releaseNumber).toBe(numbers[0]);
-    const brandDelete = await a.gql(DeleteBrand, { id: brand.id });
-    expect(brandDelete.errors?.[0]?.extensions).toMatchObject({ code: 'BRAND_HAS_CAMPAIGNS', status: 409 });
+    const refusedRelease = await a.gql(ReleaseNumber, { input: { number: numbers[0]! } });
+    expect(typedError(refusedRelease.data?.releaseNumber)).toMatchObject({
+      __typename: 'ConflictError',
+      code: 'NUMBER_ASSIGNED',
+    });
+    const deleted = await a.gql(DeleteCampaign, { input: { id: campaign.id } });
+    expect(deleted.data?.deleteCampaign).toEqual({
+      __typename: 'DeleteCampaignPayload',
+      deletedCampaignId: campaign.id,
+      unlinkedNumbers: [numbers[0]],
+    });
+    const released = await a.gql(ReleaseNumber, { input: { number: numbers[0]! } });
+    expect(payload(released.data?.releaseNumber, 'ReleaseNumberPayload').releasedNumber).toBe(numbers[0]);
+    const brandDelete = await a.gql(DeleteBrand, { input: { id: brand.id } });
+    expect(brandDelete.errors).toBeUndefined();
+    expect(brandDelete.data?.deleteBrand).toMatchObject({ __typename: 'ConflictError', code: 'BRAND_HAS_CAMPAIGNS' });
   });
 
   it('serves the enums and isolates accounts (NOT_FOUND)', async () => {

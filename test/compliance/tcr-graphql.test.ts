@@ -2,22 +2,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { payload, typedError } from '../helpers/graphql.js';
 import { activeBrand, campaignBody, freshNumbers } from './fixtures.js';
 
 const RegisterTcrBrand = graphql(`
-  mutation RegisterTcrBrand($input: RegisterBrandInput!) {
-    registerBrand(input: $input) {
-      id companyName displayName street city state postalCode firstName lastName mobilePhone brandRelationship
-      altBusinessId altBusinessIdType businessContactEmail referenceId mock vettingScore
-      throughput { tier carriers { networkId dailyCap } }
+  mutation RegisterTcrBrand($input: CreateBrandInput!) {
+    createBrand(input: $input) {
+      __typename
+      ... on CreateBrandPayload {
+        brand {
+          id companyName displayName street city state postalCode firstName lastName mobilePhone brandRelationship
+          altBusinessId altBusinessIdType businessContactEmail referenceId mock vettingScore
+          throughput { tier carriers { networkId dailyCap } }
+        }
+      }
+      ... on Error { code field details { field code } }
     }
   }
 `);
 const CreateTcrCampaign = graphql(`
   mutation CreateTcrCampaign($input: CreateCampaignInput!) {
     createCampaign(input: $input) {
-      id messageFlow optinMessage optoutKeywords embeddedLink subUsecases privacyPolicyLink
-      throughput { tier messageClass carriers { networkId messagesPerMinute messageClass } }
+      __typename
+      ... on CreateCampaignPayload {
+        campaign {
+          id messageFlow optinMessage optoutKeywords embeddedLink subUsecases privacyPolicyLink
+          throughput { tier messageClass carriers { networkId messagesPerMinute messageClass } }
+        }
+      }
+      ... on Error { code field details { field code } }
     }
   }
 `);
@@ -61,7 +74,11 @@ const Numbers = graphql(`
 const CampaignHistory = graphql(`
   query DeletedCampaignHistory($id: ID!) { campaignHistory(id: $id) { transitions { to cause } } }
 `);
-const DeleteCampaign = graphql(`mutation DeleteTcrCampaign($id: ID!) { deleteCampaign(id: $id) { id } }`);
+const DeleteCampaign = graphql(`
+  mutation DeleteTcrCampaign($input: DeleteCampaignInput!) {
+    deleteCampaign(input: $input) { __typename ... on DeleteCampaignPayload { deletedCampaignId } }
+  }
+`);
 
 describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, number states, history', () => {
   let t: TestApp;
@@ -90,7 +107,7 @@ describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, nu
       },
     });
     expect(ok.errors).toBeUndefined();
-    expect(ok.data?.registerBrand).toMatchObject({
+    expect(payload(ok.data?.createBrand, 'CreateBrandPayload').brand).toMatchObject({
       companyName: 'Jane Doe Photography',
       displayName: 'Jane Doe Photography',
       mock: true,
@@ -100,7 +117,7 @@ describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, nu
     const bad = await a.gql(RegisterTcrBrand, {
       input: { name: 'X', ein: '12-3456789', vertical: 'RETAIL', entityType: 'PUBLIC_PROFIT', state: 'Texas' },
     });
-    const details = bad.errors?.[0]?.extensions?.details as { field: string; code: string }[];
+    const details = typedError(bad.data?.createBrand).details ?? [];
     expect(details.map((d) => `${d.field}:${d.code}`).sort()).toEqual([
       'businessContactEmail:REQUIRED',
       'state:INVALID_FORMAT',
@@ -147,7 +164,7 @@ describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, nu
       },
     });
     expect(created.errors).toBeUndefined();
-    const c = created.data!.createCampaign;
+    const c = payload(created.data!.createCampaign, 'CreateCampaignPayload').campaign;
     expect(c).toMatchObject({ optoutKeywords: 'STOP,QUIT', throughput: { tier: 'LOW', messageClass: 'T' } });
     const [n] = freshNumbers(1) as [string];
     await a.request('POST', '/api/numbers', { numbers: [n] });
@@ -171,7 +188,7 @@ describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, nu
     expect(nums.data?.phoneNumbers.edges.map((e) => e.node)).toEqual([
       { number: n, state: 'active', assignmentStatus: 'ASSIGNED', failureReasons: [], nextStateAt: null },
     ]);
-    await a.gql(DeleteCampaign, { id: c.id });
+    await a.gql(DeleteCampaign, { input: { id: c.id } });
     const after = await a.gql(Numbers, {});
     expect(after.data?.phoneNumbers.edges[0]?.node).toMatchObject({
       state: 'cooling',

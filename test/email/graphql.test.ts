@@ -1,54 +1,75 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/gql.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { payload, typedError } from '../helpers/graphql.js';
 
 const CreateAgent = graphql(`
   mutation EmailCreateAgent($input: CreateAgentInput!) {
-    createAgent(input: $input) { id name textModel contextSources }
+    createAgent(input: $input) { __typename ... on CreateAgentPayload { agent { id name textModel contextSources } } ... on Error { code field details { field code } } }
   }
 `);
 const AddDoc = graphql(`
-  mutation EmailAddDoc($agentId: ID!, $input: AddKnowledgeDocumentInput!) {
-    addKnowledgeDocument(agentId: $agentId, input: $input) { id agentId title }
+  mutation EmailAddDoc($input: AddKnowledgeDocumentInput!) {
+    addKnowledgeDocument(input: $input) {
+      __typename ... on AddKnowledgeDocumentPayload { knowledgeDocument { id agentId title } } ... on Error { code field details { field code } }
+    }
   }
 `);
 const DeleteDoc = graphql(`
-  mutation EmailDeleteDoc($agentId: ID!, $documentId: ID!) {
-    deleteKnowledgeDocument(agentId: $agentId, documentId: $documentId)
+  mutation EmailDeleteDoc($input: DeleteKnowledgeDocumentInput!) {
+    deleteKnowledgeDocument(input: $input) {
+      __typename ... on DeleteKnowledgeDocumentPayload { deletedKnowledgeDocumentId } ... on Error { code field details { field code } }
+    }
   }
 `);
 const UpdateAgent = graphql(`
-  mutation EmailUpdateAgent($id: ID!, $input: UpdateAgentInput!) {
-    updateAgent(id: $id, input: $input) { id name knowledgeDocuments { title } }
+  mutation EmailUpdateAgent($input: UpdateAgentInput!) {
+    updateAgent(input: $input) {
+      __typename ... on UpdateAgentPayload { agent { id name knowledgeDocuments { title } } } ... on Error { code field details { field code } }
+    }
   }
 `);
 const DeleteAgent = graphql(`
-  mutation EmailDeleteAgent($id: ID!) { deleteAgent(id: $id) }
+  mutation EmailDeleteAgent($input: DeleteAgentInput!) {
+    deleteAgent(input: $input) { __typename ... on DeleteAgentPayload { deletedAgentId } ... on Error { code field details { field code } } }
+  }
 `);
 const CreateIdentity = graphql(`
-  mutation EmailCreateIdentity($input: CreateIdentityInput!) {
-    createIdentity(input: $input) {
-      id address localPart domain displayName agentId status smtpHost smtpPort smtpUser smtpPass createdAt
-      agent { id name }
+  mutation EmailCreateIdentity($input: CreateEmailIdentityInput!) {
+    createEmailIdentity(input: $input) {
+      __typename
+      ... on CreateEmailIdentityPayload {
+        emailIdentity {
+          id address localPart domain displayName agentId status smtpHost smtpPort smtpUser smtpPass createdAt
+          agent { id name }
+        }
+      }
+      ... on Error { code field details { field code } }
     }
   }
 `);
 const UpdateIdentity = graphql(`
-  mutation EmailUpdateIdentity($id: ID!, $input: UpdateIdentityInput!) {
-    updateIdentity(id: $id, input: $input) { id displayName agentId }
+  mutation EmailUpdateIdentity($input: UpdateEmailIdentityInput!) {
+    updateEmailIdentity(input: $input) {
+      __typename ... on UpdateEmailIdentityPayload { emailIdentity { id displayName agentId } } ... on Error { code field details { field code } }
+    }
   }
 `);
 const DeleteIdentity = graphql(`
-  mutation EmailDeleteIdentity($id: ID!) { deleteIdentity(id: $id) { id status } }
+  mutation EmailDeleteIdentity($input: DeleteEmailIdentityInput!) {
+    deleteEmailIdentity(input: $input) {
+      __typename ... on DeleteEmailIdentityPayload { emailIdentity { id status } } ... on Error { code field details { field code } }
+    }
+  }
 `);
 const Send = graphql(`
-  mutation EmailSend($identityId: ID!, $input: SendEmailInput!) {
-    sendEmail(identityId: $identityId, input: $input) { messageId threadId }
+  mutation EmailSend($input: SendEmailInput!) {
+    sendEmail(input: $input) { __typename ... on SendEmailPayload { messageId threadId } ... on Error { code field details { field code } } }
   }
 `);
 const Reply = graphql(`
-  mutation EmailReply($identityId: ID!, $input: ReplyToThreadInput!) {
-    replyToThread(identityId: $identityId, input: $input) { messageId threadId }
+  mutation EmailReply($input: ReplyToEmailThreadInput!) {
+    replyToEmailThread(input: $input) { __typename ... on ReplyToEmailThreadPayload { messageId threadId } ... on Error { code field details { field code } } }
   }
 `);
 const Inbox = graphql(`
@@ -95,14 +116,14 @@ describe('email over GraphQL', () => {
       input: { name: 'Desk', systemPrompt: 'Help.', textModel: 'm', contextSources: ['knowledge'] },
     });
     expect(agent.errors).toBeUndefined();
-    const agentId = agent.data!.createAgent.id;
-    expect(
-      (await a.gql(AddDoc, { agentId, input: { title: 'Hours', content: '9-5' } })).data?.addKnowledgeDocument,
-    ).toMatchObject({
+    const agentId = payload(agent.data!.createAgent, 'CreateAgentPayload').agent.id;
+    const added = await a.gql(AddDoc, { input: { agentId, title: 'Hours', content: '9-5' } });
+    expect(payload(added.data?.addKnowledgeDocument, 'AddKnowledgeDocumentPayload').knowledgeDocument).toMatchObject({
       agentId,
       title: 'Hours',
     });
-    expect((await a.gql(UpdateAgent, { id: agentId, input: { name: 'Front desk' } })).data?.updateAgent).toEqual({
+    const renamed = await a.gql(UpdateAgent, { input: { id: agentId, name: 'Front desk' } });
+    expect(payload(renamed.data?.updateAgent, 'UpdateAgentPayload').agent).toEqual({
       id: agentId,
       name: 'Front desk',
       knowledgeDocuments: [{ title: 'Hours' }],
@@ -111,7 +132,7 @@ describe('email over GraphQL', () => {
     const local = `gql${Date.now().toString(36)}`;
     const created = await a.gql(CreateIdentity, { input: { localPart: local, agentId } });
     expect(created.errors).toBeUndefined();
-    expect(created.data!.createIdentity).toMatchObject({
+    expect(payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity).toMatchObject({
       address: `${local}@agents.switchboard.local`,
       status: 'active',
       smtpPort: 465,
@@ -119,10 +140,9 @@ describe('email over GraphQL', () => {
       smtpPass: null,
       agent: { id: agentId, name: 'Front desk' },
     });
-    const identityId = created.data!.createIdentity.id;
-    expect(
-      (await a.gql(UpdateIdentity, { id: identityId, input: { displayName: 'Desk' } })).data?.updateIdentity,
-    ).toEqual({
+    const identityId = payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity.id;
+    const changed = await a.gql(UpdateIdentity, { input: { id: identityId, displayName: 'Desk' } });
+    expect(payload(changed.data?.updateEmailIdentity, 'UpdateEmailIdentityPayload').emailIdentity).toEqual({
       id: identityId,
       displayName: 'Desk',
       agentId,
@@ -130,12 +150,13 @@ describe('email over GraphQL', () => {
 
     const threadIds: string[] = [];
     for (const subject of ['One', 'Two', 'Three']) {
-      const sent = await a.gql(Send, { identityId, input: { to: 'x@example.com', subject, body: 'b' } });
+      const sent = await a.gql(Send, { input: { identityId, to: 'x@example.com', subject, body: 'b' } });
       expect(sent.errors).toBeUndefined();
-      threadIds.push(sent.data!.sendEmail.threadId);
+      threadIds.push(payload(sent.data!.sendEmail, 'SendEmailPayload').threadId);
     }
-    const replied = await a.gql(Reply, { identityId, input: { threadId: threadIds[0]!, body: 'again' } });
-    expect(replied.data!.replyToThread.threadId).toBe(threadIds[0]);
+    const replied = await a.gql(Reply, { input: { identityId, threadId: threadIds[0]!, body: 'again' } });
+    const reply = payload(replied.data!.replyToEmailThread, 'ReplyToEmailThreadPayload');
+    expect(reply.threadId).toBe(threadIds[0]);
 
     const page1 = await a.gql(Inbox, { id: identityId, first: 2 });
     expect(page1.errors).toBeUndefined();
@@ -145,7 +166,7 @@ describe('email over GraphQL', () => {
     expect(conn.edges[0]!.node).toMatchObject({ subject: 'One', messageCount: 2 });
     expect(conn.edges[0]!.node.messages.map((m) => m.subject)).toEqual(['One', 'Re: One']);
     expect(conn.edges[0]!.node.messages[1]).toMatchObject({
-      messageId: replied.data!.replyToThread.messageId,
+      messageId: reply.messageId,
       direction: 'outbound',
       status: 'undelivered',
       agentAnswer: null,
@@ -159,21 +180,23 @@ describe('email over GraphQL', () => {
     expect(lists.data!.agents.edges.map((e) => e.node.id)).toEqual([agentId]);
     expect((await a.gql(ThreadById, { threadId: threadIds[1]! })).data?.emailThread.messageCount).toBe(1);
 
-    expect((await a.gql(DeleteIdentity, { id: identityId })).data?.deleteIdentity).toEqual({
+    const deprovisioned = await a.gql(DeleteIdentity, { input: { id: identityId } });
+    expect(payload(deprovisioned.data?.deleteEmailIdentity, 'DeleteEmailIdentityPayload').emailIdentity).toEqual({
       id: identityId,
       status: 'deprovisioning',
     });
-    expect((await a.gql(DeleteAgent, { id: agentId })).data?.deleteAgent).toBe(agentId);
+    const agentDeleted = await a.gql(DeleteAgent, { input: { id: agentId } });
+    expect(payload(agentDeleted.data?.deleteAgent, 'DeleteAgentPayload').deletedAgentId).toBe(agentId);
   });
 
   it('pages threads like REST: activity during paging neither repeats nor reorders a thread on page 2', async () => {
     const a = await t.newAccount();
     const created = await a.gql(CreateIdentity, { input: { localPart: `pg${Date.now().toString(36)}` } });
-    const identityId = created.data!.createIdentity.id;
+    const identityId = payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity.id;
     const ids: string[] = [];
     for (const subject of ['T0', 'T1', 'T2']) {
-      const sent = await a.gql(Send, { identityId, input: { to: 'x@example.com', subject, body: 'b' } });
-      ids.push(sent.data!.sendEmail.threadId);
+      const sent = await a.gql(Send, { input: { identityId, to: 'x@example.com', subject, body: 'b' } });
+      ids.push(payload(sent.data!.sendEmail, 'SendEmailPayload').threadId);
     }
     const gql1 = (await a.gql(ThreadPage, { id: identityId, first: 2 })).data!.emailIdentity.threads;
     const rest1 = (await a.request('GET', `/api/email/identities/${identityId}/threads?limit=2`)).body;
@@ -182,7 +205,7 @@ describe('email over GraphQL', () => {
     expect(gql1.pageInfo.hasNextPage).toBe(true);
 
     // The last thread of page 1 gets a reply and moves to the front.
-    await a.gql(Reply, { identityId, input: { threadId: ids[1]!, body: 'bump' } });
+    await a.gql(Reply, { input: { identityId, threadId: ids[1]!, body: 'bump' } });
     const gql2 = (await a.gql(ThreadPage, { id: identityId, first: 2, after: gql1.pageInfo.endCursor })).data!
       .emailIdentity.threads;
     const rest2 = (
@@ -197,46 +220,60 @@ describe('email over GraphQL', () => {
   it('deletes a knowledge document like REST: gone from the agent, NOT_FOUND again and for another account', async () => {
     const a = await t.newAccount();
     const b = await t.newAccount();
-    const agentId = (
-      await a.gql(CreateAgent, { input: { name: 'Docs', systemPrompt: '', textModel: 'm', contextSources: [] } })
-    ).data!.createAgent.id;
-    const keep = (await a.gql(AddDoc, { agentId, input: { title: 'Keep', content: 'k' } })).data!.addKnowledgeDocument;
-    const drop = (await a.gql(AddDoc, { agentId, input: { title: 'Drop', content: 'd' } })).data!.addKnowledgeDocument;
+    const created = await a.gql(CreateAgent, {
+      input: { name: 'Docs', systemPrompt: '', textModel: 'm', contextSources: [] },
+    });
+    const agentId = payload(created.data!.createAgent, 'CreateAgentPayload').agent.id;
+    const addDoc = async (title: string) =>
+      payload(
+        (await a.gql(AddDoc, { input: { agentId, title, content: title } })).data!.addKnowledgeDocument,
+        'AddKnowledgeDocumentPayload',
+      ).knowledgeDocument;
+    const keep = await addDoc('Keep');
+    const drop = await addDoc('Drop');
 
-    const byB = await b.gql(DeleteDoc, { agentId, documentId: drop.id });
-    expect(byB.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND' });
-    const del = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
+    const byB = await b.gql(DeleteDoc, { input: { agentId, documentId: drop.id } });
+    expect(byB.data?.deleteKnowledgeDocument).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
+    const del = await a.gql(DeleteDoc, { input: { agentId, documentId: drop.id } });
     expect(del.errors).toBeUndefined();
-    expect(del.data?.deleteKnowledgeDocument).toBe(drop.id);
+    expect(
+      payload(del.data?.deleteKnowledgeDocument, 'DeleteKnowledgeDocumentPayload').deletedKnowledgeDocumentId,
+    ).toBe(drop.id);
     const rest = await a.request('GET', `/api/agents/${agentId}/knowledge`);
     expect(rest.body.documents.map((d: { id: string }) => d.id)).toEqual([keep.id]);
-    const again = await a.gql(DeleteDoc, { agentId, documentId: drop.id });
-    expect(again.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'documentId' });
+    const again = await a.gql(DeleteDoc, { input: { agentId, documentId: drop.id } });
+    expect(typedError(again.data?.deleteKnowledgeDocument)).toMatchObject({ code: 'NOT_FOUND', field: 'documentId' });
   });
 
-  it('reports the REST error codes: validation, 409, 422 and 404 across accounts', async () => {
+  it('answers the REST error codes as typed errors: validation, 409, 422 and 404 across accounts', async () => {
     const a = await t.newAccount();
     const b = await t.newAccount();
     const bad = await a.gql(CreateIdentity, { input: { localPart: 'no..good' } });
-    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'localPart' }] });
+    expect(bad.data?.createEmailIdentity).toMatchObject({
+      __typename: 'ValidationError',
+      code: 'VALIDATION_FAILED',
+      field: 'localPart',
+      details: [{ field: 'localPart' }],
+    });
     const local = `dupe${Date.now().toString(36)}`;
     const ok = await a.gql(CreateIdentity, { input: { localPart: local } });
-    expect((await b.gql(CreateIdentity, { input: { localPart: local } })).errors?.[0]?.extensions?.code).toBe(
-      'ADDRESS_TAKEN',
-    );
+    const okId = payload(ok.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity.id;
+    expect((await b.gql(CreateIdentity, { input: { localPart: local } })).data?.createEmailIdentity).toMatchObject({
+      __typename: 'ConflictError',
+      code: 'ADDRESS_TAKEN',
+    });
     const modelless = await a.gql(CreateAgent, { input: { name: 'n', systemPrompt: '', contextSources: [] } });
     const assign = await a.gql(UpdateIdentity, {
-      id: ok.data!.createIdentity.id,
-      input: { agentId: modelless.data!.createAgent.id },
+      input: { id: okId, agentId: payload(modelless.data!.createAgent, 'CreateAgentPayload').agent.id },
     });
-    expect(assign.errors?.[0]?.extensions).toMatchObject({ code: 'AGENT_TEXT_MODEL_REQUIRED', status: 422 });
-    const foreign = await b.gql(Inbox, { id: ok.data!.createIdentity.id });
+    expect(assign.data?.updateEmailIdentity).toMatchObject({
+      __typename: 'UnprocessableError',
+      code: 'AGENT_TEXT_MODEL_REQUIRED',
+    });
+    const foreign = await b.gql(Inbox, { id: okId });
     expect(foreign.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
-    const send = await b.gql(Send, {
-      identityId: ok.data!.createIdentity.id,
-      input: { to: 'x@example.com', subject: 's', body: 'b' },
-    });
-    expect(send.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const send = await b.gql(Send, { input: { identityId: okId, to: 'x@example.com', subject: 's', body: 'b' } });
+    expect(typedError(send.data?.sendEmail)).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
     expect((await b.gql(Lists)).data).toEqual({ emailIdentities: { edges: [] }, agents: { edges: [] } });
   });
 });

@@ -3,6 +3,7 @@ import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/gql.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { payload as resultPayload, typedError } from '../helpers/graphql.js';
 
 const EventsSubscription = graphql(`
   subscription EventsStream($channels: [String!], $lastEventId: String) {
@@ -29,12 +30,9 @@ const EventsSubscription = graphql(`
 const PublishEvent = graphql(`
   mutation PublishEventForStream($input: PublishEventInput!) {
     publishEvent(input: $input) {
-      id
-      channel
-      eventType
-      payload
-      customerId
-      timestamp
+      __typename
+      ... on PublishEventPayload { event { id channel eventType payload customerId timestamp } }
+      ... on Error { code field details { code field } }
     }
   }
 `);
@@ -70,7 +68,7 @@ type Message = { __typename: string; id?: string; eventType?: string; reason?: s
 async function publish(a: TestAccount, eventType: string, payload: Record<string, unknown> = {}): Promise<string> {
   const res = await a.gql(PublishEvent, { input: { eventType, payload } });
   expect(res.errors).toBeUndefined();
-  return res.data!.publishEvent.id;
+  return resultPayload(res.data!.publishEvent, 'PublishEventPayload').event.id;
 }
 
 /** Collects `count` messages from an async iterator of GraphQL results, then stops it. */
@@ -247,9 +245,9 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     expect(catalog.data?.eventCatalog.find((c) => c.name === '10dlc')?.eventTypes).toContain('10dlc.brand.registered');
     const reader = await t.newAccount(['events:read']);
     const denied = await reader.gql(PublishEvent, { input: { eventType: 'sms.sent' } });
-    expect(denied.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(denied.data?.publishEvent).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN' });
     const unknown = await a.gql(PublishEvent, { input: { eventType: 'sms.teleported' } });
-    expect(unknown.errors?.[0]?.extensions?.details).toEqual([
+    expect(typedError(unknown.data?.publishEvent).details).toEqual([
       expect.objectContaining({ code: 'UNKNOWN_EVENT_TYPE', field: 'eventType' }),
     ]);
   });

@@ -12,17 +12,18 @@ describe('an open stream re-checks its API key', () => {
   it('ends the stream of a revoked key within a heartbeat, and the reconnect answers 401', async () => {
     const admin = await t.newAccount();
     const issued = await admin.request('POST', '/graphql', {
-      query: 'mutation { issueApiKey(name: "dash", scopes: ["events:read"]) { keyId apiKey } }',
+      query:
+        'mutation { issueApiKey(input: { name: "dash", scopes: [EVENTS_READ] }) { ... on IssueApiKeyPayload { issuedApiKey { keyId apiKey } } } }',
     });
-    const { keyId, apiKey } = issued.body.data.issueApiKey as { keyId: string; apiKey: string };
+    const { keyId, apiKey } = issued.body.data.issueApiKey.issuedApiKey as { keyId: string; apiKey: string };
     const stream = await rawSse(`${t.url}/api/events?token=${apiKey}`);
     expect(stream.status).toBe(200);
     await stream.waitFor(/: heartbeat/);
 
     const revoked = await admin.request('POST', '/graphql', {
-      query: `mutation { revokeApiKey(keyId: "${keyId}") }`,
+      query: `mutation { revokeApiKey(input: { keyId: "${keyId}" }) { ... on RevokeApiKeyPayload { revokedKeyId } } }`,
     });
-    expect(revoked.body.data.revokeApiKey).toBe(true);
+    expect(revoked.body.data.revokeApiKey.revokedKeyId).toBe(keyId);
     await stream.ended;
 
     const again = await fetch(`${t.url}/api/events?token=${apiKey}`);

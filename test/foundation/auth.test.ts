@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/gql.js';
+import type { IssueKeyMutation } from '../generated/graphql.js';
 import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { payload } from '../helpers/graphql.js';
 
 const Viewer = graphql(`
   query Viewer {
@@ -12,20 +14,25 @@ const Viewer = graphql(`
 `);
 
 const IssueKey = graphql(`
-  mutation IssueKey($name: String!, $scopes: [String!]!) {
-    issueApiKey(name: $name, scopes: $scopes) {
-      keyId
-      apiKey
-      scopes
+  mutation IssueKey($input: IssueApiKeyInput!) {
+    issueApiKey(input: $input) {
+      __typename
+      ... on IssueApiKeyPayload { issuedApiKey { keyId apiKey scopes } }
+      ... on Error { code field details { field code message } }
     }
   }
 `);
 
 const RevokeKey = graphql(`
-  mutation RevokeKey($keyId: String!) {
-    revokeApiKey(keyId: $keyId)
+  mutation RevokeKey($input: RevokeApiKeyInput!) {
+    revokeApiKey(input: $input) { __typename ... on RevokeApiKeyPayload { revokedKeyId } ... on Error { code field details { field code message } } }
   }
 `);
+
+/** The key of an `IssueKey` result (failing the test when it is a typed error). */
+function issuedKey(res: { data?: IssueKeyMutation | null }) {
+  return payload(res.data?.issueApiKey, 'IssueApiKeyPayload').issuedApiKey;
+}
 
 describe('bearer authentication (spec 5.1)', () => {
   let t: TestApp;
@@ -73,40 +80,41 @@ describe('bearer authentication (spec 5.1)', () => {
     const a = await t.newAccount();
     const res = await a.gql(Viewer);
     expect(res.data?.viewer.accountId).toBe(a.accountId);
-    expect(res.data?.viewer.scopes).toEqual(['compliance', 'email', 'webhooks', 'events:read', 'events:write']);
+    expect(res.data?.viewer.scopes).toEqual(['COMPLIANCE', 'EMAIL', 'WEBHOOKS', 'EVENTS_READ', 'EVENTS_WRITE']);
   });
 
   it('issues a narrower key, refuses a wider one, and revokes', async () => {
     const a = await t.newAccount(['compliance', 'events:read']);
-    const narrow = await a.gql(IssueKey, { name: 'reader', scopes: ['events:read'] });
+    const narrow = await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } });
     expect(narrow.errors).toBeUndefined();
-    const issued = narrow.data!.issueApiKey;
+    const issued = issuedKey(narrow);
     const b = accountClient(t.url, a.accountId, issued.apiKey);
-    expect((await b.gql(Viewer)).data?.viewer).toEqual({ accountId: a.accountId, scopes: ['events:read'] });
+    expect((await b.gql(Viewer)).data?.viewer).toEqual({ accountId: a.accountId, scopes: ['EVENTS_READ'] });
 
-    const wider = await a.gql(IssueKey, { name: 'writer', scopes: ['events:write'] });
-    expect(wider.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    const wider = await a.gql(IssueKey, { input: { name: 'writer', scopes: ['EVENTS_WRITE'] } });
+    expect(wider.data?.issueApiKey).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN' });
 
-    const unknown = await a.gql(IssueKey, { name: 'x', scopes: ['root'] });
-    expect(unknown.errors?.[0]?.extensions).toMatchObject({
-      code: 'VALIDATION_FAILED',
-      field: 'scopes.0',
-      details: [{ code: 'INVALID_ENUM_VALUE', field: 'scopes.0', message: 'unknown scope "root"' }],
-    });
+    // Scopes are an enum: an unknown one is refused while coercing the variables, before anything runs.
+    const unknown = await a.gql(IssueKey, { input: { name: 'x', scopes: ['root' as never] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT' });
+    expect(unknown.errors?.[0]?.message).toContain('"root"');
 
-    expect((await a.gql(RevokeKey, { keyId: issued.keyId })).data?.revokeApiKey).toBe(true);
+    const revoked = await a.gql(RevokeKey, { input: { keyId: issued.keyId } });
+    expect(payload(revoked.data?.revokeApiKey, 'RevokeApiKeyPayload').revokedKeyId).toBe(issued.keyId);
     expect((await b.gql(Viewer)).status).toBe(401);
   });
 
   it('does not let a narrower key revoke a wider one (403), but lets a key revoke itself', async () => {
     const a = await t.newAccount();
-    const issued = (await a.gql(IssueKey, { name: 'reader', scopes: ['events:read'] })).data!.issueApiKey;
+    const issued = issuedKey(await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } }));
     const reader = accountClient(t.url, a.accountId, issued.apiKey);
     const adminKeyId = a.apiKey.split('_')[1]!;
-    const refused = await reader.gql(RevokeKey, { keyId: adminKeyId });
-    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    const refused = await reader.gql(RevokeKey, { input: { keyId: adminKeyId } });
+    expect(refused.data?.revokeApiKey).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN' });
     expect((await a.gql(Viewer)).status).toBe(200);
-    expect((await reader.gql(RevokeKey, { keyId: issued.keyId })).data?.revokeApiKey).toBe(true);
+    const revoked = await reader.gql(RevokeKey, { input: { keyId: issued.keyId } });
+    expect(payload(revoked.data?.revokeApiKey, 'RevokeApiKeyPayload').revokedKeyId).toBe(issued.keyId);
     expect((await reader.gql(Viewer)).status).toBe(401);
   });
 
@@ -114,23 +122,23 @@ describe('bearer authentication (spec 5.1)', () => {
     const a = await t.newAccount();
     const b = await t.newAccount();
     const keyIdOfB = b.apiKey.split('_')[1]!;
-    const res = await a.gql(RevokeKey, { keyId: keyIdOfB });
-    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    const res = await a.gql(RevokeKey, { input: { keyId: keyIdOfB } });
+    expect(res.data?.revokeApiKey).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND', field: 'keyId' });
     expect((await b.gql(Viewer)).status).toBe(200);
   });
 
   it('checks the scope before the input on GraphQL (403 before 400), then answers 400 with the input’s own fields', async () => {
     const query =
-      'mutation { registerBrand(input: {name: "Scope Order", ein: "bad", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }';
+      'mutation { createBrand(input: {name: "Scope Order", ein: "bad", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename ... on Error { code field } } }';
     const emailOnly = await t.newAccount(['email']);
     const denied = await emailOnly.request('POST', '/graphql', { query });
-    expect(denied.body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    expect(denied.body.data.createBrand).toEqual({ __typename: 'ForbiddenError', code: 'FORBIDDEN', field: null });
     const compliance = await t.newAccount(['compliance']);
     const invalid = await compliance.request('POST', '/graphql', { query });
-    expect(invalid.body.errors?.[0]?.extensions).toMatchObject({
+    expect(invalid.body.data.createBrand).toEqual({
+      __typename: 'ValidationError',
       code: 'VALIDATION_FAILED',
       field: 'ein',
-      status: 400,
     });
   });
 });
@@ -155,35 +163,39 @@ describe('request bodies and idempotency', () => {
   it('replays the first response for a repeated Idempotency-Key and creates nothing twice', async () => {
     const a = await t.newAccount();
     const headers = { 'idempotency-key': `key-${Math.random()}` };
-    const first = await a.gql(IssueKey, { name: 'once', scopes: ['events:read'] }, headers);
-    const second = await a.gql(IssueKey, { name: 'once', scopes: ['events:read'] }, headers);
-    expect(second.data?.issueApiKey.apiKey).toBe(first.data?.issueApiKey.apiKey);
+    const first = await a.gql(IssueKey, { input: { name: 'once', scopes: ['EVENTS_READ'] } }, headers);
+    const second = await a.gql(IssueKey, { input: { name: 'once', scopes: ['EVENTS_READ'] } }, headers);
+    expect(issuedKey(second).apiKey).toBe(issuedKey(first).apiKey);
     const keys = await t.app.ctx.db.apiKey.count({ where: { accountId: a.accountId } });
     expect(keys).toBe(2); // the account's first key and exactly one issued key
 
-    const reused = await a.gql(IssueKey, { name: 'other', scopes: ['events:read'] }, headers);
+    const reused = await a.gql(IssueKey, { input: { name: 'other', scopes: ['EVENTS_READ'] } }, headers);
     expect(reused.status).toBe(422);
   });
 
   it('never replays a stored response to another API key of the account (422)', async () => {
     const a = await t.newAccount();
-    const reader = await a.gql(IssueKey, { name: 'reader', scopes: ['events:read'] });
-    const other = accountClient(t.url, a.accountId, reader.data!.issueApiKey.apiKey);
+    const reader = await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } });
+    const other = accountClient(t.url, a.accountId, issuedKey(reader).apiKey);
     const headers = { 'idempotency-key': 'admin-only' };
-    const first = await a.gql(IssueKey, { name: 'full', scopes: ['compliance', 'events:write'] }, headers);
-    expect(first.data?.issueApiKey.apiKey).toBeDefined();
-    const replayed = await other.gql(IssueKey, { name: 'full', scopes: ['compliance', 'events:write'] }, headers);
+    const first = await a.gql(IssueKey, { input: { name: 'full', scopes: ['COMPLIANCE', 'EVENTS_WRITE'] } }, headers);
+    expect(issuedKey(first).apiKey).toBeDefined();
+    const replayed = await other.gql(
+      IssueKey,
+      { input: { name: 'full', scopes: ['COMPLIANCE', 'EVENTS_WRITE'] } },
+      headers,
+    );
     expect(replayed.status).toBe(422);
-    expect(JSON.stringify(replayed)).not.toContain(first.data!.issueApiKey.apiKey);
+    expect(JSON.stringify(replayed)).not.toContain(issuedKey(first).apiKey);
   });
 
   it('keeps idempotency keys per account', async () => {
     const a = await t.newAccount();
     const b = await t.newAccount();
     const headers = { 'idempotency-key': 'shared-key' };
-    const ra = await a.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
-    const rb = await b.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
-    expect(ra.data?.issueApiKey.apiKey).not.toBe(rb.data?.issueApiKey.apiKey);
+    const ra = await a.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
+    const rb = await b.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
+    expect(issuedKey(ra).apiKey).not.toBe(issuedKey(rb).apiKey);
   });
 });
 
@@ -197,12 +209,12 @@ describe('idempotency records at rest', () => {
   it('stores the replayable response encrypted, so a key shown once is not kept in clear', async () => {
     const a = await t.newAccount();
     const headers = { 'idempotency-key': 'secret-bearing' };
-    const first = await a.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
-    const apiKey = first.data!.issueApiKey.apiKey;
+    const first = await a.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
+    const apiKey = issuedKey(first).apiKey;
     const rows = await t.app.ctx.db.idempotencyRecord.findMany({ where: { accountId: a.accountId } });
     expect(rows).toHaveLength(1);
     expect(rows[0]!.responseBody).not.toContain(apiKey);
-    const replay = await a.gql(IssueKey, { name: 'k', scopes: ['events:read'] }, headers);
-    expect(replay.data?.issueApiKey.apiKey).toBe(apiKey);
+    const replay = await a.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
+    expect(issuedKey(replay).apiKey).toBe(apiKey);
   });
 });

@@ -214,7 +214,11 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     for (const field of fields) {
       for (const id of ['\u0000', 'a\u0000b', 'x'.repeat(5000), '\ud800']) {
         const kind = queries.has(field) ? 'query' : 'mutation';
-        const query = `${kind}($id: ID!) { ${field}(id: $id) { __typename } }`;
+        // Mutations take `input: { id }` and answer expected failures as typed errors (`... on Error { code }`).
+        const query =
+          kind === 'query'
+            ? `query($id: ID!) { ${field}(id: $id) { __typename } }`
+            : `mutation($id: ID!) { ${field}(input: { id: $id }) { __typename ... on Error { code } } }`;
         // Queries also over GET, where the variables do not pass the JSON body parser's character check.
         const res =
           kind === 'query' && id.length < 100
@@ -230,7 +234,10 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
         // Refused by the HTTP body parser (the REST envelope) or by GraphQL (errors with codes).
         const codes = res.body.error
           ? [res.body.error.code]
-          : (res.body.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code);
+          : [
+              ...(res.body.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code),
+              ...(res.body.data?.[field]?.code ? [res.body.data[field].code] : []),
+            ];
         expect(codes, label).not.toContain('INTERNAL_ERROR');
         expect(codes.length, label).toBeGreaterThan(0);
       }

@@ -114,7 +114,10 @@ describe('GraphQL bad-input fuzzing through the schema', () => {
     const internal = (body.errors ?? []).filter((e) => e.extensions?.code === 'INTERNAL_ERROR');
     figures.internalErrors += internal.length;
     expect(internal, label).toEqual([]);
-    if (target.kind === 'mutation' && (body.errors?.length ?? 0) > 0 && body.data?.[target.field.name] == null) {
+    // Refused: top-level errors and no result, or a typed error (`<Verb><Noun>Result` answered with an `…Error`).
+    const result = body.data?.[target.field.name] as { __typename?: string } | null | undefined;
+    const typedError = result?.__typename?.endsWith('Error') ?? false;
+    if (target.kind === 'mutation' && (((body.errors?.length ?? 0) > 0 && result == null) || typedError)) {
       expect(await accountFingerprint(t, a.accountId), `a refused mutation changed rows: ${label}`).toBe(before);
     }
   }

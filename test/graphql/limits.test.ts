@@ -29,13 +29,15 @@ describe('GraphQL limits and client mistakes', () => {
     const input = JSON.stringify(brandBody())
       .replace(/"(\w+)":/g, '$1:')
       .replace(/"(RETAIL|PRIVATE_PROFIT)"/g, '$1');
-    const aliases = Array.from({ length: 300 }, (_, i) => `b${i}: registerBrand(input: ${input}) { id }`).join(' ');
+    const aliases = Array.from({ length: 300 }, (_, i) => `b${i}: createBrand(input: ${input}) { __typename }`).join(
+      ' ',
+    );
     const res = await post({ query: `mutation { ${aliases} }` });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     expect(await brandCount()).toBe(0);
     // One of them alone is fine, so the refusal above was the limit and not the input.
-    const one = await post({ query: `mutation { registerBrand(input: ${input}) { id } }` });
+    const one = await post({ query: `mutation { createBrand(input: ${input}) { __typename } }` });
     expect(one.body.errors).toBeUndefined();
     expect(await brandCount()).toBe(1);
   });
@@ -79,6 +81,41 @@ describe('GraphQL limits and client mistakes', () => {
     expect(over.body.errors[0].extensions.found).toBeGreaterThan(over.body.errors[0].extensions.max);
   });
 
+  it('costs the same document again for each page size its variables ask for, whatever was asked before', async () => {
+    // A document's cost is reused across requests (src/graphql/limits.ts); the page size must still count each time.
+    const query =
+      'query($n: Int, $m: Int!) { a: events(limit: $n) { events { id } } b: events(limit: $m) { events { id payload } } }';
+    // Cost: 2 + 2n + 3m (each `events` costs 1 and its list counts `limit` times); the budget is 50,000.
+    const cases: [Record<string, number>, number][] = [
+      [{ n: 5, m: 5 }, 200],
+      [{ n: 1000, m: 20_000 }, 400],
+      [{ n: 5, m: 5 }, 200],
+      [{ m: 5 }, 200],
+      [{ n: 30_000, m: 5 }, 400],
+      [{ n: 5, m: 5 }, 200],
+    ];
+    for (const [variables, status] of cases) {
+      const res = await post({ query, variables });
+      expect(res.status, JSON.stringify(variables)).toBe(status);
+      if (status === 400)
+        expect(res.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 'cost' });
+      else expect(res.body.errors).toBeUndefined();
+    }
+    // `nodes(ids:)` weighs its own argument: 100 ids under a 100-fold selection are over budget, 1 is not.
+    const nodes =
+      'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Brand { history(limit: 1000) { transitions { __typename } } } } }';
+    const one = await post({ query: nodes, variables: { ids: ['00000000-0000-0000-0000-000000000000'] } });
+    expect(one.status).toBe(200);
+    const many = await post({
+      query: nodes,
+      variables: {
+        ids: Array.from({ length: 100 }, (_, i) => `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`),
+      },
+    });
+    expect(many.status).toBe(400);
+    expect(many.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 'cost' });
+  });
+
   it('bounds batched requests', async () => {
     const ok = await post(Array.from({ length: 3 }, () => ({ query: '{ viewer { accountId } }' })));
     expect(ok.status).toBe(200);
@@ -102,14 +139,14 @@ describe('GraphQL limits and client mistakes', () => {
 
     const nul = await post({
       query:
-        'mutation { registerBrand(input: {name: "Nul\\u0000Corp", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+        'mutation { createBrand(input: {name: "Nul\\u0000Corp", ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename } }',
     });
     expect(nul.status).toBe(400);
     expect(nul.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
 
     const nulVariable = await post({
       query:
-        'mutation($n: String!) { registerBrand(input: {name: $n, ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { id } }',
+        'mutation($n: String!) { createBrand(input: {name: $n, ein: "12-3456789", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename } }',
       variables: { n: 'Nul\u0000Corp' },
     });
     expect(nulVariable.status).toBe(400);

@@ -41,11 +41,12 @@ describe('webhookDeliveryAttempted (one instance)', () => {
     const trigger = async () => {
       while (!seen) {
         const res = await a.request('POST', '/graphql', {
-          query: 'mutation ($id: ID!) { testWebhook(id: $id, eventType: "sms.sent") { id status } }',
+          query:
+            'mutation ($id: ID!) { testWebhook(input: { id: $id, eventType: "sms.sent" }) { ... on TestWebhookPayload { delivery { id status } } } }',
           variables: { id },
         });
         expect(res.body.errors).toBeUndefined();
-        sent.add(res.body.data.testWebhook.id);
+        sent.add(res.body.data.testWebhook.delivery.id);
         await new Promise((r) => setTimeout(r, 100));
       }
     };

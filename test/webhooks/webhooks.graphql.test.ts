@@ -2,21 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { payload, typedError } from '../helpers/graphql.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { publish } from './helpers.js';
 
 const CreateWebhook = graphql(`
   mutation CreateWebhook($input: CreateWebhookInput!) {
     createWebhook(input: $input) {
-      secret
-      webhook { id url events active createdAt }
+      __typename
+      ... on CreateWebhookPayload { secret webhook { id url events active createdAt } }
+      ... on Error { code field details { field code } }
     }
   }
 `);
 
 const Webhooks = graphql(`
   query Webhooks($limit: Int) {
-    webhooks { id url events active logs(limit: $limit) { id eventType status attempts responseCode kind } }
+    webhooks { totalCount edges { node { id url events active logs(limit: $limit) { id eventType status attempts responseCode kind } } } }
   }
 `);
 
@@ -27,29 +29,39 @@ const WebhookLogs = graphql(`
 `);
 
 const Rotate = graphql(`
-  mutation RotateWebhookSecret($id: ID!) { rotateWebhookSecret(id: $id) { id secret previousSecretExpiresAt } }
+  mutation RotateWebhookSecret($input: RotateWebhookSecretInput!) {
+    rotateWebhookSecret(input: $input) {
+      __typename ... on RotateWebhookSecretPayload { webhookId secret previousSecretExpiresAt } ... on Error { code field details { field code } }
+    }
+  }
 `);
 
 const Test = graphql(`
-  mutation TestWebhook($id: ID!, $eventType: String!) {
-    testWebhook(id: $id, eventType: $eventType) { id status kind responseCode }
+  mutation TestWebhook($input: TestWebhookInput!) {
+    testWebhook(input: $input) { __typename ... on TestWebhookPayload { delivery { id status kind responseCode } } ... on Error { code field details { field code } } }
   }
 `);
 
 const Redeliver = graphql(`
-  mutation Redeliver($webhookId: ID!, $deliveryId: ID!) {
-    redeliverWebhookDelivery(webhookId: $webhookId, deliveryId: $deliveryId) { id status kind redeliveryOf }
+  mutation Redeliver($input: RedeliverWebhookDeliveryInput!) {
+    redeliverWebhookDelivery(input: $input) {
+      __typename ... on RedeliverWebhookDeliveryPayload { delivery { id status kind redeliveryOf } } ... on Error { code field details { field code } }
+    }
   }
 `);
 
 const RedeliverSince = graphql(`
-  mutation RedeliverSince($webhookId: ID!, $since: DateTime!) {
-    redeliverFailedWebhookDeliveries(webhookId: $webhookId, since: $since) { count deliveries { id } }
+  mutation RedeliverSince($input: RedeliverFailedWebhookDeliveriesInput!) {
+    redeliverFailedWebhookDeliveries(input: $input) {
+      __typename ... on RedeliverFailedWebhookDeliveriesPayload { count deliveries { id } } ... on Error { code field details { field code } }
+    }
   }
 `);
 
 const Delete = graphql(`
-  mutation DeleteWebhook($id: ID!) { deleteWebhook(id: $id) { id deleted cancelledDeliveries } }
+  mutation DeleteWebhook($input: DeleteWebhookInput!) {
+    deleteWebhook(input: $input) { __typename ... on DeleteWebhookPayload { deletedWebhookId cancelledDeliveries } ... on Error { code field details { field code } } }
+  }
 `);
 
 describe('webhooks over GraphQL', () => {
@@ -69,10 +81,14 @@ describe('webhooks over GraphQL', () => {
   it('creates, lists with logs, tests, rotates, redelivers and deletes through the same domain rules', async () => {
     const a = await t.newAccount();
     const bad = await a.gql(CreateWebhook, { input: { url: 'https://example.com', events: ['sms.*', 'nope.*'] } });
-    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', field: 'events.1', status: 400 });
+    expect(bad.data?.createWebhook).toMatchObject({
+      __typename: 'ValidationError',
+      code: 'VALIDATION_FAILED',
+      field: 'events.1',
+    });
 
     const created = await a.gql(CreateWebhook, { input: { url: `${receiver.url}/gql`, events: ['sms.*'] } });
-    const hook = created.data!.createWebhook;
+    const hook = payload(created.data!.createWebhook, 'CreateWebhookPayload');
     expect(hook.secret).toMatch(/^whsec_/);
     expect(hook.webhook).toMatchObject({ url: `${receiver.url}/gql`, events: ['sms.*'], active: true });
     receiver.setSecrets('/gql', [hook.secret]);
@@ -85,7 +101,8 @@ describe('webhooks over GraphQL', () => {
       await t.drain();
     }
     const list = await a.gql(Webhooks, { limit: 10 });
-    expect(list.data!.webhooks).toEqual([
+    expect(list.data!.webhooks.totalCount).toBe(1);
+    expect(list.data!.webhooks.edges.map((e) => e.node)).toEqual([
       {
         id: hook.webhook.id,
         url: `${receiver.url}/gql`,
@@ -108,29 +125,46 @@ describe('webhooks over GraphQL', () => {
     const failedId = logs.data!.webhookLogs[0]!.id;
 
     receiver.respond('/gql', () => ({ status: 204 }));
-    const test = await a.gql(Test, { id: hook.webhook.id, eventType: 'sms.delivered' });
-    expect(test.data!.testWebhook).toMatchObject({ status: 'delivered', kind: 'test', responseCode: 204 });
+    const test = await a.gql(Test, { input: { id: hook.webhook.id, eventType: 'sms.delivered' } });
+    expect(payload(test.data!.testWebhook, 'TestWebhookPayload').delivery).toMatchObject({
+      status: 'delivered',
+      kind: 'test',
+      responseCode: 204,
+    });
 
-    const rotated = await a.gql(Rotate, { id: hook.webhook.id });
-    expect(rotated.data!.rotateWebhookSecret.secret).not.toBe(hook.secret);
-    receiver.setSecrets('/gql', [rotated.data!.rotateWebhookSecret.secret]);
+    const rotated = payload(
+      (await a.gql(Rotate, { input: { id: hook.webhook.id } })).data!.rotateWebhookSecret,
+      'RotateWebhookSecretPayload',
+    );
+    expect(rotated.secret).not.toBe(hook.secret);
+    receiver.setSecrets('/gql', [rotated.secret]);
 
-    const redelivered = await a.gql(Redeliver, { webhookId: hook.webhook.id, deliveryId: failedId });
-    expect(redelivered.data!.redeliverWebhookDelivery).toMatchObject({
+    const redelivered = await a.gql(Redeliver, { input: { webhookId: hook.webhook.id, deliveryId: failedId } });
+    expect(
+      payload(redelivered.data!.redeliverWebhookDelivery, 'RedeliverWebhookDeliveryPayload').delivery,
+    ).toMatchObject({
       status: 'pending',
       kind: 'redelivery',
       redeliveryOf: failedId,
     });
     await t.drain();
     expect(receiver.on('/gql').at(-1)!.signatureValid).toBe(true);
-    const since = await a.gql(RedeliverSince, { webhookId: hook.webhook.id, since: new Date(0).toISOString() });
-    expect(since.data!.redeliverFailedWebhookDeliveries.count).toBe(0);
+    const since = await a.gql(RedeliverSince, {
+      input: { webhookId: hook.webhook.id, since: new Date(0).toISOString() },
+    });
+    expect(payload(since.data!.redeliverFailedWebhookDeliveries, 'RedeliverFailedWebhookDeliveriesPayload').count).toBe(
+      0,
+    );
 
     const other = await t.newAccount();
-    const hidden = await other.gql(Delete, { id: hook.webhook.id });
-    expect(hidden.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    const deleted = await a.gql(Delete, { id: hook.webhook.id });
-    expect(deleted.data!.deleteWebhook).toEqual({ id: hook.webhook.id, deleted: true, cancelledDeliveries: 0 });
-    expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual([]);
+    const hidden = await other.gql(Delete, { input: { id: hook.webhook.id } });
+    expect(typedError(hidden.data?.deleteWebhook).code).toBe('NOT_FOUND');
+    const deleted = await a.gql(Delete, { input: { id: hook.webhook.id } });
+    expect(deleted.data!.deleteWebhook).toEqual({
+      __typename: 'DeleteWebhookPayload',
+      deletedWebhookId: hook.webhook.id,
+      cancelledDeliveries: 0,
+    });
+    expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual({ totalCount: 0, edges: [] });
   });
 });

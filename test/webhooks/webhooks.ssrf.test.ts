@@ -47,7 +47,8 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     }
     // The same through GraphQL (one domain rule).
     const gql = await a.request('POST', '/graphql', {
-      query: 'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { webhook { id } } }',
+      query:
+        'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { ... on CreateWebhookPayload { webhook { id } } ... on Error { code field } } }',
       variables: { i: { url: 'http://10.0.0.1/hook', events: ['sms.sent'] } },
     });
     expect(JSON.stringify(gql.body)).toMatch(/URL_NOT_PUBLIC/);

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
+import type { Database, Tx } from '../../infra/db.js';
 import {
   type ClaimedJob,
   JOBS_CHANNEL,
@@ -243,9 +243,9 @@ async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
  * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
  * @returns the ids whose record was written.
  */
-async function recordAttempts(db: Tx, rs: AttemptRecord[]): Promise<Set<string>> {
+async function recordAttempts(database: Pick<Database, 'statement'>, rs: AttemptRecord[]): Promise<Set<string>> {
   const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
-  const rows = await db.$queryRaw<{ id: string }[]>`
+  const rows = await database.statement<{ id: string }>(Prisma.sql`
     WITH x AS (
       SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
                            ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
@@ -263,7 +263,7 @@ async function recordAttempts(db: Tx, rs: AttemptRecord[]): Promise<Set<string>>
       RETURNING w.id)
     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
     SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
-    RETURNING delivery_id AS id`;
+    RETURNING delivery_id AS id`);
   return new Set(rows.map((r) => r.id));
 }
 
@@ -284,15 +284,20 @@ export async function attemptClaimed(
   token: string,
   opts: AttemptOptions = {},
 ): Promise<string | undefined> {
-  const delivery = opts.load
-    ? await opts.load(deliveryId)
-    : await ctx.db.webhookDelivery.findFirst({
-        where: { id: deliveryId, lockedBy: token },
-        include: { webhook: true },
-      });
+  const delivery: ClaimedDelivery | null =
+    opts.delivery ??
+    (await ctx.db.webhookDelivery.findFirst({
+      where: { id: deliveryId, lockedBy: token },
+      include: { webhook: true },
+    }));
   if (!delivery || delivery.lockedBy !== token) return undefined;
   const webhook = delivery.webhook;
-  const log = ctx.log.child({ deliveryId, webhookId: webhook.id });
+  // A child logger only when a line is written (most attempts write none at the default level).
+  let child: AppContext['log'] | undefined;
+  const log = () => {
+    child ??= ctx.log.child({ deliveryId, webhookId: webhook.id });
+    return child;
+  };
   const recovered = opts.job?.recovered ?? false;
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
     await ctx.db.webhookDelivery.updateMany({
@@ -318,7 +323,7 @@ export async function attemptClaimed(
   const lostTry = recovered ? lostAttempt(ctx, opts.job!, attempt - 1) : undefined;
   if (lostTry && attempt > maxAttempts) {
     // The lost try was the last one allowed: the delivery fails without another send.
-    log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; no attempts left');
+    log().warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; no attempts left');
     return finishAttempt(
       ctx,
       delivery,
@@ -329,12 +334,12 @@ export async function attemptClaimed(
     );
   }
   if (lostTry) {
-    log.warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; retrying now');
+    log().warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; retrying now');
     await recordLostAttempt(ctx.db, deliveryId, token, lostTry);
   }
   const startedAt = ctx.clock.now();
   const started = performance.now();
-  const secrets = opts.secrets ? opts.secrets(webhook, startedAt) : signingSecrets(ctx, webhook, startedAt, log);
+  const secrets = opts.secrets ? opts.secrets(webhook, startedAt) : signingSecrets(ctx, webhook, startedAt, ctx.log);
   let result: AttemptResult;
   if (!secrets) {
     result = { error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)' };
@@ -358,9 +363,11 @@ export async function attemptClaimed(
   ctx.metrics.webhookAttempt(
     next === 'delivered' ? 'delivered' : result.refused ? 'refused' : next === 'pending' ? 'retry' : 'failed',
   );
-  if (next === 'delivered') log.debug({ attempt, status }, 'webhook delivered');
-  else if (result.refused) log.warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
-  else log.warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
+  if (next === 'delivered') {
+    if (ctx.log.isLevelEnabled('debug')) log().debug({ attempt, status }, 'webhook delivered');
+  } else if (result.refused)
+    log().warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
+  else log().warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
 
   return finishAttempt(
     ctx,
@@ -416,26 +423,37 @@ async function recordLostAttempt(
 /** A delivery as an attempt reads it: the row and its webhook. */
 export type DeliveryWithWebhook = Prisma.WebhookDeliveryGetPayload<{ include: { webhook: true } }>;
 
+/** What an attempt needs of a delivery and its webhook (what the dispatcher's claim returns; docs/jobs.md). */
+export type ClaimedDelivery = Pick<
+  DeliveryWithWebhook,
+  'id' | 'lockedBy' | 'attempts' | 'kind' | 'body' | 'eventType' | 'eventId' | 'accountId'
+> & {
+  webhook: Pick<
+    DeliveryWithWebhook['webhook'],
+    'id' | 'url' | 'active' | 'deletedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+  >;
+};
+
 /** Options of {@link attemptClaimed}. */
 export interface AttemptOptions {
   /** Attempt even when the webhook is inactive (a test delivery). */
   ignoreInactive?: boolean;
   /** The queue's claim (whether the previous claim was lost, and its lease end). */
   job?: ClaimedJob;
-  /** Loads the claimed delivery with its webhook (the dispatcher batches these loads). */
-  load?: (id: string) => Promise<DeliveryWithWebhook | null>;
+  /** The claimed delivery with its webhook, when the claim already returned it (the dispatcher's claim does). */
+  delivery?: ClaimedDelivery;
   /** Records an outcome that emits no event (the dispatcher batches these writes). @returns false when fenced out. */
   record?: (r: AttemptRecord) => Promise<boolean>;
   /** The signing secrets of a webhook at a time (the dispatcher caches the decrypted secrets). */
-  secrets?: (webhook: DeliveryWithWebhook['webhook'], at: Date) => SigningSecrets | undefined;
+  secrets?: (webhook: ClaimedDelivery['webhook'], at: Date) => SigningSecrets | undefined;
 }
 
 /** Writes an attempt's outcome (and its event, when it emits one). @returns the status afterwards, or undefined when the claim was lost. */
 async function finishAttempt(
   ctx: AppContext,
-  delivery: DeliveryWithWebhook,
+  delivery: ClaimedDelivery,
   token: string,
-  log: AppContext['log'],
+  log: () => AppContext['log'],
   o: Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean },
   record?: AttemptOptions['record'],
 ): Promise<string | undefined> {
@@ -448,7 +466,7 @@ async function finishAttempt(
   // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
   const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
   const lost = () => {
-    log.warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
+    log().warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
     return undefined;
   };
   // After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws).
@@ -513,6 +531,44 @@ async function finishAttempt(
   return next;
 }
 
+/** The delivery and webhook a claim returned ({@link webhookJobKind}'s `data` columns). */
+function claimedDelivery(job: ClaimedJob): ClaimedDelivery {
+  const d = job.data as {
+    kind: string;
+    body: string;
+    eventType: string;
+    eventId: string | null;
+    accountId: string;
+    webhookId: string;
+    url: string;
+    active: boolean;
+    deletedAt: Date | string | null;
+    secretCiphertext: string;
+    previousSecretCiphertext: string | null;
+    previousSecretExpiresAt: Date | string | null;
+  };
+  const date = (v: Date | string | null) => (v === null ? null : new Date(v));
+  return {
+    id: job.id,
+    lockedBy: job.token,
+    attempts: job.attempt,
+    kind: d.kind,
+    body: d.body,
+    eventType: d.eventType,
+    eventId: d.eventId === null ? null : BigInt(d.eventId),
+    accountId: d.accountId,
+    webhook: {
+      id: d.webhookId,
+      url: d.url,
+      active: d.active,
+      deletedAt: date(d.deletedAt),
+      secretCiphertext: d.secretCiphertext,
+      previousSecretCiphertext: d.previousSecretCiphertext,
+      previousSecretExpiresAt: date(d.previousSecretExpiresAt),
+    },
+  };
+}
+
 /**
  * The webhook delivery job kind (src/infra/jobs): due `pending` deliveries of webhooks whose secret this instance's
  * key encrypted (an instance with another SECRETS_KEY leaves them to the instances that can sign them instead of
@@ -524,7 +580,7 @@ async function finishAttempt(
 export function webhookJobKind(ctx: AppContext): JobKind {
   const keyId = secretsKeyId(ctx.secretsKey);
   const secretCache = new Map<string, { stamp: string; secrets: SigningSecrets | undefined }>();
-  const secrets = (webhook: DeliveryWithWebhook['webhook'], at: Date): SigningSecrets | undefined => {
+  const secrets = (webhook: ClaimedDelivery['webhook'], at: Date): SigningSecrets | undefined => {
     const overlap = Boolean(webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at);
     const stamp = `${webhook.secretCiphertext}|${overlap ? webhook.previousSecretCiphertext : ''}`;
     const hit = secretCache.get(webhook.id);
@@ -534,28 +590,6 @@ export function webhookJobKind(ctx: AppContext): JobKind {
     secretCache.set(webhook.id, { stamp, secrets: s });
     return s;
   };
-  // One query for every delivery claimed in the same tick.
-  let pending: { id: string; resolve: (d: DeliveryWithWebhook | null) => void; reject: (e: unknown) => void }[] = [];
-  const load = (id: string) =>
-    new Promise<DeliveryWithWebhook | null>((resolve, reject) => {
-      pending.push({ id, resolve, reject });
-      if (pending.length > 1) return;
-      queueMicrotask(() => {
-        const batch = pending;
-        pending = [];
-        ctx.db.webhookDelivery
-          .findMany({ where: { id: { in: batch.map((b) => b.id) } }, include: { webhook: true } })
-          .then(
-            (rows) => {
-              const byId = new Map(rows.map((r) => [r.id, r]));
-              for (const b of batch) b.resolve(byId.get(b.id) ?? null);
-            },
-            (err: unknown) => {
-              for (const b of batch) b.reject(err);
-            },
-          );
-      });
-    });
   // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every
   // attempt finishing meanwhile joins its statement (at most 500 per statement).
   const queued: { r: AttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
@@ -563,7 +597,7 @@ export function webhookJobKind(ctx: AppContext): JobKind {
     const batch = queued.splice(0, 500);
     if (queued.length > 0) setImmediate(flush);
     recordAttempts(
-      ctx.db,
+      ctx.database,
       batch.map((b) => b.r),
     ).then(
       (done) => {
@@ -593,8 +627,26 @@ export function webhookJobKind(ctx: AppContext): JobKind {
       { column: 'account_id', limit: MAX_IN_FLIGHT_PER_ACCOUNT },
       { column: 'webhook_id', limit: MAX_IN_FLIGHT_PER_WEBHOOK },
     ],
+    // The claim returns each delivery with its webhook (one statement per batch, no load query per tick).
+    data: {
+      join: () => Prisma.sql`JOIN webhooks w ON w.id = j.webhook_id`,
+      columns: () => ({
+        kind: Prisma.sql`j.kind`,
+        body: Prisma.sql`j.body`,
+        eventType: Prisma.sql`j.event_type`,
+        eventId: Prisma.sql`j.event_id::text`,
+        accountId: Prisma.sql`j.account_id`,
+        webhookId: Prisma.sql`w.id`,
+        url: Prisma.sql`w.url`,
+        active: Prisma.sql`w.active`,
+        deletedAt: Prisma.sql`w.deleted_at`,
+        secretCiphertext: Prisma.sql`w.secret_ciphertext`,
+        previousSecretCiphertext: Prisma.sql`w.previous_secret_ciphertext`,
+        previousSecretExpiresAt: Prisma.sql`w.previous_secret_expires_at`,
+      }),
+    },
     async run(job) {
-      await attemptClaimed(ctx, job.id, job.token, { job, load, secrets, record });
+      await attemptClaimed(ctx, job.id, job.token, { job, delivery: claimedDelivery(job), secrets, record });
     },
   };
 }

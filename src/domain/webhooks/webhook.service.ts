@@ -91,7 +91,8 @@ type DeliveryRow = Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>
   }[];
 };
 
-function view(w: WebhookRow): WebhookView {
+/** The API shape of a webhook row (secrets never included). */
+export function view(w: WebhookRow): WebhookView {
   return {
     id: w.id,
     url: w.url,
@@ -128,7 +129,8 @@ export function logEntry(d: DeliveryRow): DeliveryLogEntry {
   };
 }
 
-const withAttempts = { attemptLog: true } as const;
+/** The include that loads a delivery with its attempts, as {@link logEntry} needs. */
+export const withAttempts = { attemptLog: true } as const;
 
 async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<WebhookRow> {
   const w = await ctx.db.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });

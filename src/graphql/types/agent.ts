@@ -9,11 +9,24 @@ import {
   listAgentRows,
   updateAgent,
 } from '../../domain/email/agent.service.js';
-import { addKnowledgeInput, createAgentInput, updateAgentInput } from '../../domain/email/email.schemas.js';
+import { countAgents } from '../../domain/email/email.batch.js';
+import {
+  addKnowledgeInput,
+  CONTEXT_SOURCES,
+  createAgentInput,
+  updateAgentInput,
+} from '../../domain/email/email.schemas.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
+import { NodeRef } from './node.js';
+
+const ContextSourceEnum = builder.enumType('ContextSource', {
+  description: 'What an agent draws on besides the thread (spec 4.5).',
+  values: CONTEXT_SOURCES,
+});
 
 builder.prismaObject('Agent', {
+  interfaces: [NodeRef],
   description: 'An AI agent that answers inbound mail of the identities it is assigned to (spec 4.5, 6.3).',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'UUID.' }),
@@ -23,7 +36,11 @@ builder.prismaObject('Agent', {
       nullable: true,
       description: 'Model id at the OpenAI-compatible endpoint (LLM_BASE_URL); required to be assigned.',
     }),
-    contextSources: t.exposeStringList('contextSources', { description: CONTEXT_SOURCES_DESCRIPTION }),
+    contextSources: t.field({
+      type: [ContextSourceEnum],
+      description: CONTEXT_SOURCES_DESCRIPTION,
+      resolve: (a) => a.contextSources as never,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     knowledgeDocuments: t.relation('documents', {
@@ -45,12 +62,17 @@ builder.prismaObject('KnowledgeDocument', {
 });
 
 builder.queryFields((t) => ({
-  agents: t.prismaConnection({
-    type: 'Agent',
-    cursor: 'id',
-    description: 'The account’s agents, oldest first.',
-    resolve: (query, _root, _args, ctx) => listAgentRows(ctx.app, ctx.actor, query),
-  }),
+  agents: t.prismaConnection(
+    {
+      type: 'Agent',
+      cursor: 'id',
+      description: 'The account’s agents, oldest first.',
+      totalCount: (_connection, _args, ctx) => countAgents(ctx.app, ctx.actor),
+      resolve: (query, _root, _args, ctx) => listAgentRows(ctx.app, ctx.actor, query),
+    },
+    { name: 'AgentConnection' },
+    { name: 'AgentEdge' },
+  ),
   agent: t.prismaField({
     type: 'Agent',
     description: 'One agent.',
@@ -64,81 +86,144 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
     name: t.string({ required: true }),
     systemPrompt: t.string({ required: true }),
     textModel: t.string(),
-    contextSources: t.stringList({ required: true, description: CONTEXT_SOURCES_DESCRIPTION }),
+    contextSources: t.field({ type: [ContextSourceEnum], required: true, description: CONTEXT_SOURCES_DESCRIPTION }),
   }),
 });
 
 const UpdateAgentInput = builder.inputType('UpdateAgentInput', {
+  description: 'The agent and the fields to change; absent fields stay.',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The agent.' }),
     name: t.string(),
     systemPrompt: t.string(),
     textModel: t.string({ description: 'null clears (refused while the agent is assigned).' }),
-    contextSources: t.stringList(),
+    contextSources: t.field({ type: [ContextSourceEnum] }),
   }),
+});
+
+const DeleteAgentInput = builder.inputType('DeleteAgentInput', {
+  description: 'The agent to delete (its identities are unassigned).',
+  fields: (t) => ({ id: t.id({ required: true }) }),
 });
 
 const AddKnowledgeDocumentInput = builder.inputType('AddKnowledgeDocumentInput', {
-  fields: (t) => ({ title: t.string({ required: true }), content: t.string({ required: true }) }),
+  description: 'A document to add to an agent.',
+  fields: (t) => ({
+    agentId: t.id({ required: true }),
+    title: t.string({ required: true }),
+    content: t.string({ required: true }),
+  }),
 });
 
+const DeleteKnowledgeDocumentInput = builder.inputType('DeleteKnowledgeDocumentInput', {
+  description: 'One knowledge document of an agent.',
+  fields: (t) => ({ agentId: t.id({ required: true }), documentId: t.id({ required: true }) }),
+});
+
+/** `<Verb>AgentPayload { agent }`: the agent re-read with the selection the client asked for. */
+const agentPayload = (name: string, description: string) =>
+  builder.objectRef<{ agentId: string }>(name).implement({
+    description,
+    fields: (t) => ({
+      agent: t.prismaField({
+        type: 'Agent',
+        resolve: (query, p, _args, ctx) => getAgentRow(ctx.app, ctx.actor, p.agentId, query),
+      }),
+    }),
+  });
+const CreateAgentPayload = agentPayload('CreateAgentPayload', 'The new agent.');
+const UpdateAgentPayload = agentPayload('UpdateAgentPayload', 'The agent after the change.');
+
+const DeleteAgentPayload = builder.objectRef<{ deletedAgentId: string }>('DeleteAgentPayload').implement({
+  description: 'The id of the deleted agent.',
+  fields: (t) => ({ deletedAgentId: t.exposeID('deletedAgentId') }),
+});
+
+const AddKnowledgeDocumentPayload = builder.objectRef<{ documentId: string }>('AddKnowledgeDocumentPayload').implement({
+  description: 'The new knowledge document.',
+  fields: (t) => ({
+    knowledgeDocument: t.prismaField({
+      type: 'KnowledgeDocument',
+      resolve: (query, p, _args, ctx) => getKnowledgeDocumentRow(ctx.app, ctx.actor, p.documentId, query),
+    }),
+  }),
+});
+
+const DeleteKnowledgeDocumentPayload = builder
+  .objectRef<{ deletedKnowledgeDocumentId: string }>('DeleteKnowledgeDocumentPayload')
+  .implement({
+    description: 'The id of the deleted knowledge document.',
+    fields: (t) => ({ deletedKnowledgeDocumentId: t.exposeID('deletedKnowledgeDocumentId') }),
+  });
+
 builder.mutationFields((t) => ({
-  createAgent: t.prismaField({
-    type: 'Agent',
+  createAgent: t.field({
+    type: CreateAgentPayload,
+    errors: {},
     description: 'Creates an agent (spec 4.5).',
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { id } = await createAgent(
-        ctx.app,
-        ctx.actor,
-        parseArgs(ctx, 'email', createAgentInput, args.input, { keepNulls: true }),
-      );
-      return getAgentRow(ctx.app, ctx.actor, id, query);
-    },
+    resolve: async (_root, args, ctx) => ({
+      agentId: (
+        await createAgent(
+          ctx.app,
+          ctx.actor,
+          parseArgs(ctx, 'email', createAgentInput, args.input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
-  updateAgent: t.prismaField({
-    type: 'Agent',
+  updateAgent: t.field({
+    type: UpdateAgentPayload,
+    errors: {},
     description: 'Changes an agent.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { id } = await updateAgent(
-        ctx.app,
-        ctx.actor,
-        String(args.id),
-        parseArgs(ctx, 'email', updateAgentInput, args.input, { keepNulls: true }),
-      );
-      return getAgentRow(ctx.app, ctx.actor, id, query);
-    },
+    args: { input: t.arg({ type: UpdateAgentInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      agentId: (
+        await updateAgent(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'email', updateAgentInput, input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
-  deleteAgent: t.id({
-    description: 'Deletes an agent (its identities are unassigned); returns its id.',
-    args: { id: t.arg.id({ required: true }) },
+  deleteAgent: t.field({
+    type: DeleteAgentPayload,
+    errors: {},
+    description: 'Deletes an agent (its identities are unassigned).',
+    args: { input: t.arg({ type: DeleteAgentInput, required: true }) },
     resolve: async (_root, args, ctx) => {
-      await deleteAgent(ctx.app, ctx.actor, String(args.id));
-      return String(args.id);
+      await deleteAgent(ctx.app, ctx.actor, String(args.input.id));
+      return { deletedAgentId: String(args.input.id) };
     },
   }),
-  addKnowledgeDocument: t.prismaField({
-    type: 'KnowledgeDocument',
-    description: 'Adds a knowledge document to an agent.',
-    args: { agentId: t.arg.id({ required: true }), input: t.arg({ type: AddKnowledgeDocumentInput, required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { id } = await addKnowledgeDocument(
-        ctx.app,
-        ctx.actor,
-        String(args.agentId),
-        parseArgs(ctx, 'email', addKnowledgeInput, args.input, { keepNulls: true }),
-      );
-      return getKnowledgeDocumentRow(ctx.app, ctx.actor, id, query);
-    },
+  addKnowledgeDocument: t.field({
+    type: AddKnowledgeDocumentPayload,
+    errors: {},
+    description: 'Adds a knowledge document to an agent (KNOWLEDGE_LIMIT_REACHED at the maximum).',
+    args: { input: t.arg({ type: AddKnowledgeDocumentInput, required: true }) },
+    resolve: async (_root, { input: { agentId, ...input } }, ctx) => ({
+      documentId: (
+        await addKnowledgeDocument(
+          ctx.app,
+          ctx.actor,
+          String(agentId),
+          parseArgs(ctx, 'email', addKnowledgeInput, input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
-  deleteKnowledgeDocument: t.id({
+  deleteKnowledgeDocument: t.field({
+    type: DeleteKnowledgeDocumentPayload,
+    errors: {},
     description:
-      'Deletes one knowledge document of an agent (REST DELETE /api/agents/{id}/knowledge/{documentId}); returns ' +
-      'its id. NOT_FOUND for an unknown agent or document, or another account’s.',
-    args: { agentId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await deleteKnowledgeDocument(ctx.app, ctx.actor, String(args.agentId), String(args.documentId));
-      return String(args.documentId);
+      'Deletes one knowledge document of an agent (REST DELETE /api/agents/{id}/knowledge/{documentId}). NOT_FOUND ' +
+      'for an unknown agent or document, or another account’s.',
+    args: { input: t.arg({ type: DeleteKnowledgeDocumentInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await deleteKnowledgeDocument(ctx.app, ctx.actor, String(input.agentId), String(input.documentId));
+      return { deletedKnowledgeDocumentId: String(input.documentId) };
     },
   }),
 }));

@@ -36,12 +36,15 @@ import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connec
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import {
+  AltBusinessIdTypeEnum,
+  BrandRelationshipEnum,
   BrandStatusEnum,
   EntityTypeEnum,
   EvpIdEnum,
   FeedbackCategoryEnum,
   IdentityStatusEnum,
   StockExchangeEnum,
+  ThroughputTierEnum,
   VerticalEnum,
   VettingClassEnum,
   VettingStatusEnum,
@@ -135,7 +138,7 @@ export const CarrierLimitRef = builder.objectRef<CarrierLimit>('CarrierLimit').i
 const BrandThroughputRef = builder.objectRef<BrandThroughput>('BrandThroughput').implement({
   description: 'The brand’s throughput tier (from its vetting score) and brand-level carrier limits.',
   fields: (t) => ({
-    tier: t.exposeString('tier', { description: 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR.' }),
+    tier: t.field({ type: ThroughputTierEnum, resolve: (b) => b.tier as never }),
     vettingScore: t.exposeInt('vettingScore', { nullable: true }),
     carriers: t.field({ type: [CarrierLimitRef], resolve: (b) => b.carriers }),
   }),
@@ -191,7 +194,7 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
     qualified: t.exposeBoolean('qualified'),
     status: t.field({ type: BrandStatusEnum, resolve: (q) => q.status as never }),
     identityStatus: t.field({ type: IdentityStatusEnum, resolve: (q) => q.identityStatus as never }),
-    throughputTier: t.exposeString('throughputTier'),
+    throughputTier: t.field({ type: ThroughputTierEnum, resolve: (q) => q.throughputTier as never }),
     usecases: t.field({ type: [UsecaseQualificationRef], resolve: (q) => q.usecases }),
   }),
 });
@@ -220,9 +223,17 @@ export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
     firstName: t.exposeString('firstName', { nullable: true, description: 'Sole proprietors.' }),
     lastName: t.exposeString('lastName', { nullable: true, description: 'Sole proprietors.' }),
     mobilePhone: t.exposeString('mobilePhone', { nullable: true, description: 'Sole proprietors (OTP), E.164.' }),
-    brandRelationship: t.exposeString('brandRelationship', { nullable: true }),
+    brandRelationship: t.field({
+      type: BrandRelationshipEnum,
+      nullable: true,
+      resolve: (b) => b.brandRelationship as never,
+    }),
     altBusinessId: t.exposeString('altBusinessId', { nullable: true }),
-    altBusinessIdType: t.exposeString('altBusinessIdType', { nullable: true }),
+    altBusinessIdType: t.field({
+      type: AltBusinessIdTypeEnum,
+      nullable: true,
+      resolve: (b) => b.altBusinessIdType as never,
+    }),
     businessContactEmail: t.exposeString('businessContactEmail', { nullable: true }),
     referenceId: t.exposeString('referenceId', { nullable: true }),
     mock: t.exposeBoolean('mock'),
@@ -332,16 +343,16 @@ function tcrBrandFields(t: InputFields) {
     firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
     lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
     mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
-    brandRelationship: t.string({ description: 'BASIC_ACCOUNT … KEY_ACCOUNT; default BASIC_ACCOUNT.' }),
+    brandRelationship: t.field({ type: BrandRelationshipEnum, description: 'Default BASIC_ACCOUNT.' }),
     altBusinessId: t.string(),
-    altBusinessIdType: t.string({ description: 'NONE, DUNS, GIIN or LEI.' }),
+    altBusinessIdType: t.field({ type: AltBusinessIdTypeEnum }),
     businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
     referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
     mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
   };
 }
 
-const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
+const CreateBrandInput = builder.inputType('CreateBrandInput', {
   description:
     'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
   fields: (t) => ({
@@ -360,8 +371,9 @@ const RegisterBrandInput = builder.inputType('RegisterBrandInput', {
 });
 
 const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
-  description: 'All brand fields again (as registration); identity changes re-vet the brand.',
+  description: 'The brand to change and all its fields again (as registration); identity changes re-vet the brand.',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The brand.' }),
     name: t.string({ required: true }),
     ein: t.string({ required: true }),
     vertical: t.field({ type: VerticalEnum, required: true }),
@@ -376,16 +388,40 @@ const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
   }),
 });
 
-const ApplyForVettingInput = builder.inputType('ApplyForVettingInput', {
-  description: 'Vetting order options.',
+const BrandIdInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({ id: t.id({ required: true, description: 'The brand.' }) }),
+  });
+const DeleteBrandInput = BrandIdInput('DeleteBrandInput', 'The brand to delete (it must have no campaigns).');
+const RevetBrandInput = BrandIdInput('RevetBrandInput', 'The brand to resubmit to the identity check.');
+
+const ApplyForBrandVettingInput = builder.inputType('ApplyForBrandVettingInput', {
+  description: 'The brand and the vetting order’s options.',
   fields: (t) => ({
+    brandId: t.id({ required: true }),
     evpId: t.field({ type: EvpIdEnum, description: 'Default AEGIS.' }),
     vettingClass: t.field({ type: VettingClassEnum, description: 'Default STANDARD.' }),
   }),
 });
 
-const ApplyForVettingPayload = builder
-  .objectRef<{ vetting: VettingDto; created: boolean }>('ApplyForVettingPayload')
+/** `<Verb>BrandPayload { brand }`: the brand after the change. */
+const brandPayload = (name: string, description: string) =>
+  builder.objectRef<{ brand: BrandDto }>(name).implement({
+    description,
+    fields: (t) => ({ brand: t.field({ type: BrandRef, resolve: (p) => p.brand }) }),
+  });
+const CreateBrandPayload = brandPayload('CreateBrandPayload', 'The registered brand (status PENDING).');
+const UpdateBrandPayload = brandPayload('UpdateBrandPayload', 'The brand after the change.');
+const RevetBrandPayload = brandPayload('RevetBrandPayload', 'The brand, back to the identity check.');
+
+const DeleteBrandPayload = builder.objectRef<{ deletedBrandId: string }>('DeleteBrandPayload').implement({
+  description: 'The id of the deleted brand.',
+  fields: (t) => ({ deletedBrandId: t.exposeID('deletedBrandId') }),
+});
+
+const ApplyForBrandVettingPayload = builder
+  .objectRef<{ vetting: VettingDto; created: boolean }>('ApplyForBrandVettingPayload')
   .implement({
     description: 'The vetting order; `created` is false when a pending one was returned.',
     fields: (t) => ({
@@ -395,43 +431,47 @@ const ApplyForVettingPayload = builder
   });
 
 builder.mutationFields((t) => ({
-  registerBrand: t.field({
-    type: BrandRef,
-    description: 'Registers a brand (status PENDING).',
-    args: { input: t.arg({ type: RegisterBrandInput, required: true }) },
-    resolve: (_root, args, ctx) =>
-      registerBrand(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', brandInput, args.input)),
+  createBrand: t.field({
+    type: CreateBrandPayload,
+    errors: {},
+    description: 'Registers a brand (status PENDING); REST POST /compliance/brands.',
+    args: { input: t.arg({ type: CreateBrandInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({
+      brand: await registerBrand(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', brandInput, args.input)),
+    }),
   }),
   updateBrand: t.field({
-    type: BrandRef,
+    type: UpdateBrandPayload,
+    errors: {},
     description: 'Replaces a brand’s fields; identity changes send it back to PENDING.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateBrandInput, required: true }) },
-    resolve: (_root, args, ctx) =>
-      updateBrand(ctx.app, ctx.actor, String(args.id), parseArgs(ctx, 'compliance', brandUpdateInput, args.input)),
+    args: { input: t.arg({ type: UpdateBrandInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      brand: await updateBrand(ctx.app, ctx.actor, String(id), parseArgs(ctx, 'compliance', brandUpdateInput, input)),
+    }),
   }),
   deleteBrand: t.field({
-    type: 'ID',
-    description: 'Deletes a brand without campaigns; returns its id. BRAND_HAS_CAMPAIGNS otherwise.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => (await deleteBrand(ctx.app, ctx.actor, String(args.id))).id,
+    type: DeleteBrandPayload,
+    errors: {},
+    description: 'Deletes a brand without campaigns (BRAND_HAS_CAMPAIGNS otherwise).',
+    args: { input: t.arg({ type: DeleteBrandInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({
+      deletedBrandId: (await deleteBrand(ctx.app, ctx.actor, String(args.input.id))).id,
+    }),
   }),
   revetBrand: t.field({
-    type: BrandRef,
+    type: RevetBrandPayload,
+    errors: {},
     description: 'Resubmits the brand to the identity check.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revetBrand(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: RevetBrandInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({ brand: await revetBrand(ctx.app, ctx.actor, String(args.input.id)) }),
   }),
-  applyForVetting: t.field({
-    type: ApplyForVettingPayload,
+  applyForBrandVetting: t.field({
+    type: ApplyForBrandVettingPayload,
+    errors: {},
     description: 'Orders an external vetting; a pending one is returned instead.',
-    args: { brandId: t.arg.id({ required: true }), input: t.arg({ type: ApplyForVettingInput }) },
-    resolve: (_root, args, ctx) =>
-      applyForVetting(
-        ctx.app,
-        ctx.actor,
-        String(args.brandId),
-        parseArgs(ctx, 'compliance', vettingApplyInput, args.input),
-      ),
+    args: { input: t.arg({ type: ApplyForBrandVettingInput, required: true }) },
+    resolve: (_root, { input: { brandId, ...input } }, ctx) =>
+      applyForVetting(ctx.app, ctx.actor, String(brandId), parseArgs(ctx, 'compliance', vettingApplyInput, input)),
   }),
 }));
 

@@ -26,7 +26,14 @@ import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connec
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
-import { CampaignStatusEnum, CarrierStatusEnum, NudgeIntentEnum } from './compliance-enums.js';
+import {
+  AssignmentStatusEnum,
+  CampaignStatusEnum,
+  CarrierStatusEnum,
+  DidStateEnum,
+  NudgeIntentEnum,
+  ThroughputTierEnum,
+} from './compliance-enums.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
@@ -66,15 +73,20 @@ const AssignedNumberRef = builder.objectRef<AssignedNumberDto>('AssignedNumber')
   fields: (t) => ({
     number: t.exposeString('number', { description: 'E.164.' }),
     assignedAt: t.field({ type: 'DateTime', resolve: (n) => n.assignedAt }),
-    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
+      nullable: true,
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
+    }),
   }),
 });
 
 const CampaignThroughputRef = builder.objectRef<CampaignThroughput>('CampaignThroughput').implement({
   description: 'The campaign’s effective per-carrier limits: AT&T class and TPM, T-Mobile’s brand cap.',
   fields: (t) => ({
-    tier: t.exposeString('tier'),
+    tier: t.field({ type: ThroughputTierEnum, resolve: (c) => c.tier as never }),
     messageClass: t.exposeString('messageClass', { description: 'AT&T message class (A–F, T, SP).' }),
     carriers: t.field({ type: [CarrierLimitRef], resolve: (c) => c.carriers }),
   }),
@@ -265,8 +277,9 @@ const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
 });
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
-  description: 'Fields to change; content changes trigger carrier re-review.',
+  description: 'The campaign and the fields to change; content changes trigger carrier re-review.',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The campaign.' }),
     description: t.string(),
     sampleMessages: t.stringList(),
     subscriberOptIn: t.boolean(),
@@ -278,6 +291,7 @@ const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
 const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
   description: 'Nudge of carrier review (TCR).',
   fields: (t) => ({
+    id: t.id({ required: true, description: 'The campaign.' }),
     nudgeIntent: t.field({
       type: NudgeIntentEnum,
       description: 'REVIEW when omitted (spec 4.2: a nudge sends nothing).',
@@ -286,51 +300,86 @@ const NudgeCampaignInput = builder.inputType('NudgeCampaignInput', {
   }),
 });
 
+const campaignIdInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({ id: t.id({ required: true, description: 'The campaign.' }) }),
+  });
+const DeleteCampaignInput = campaignIdInput('DeleteCampaignInput', 'The campaign to delete.');
+const ExpediteCampaignInput = campaignIdInput(
+  'ExpediteCampaignInput',
+  'The campaign whose pending carriers to expedite.',
+);
+
+/** `<Verb>CampaignPayload { campaign }`: the campaign after the change. */
+const campaignPayload = (name: string, description: string) =>
+  builder.objectRef<{ campaign: CampaignDto }>(name).implement({
+    description,
+    fields: (t) => ({ campaign: t.field({ type: CampaignRef, resolve: (p) => p.campaign }) }),
+  });
+const CreateCampaignPayload = campaignPayload('CreateCampaignPayload', 'The new campaign (status PENDING).');
+const UpdateCampaignPayload = campaignPayload('UpdateCampaignPayload', 'The campaign after the change.');
+const NudgeCampaignPayload = campaignPayload('NudgeCampaignPayload', 'The campaign after the nudge.');
+const ExpediteCampaignPayload = campaignPayload('ExpediteCampaignPayload', 'The campaign after the request.');
+
 const DeleteCampaignPayload = builder
   .objectRef<{ id: string; unlinkedNumbers: string[] }>('DeleteCampaignPayload')
   .implement({
-    description: 'The deleted campaign and the numbers it unlinked.',
-    fields: (t) => ({ id: t.exposeID('id'), unlinkedNumbers: t.exposeStringList('unlinkedNumbers') }),
+    description: 'The deleted campaign’s id and the numbers it unlinked.',
+    fields: (t) => ({
+      deletedCampaignId: t.exposeID('id'),
+      unlinkedNumbers: t.exposeStringList('unlinkedNumbers'),
+    }),
   });
 
 builder.mutationFields((t) => ({
   createCampaign: t.field({
-    type: CampaignRef,
+    type: CreateCampaignPayload,
+    errors: {},
     description: 'Creates a campaign under an ACTIVE brand (status PENDING).',
     args: { input: t.arg({ type: CreateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) =>
-      createCampaign(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', campaignInput, args.input)),
+    resolve: async (_root, args, ctx) => ({
+      campaign: await createCampaign(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', campaignInput, args.input)),
+    }),
   }),
   updateCampaign: t.field({
-    type: CampaignRef,
+    type: UpdateCampaignPayload,
+    errors: {},
     description: 'Changes campaign details; content changes trigger carrier re-review.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCampaignInput, required: true }) },
-    resolve: (_root, args, ctx) =>
-      updateCampaign(
+    args: { input: t.arg({ type: UpdateCampaignInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      campaign: await updateCampaign(
         ctx.app,
         ctx.actor,
-        String(args.id),
-        parseArgs(ctx, 'compliance', campaignUpdateInput, args.input),
+        String(id),
+        parseArgs(ctx, 'compliance', campaignUpdateInput, input),
       ),
+    }),
   }),
   deleteCampaign: t.field({
     type: DeleteCampaignPayload,
+    errors: {},
     description: 'Deletes a campaign and unlinks its numbers.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteCampaign(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: DeleteCampaignInput, required: true }) },
+    resolve: (_root, args, ctx) => deleteCampaign(ctx.app, ctx.actor, String(args.input.id)),
   }),
   nudgeCampaign: t.field({
-    type: CampaignRef,
+    type: NudgeCampaignPayload,
+    errors: {},
     description: 'Nudges pending carrier review or appeals rejections.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: NudgeCampaignInput }) },
-    resolve: (_root, args, ctx) =>
-      nudgeCampaign(ctx.app, ctx.actor, String(args.id), parseArgs(ctx, 'compliance', nudgeInput, args.input)),
+    args: { input: t.arg({ type: NudgeCampaignInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      campaign: await nudgeCampaign(ctx.app, ctx.actor, String(id), parseArgs(ctx, 'compliance', nudgeInput, input)),
+    }),
   }),
   expediteCampaign: t.field({
-    type: CampaignRef,
+    type: ExpediteCampaignPayload,
+    errors: {},
     description: 'Requests expedited review of every pending carrier.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => expediteCampaign(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: ExpediteCampaignInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({
+      campaign: await expediteCampaign(ctx.app, ctx.actor, String(args.input.id)),
+    }),
   }),
 }));
 

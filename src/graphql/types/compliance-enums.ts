@@ -1,7 +1,11 @@
 import {
+  ALT_BUSINESS_ID_TYPES,
+  ASSIGNMENT_STATUSES,
+  BRAND_RELATIONSHIPS,
   BRAND_STATUSES,
   CAMPAIGN_STATUSES,
   CARRIER_STATUSES,
+  DID_STATES,
   ENTITY_TYPES,
   EVP_IDS,
   FEEDBACK_CATEGORIES,
@@ -12,6 +16,7 @@ import {
   VETTING_CLASSES,
   VETTING_STATUSES,
 } from '../../domain/compliance/compliance.enums.js';
+import { type ThroughputTier, TMOBILE_DAILY_CAP } from '../../domain/compliance/throughput.rules.js';
 import { builder } from '../builder.js';
 
 /** GraphQL gives null for omitted optional input fields; the shared zod schemas expect them absent. */
@@ -62,6 +67,26 @@ export const NudgeIntentEnum = builder.enumType('NudgeIntent', {
   description:
     'REVIEW asks pending carriers to decide sooner; APPEAL_REJECTION sends rejecting carriers back to review.',
   values: NUDGE_INTENTS,
+});
+export const BrandRelationshipEnum = builder.enumType('BrandRelationship', {
+  description: 'TCR brandRelationship: the CSP’s assessment of its relationship with the brand.',
+  values: BRAND_RELATIONSHIPS,
+});
+export const AltBusinessIdTypeEnum = builder.enumType('AltBusinessIdType', {
+  description: 'TCR altBusinessIdType: the kind of altBusinessId.',
+  values: ALT_BUSINESS_ID_TYPES,
+});
+export const DidStateEnum = builder.enumType('DidState', {
+  description: 'DID state (spec 3): unassigned (on no campaign), warming, active, cooling.',
+  values: DID_STATES,
+});
+export const AssignmentStatusEnum = builder.enumType('AssignmentStatus', {
+  description: 'Per-number assignment status of a number on a campaign (Telnyx phone_number_campaigns).',
+  values: ASSIGNMENT_STATUSES,
+});
+export const ThroughputTierEnum = builder.enumType('ThroughputTier', {
+  description: 'Throughput tier from the vetting score (TOP, HIGH_MID, LOW_MID, LOW unvetted) or SOLE_PROPRIETOR.',
+  values: Object.keys(TMOBILE_DAILY_CAP) as ThroughputTier[],
 });
 export const FeedbackCategoryEnum = builder.enumType('FeedbackCategory', {
   description: 'TCR brand feedback category.',

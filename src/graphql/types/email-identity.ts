@@ -1,5 +1,7 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { countIdentities } from '../../domain/email/email.batch.js';
+import { IDENTITY_STATUSES } from '../../domain/email/email.enums.js';
 import { createIdentityInput, updateIdentityInput } from '../../domain/email/email.schemas.js';
 import {
   createIdentity,
@@ -14,13 +16,15 @@ import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
 import { EmailThreadRef } from './email-thread.js';
+import { NodeRef } from './node.js';
 
 const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
   description: 'Lifecycle of an identity.',
-  values: ['active', 'deprovisioning'] as const,
+  values: IDENTITY_STATUSES,
 });
 
 builder.prismaObject('EmailIdentity', {
+  interfaces: [NodeRef],
   description: 'An email identity (inbox), spec 2.6.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'UUID.' }),
@@ -55,19 +59,24 @@ builder.prismaObject('EmailIdentity', {
             (window) => pageThreads(ctx.app, ctx.actor, identity.id, window),
           ),
       },
-      { name: 'EmailIdentityThreadsConnection' },
-      { name: 'EmailIdentityThreadsConnectionEdge' },
+      { name: 'EmailThreadConnection' },
+      { name: 'EmailThreadEdge' },
     ),
   }),
 });
 
 builder.queryFields((t) => ({
-  emailIdentities: t.prismaConnection({
-    type: 'EmailIdentity',
-    cursor: 'id',
-    description: 'The account’s identities, oldest first.',
-    resolve: (query, _root, _args, ctx) => listIdentityRows(ctx.app, ctx.actor, query),
-  }),
+  emailIdentities: t.prismaConnection(
+    {
+      type: 'EmailIdentity',
+      cursor: 'id',
+      description: 'The account’s identities, oldest first.',
+      totalCount: (_connection, _args, ctx) => countIdentities(ctx.app, ctx.actor),
+      resolve: (query, _root, _args, ctx) => listIdentityRows(ctx.app, ctx.actor, query),
+    },
+    { name: 'EmailIdentityConnection' },
+    { name: 'EmailIdentityEdge' },
+  ),
   emailIdentity: t.prismaField({
     type: 'EmailIdentity',
     description: 'One identity (NOT_FOUND for another account’s id).',
@@ -76,7 +85,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const CreateIdentityInput = builder.inputType('CreateIdentityInput', {
+const CreateEmailIdentityInput = builder.inputType('CreateEmailIdentityInput', {
   description: 'Spec 4.4 identity creation.',
   fields: (t) => ({
     localPart: t.string({ required: true, description: 'RFC 5321 dot-atom, at most 64 octets.' }),
@@ -86,46 +95,78 @@ const CreateIdentityInput = builder.inputType('CreateIdentityInput', {
   }),
 });
 
-const UpdateIdentityInput = builder.inputType('UpdateIdentityInput', {
-  description: 'Absent fields stay; null clears.',
-  fields: (t) => ({ displayName: t.string(), agentId: t.string({ description: 'null unassigns.' }) }),
+const UpdateEmailIdentityInput = builder.inputType('UpdateEmailIdentityInput', {
+  description: 'The identity and the fields to change. Absent fields stay; null clears.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The identity.' }),
+    displayName: t.string(),
+    agentId: t.string({ description: 'null unassigns.' }),
+  }),
 });
 
+const DeleteEmailIdentityInput = builder.inputType('DeleteEmailIdentityInput', {
+  description: 'The identity to deprovision.',
+  fields: (t) => ({ id: t.id({ required: true }) }),
+});
+
+/** `<Verb>EmailIdentityPayload { emailIdentity }`: the identity re-read with the client's selection. */
+const identityPayload = (name: string, description: string) =>
+  builder.objectRef<{ identityId: string }>(name).implement({
+    description,
+    fields: (t) => ({
+      emailIdentity: t.prismaField({
+        type: 'EmailIdentity',
+        resolve: (query, p, _args, ctx) => getIdentityRow(ctx.app, ctx.actor, p.identityId, query),
+      }),
+    }),
+  });
+const CreateEmailIdentityPayload = identityPayload('CreateEmailIdentityPayload', 'The new identity.');
+const UpdateEmailIdentityPayload = identityPayload('UpdateEmailIdentityPayload', 'The identity after the change.');
+const DeleteEmailIdentityPayload = identityPayload(
+  'DeleteEmailIdentityPayload',
+  'The identity, now with status `deprovisioning` (it is removed after the deprovisioning period).',
+);
+
 builder.mutationFields((t) => ({
-  createIdentity: t.prismaField({
-    type: 'EmailIdentity',
+  createEmailIdentity: t.field({
+    type: CreateEmailIdentityPayload,
+    errors: {},
     description: 'Provisions an identity (ADDRESS_TAKEN when the address is in use).',
-    args: { input: t.arg({ type: CreateIdentityInput, required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { id } = await createIdentity(
-        ctx.app,
-        ctx.actor,
-        parseArgs(ctx, 'email', createIdentityInput, args.input, { keepNulls: true }),
-      );
-      return getIdentityRow(ctx.app, ctx.actor, id, query);
-    },
+    args: { input: t.arg({ type: CreateEmailIdentityInput, required: true }) },
+    resolve: async (_root, args, ctx) => ({
+      identityId: (
+        await createIdentity(
+          ctx.app,
+          ctx.actor,
+          parseArgs(ctx, 'email', createIdentityInput, args.input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
-  updateIdentity: t.prismaField({
-    type: 'EmailIdentity',
+  updateEmailIdentity: t.field({
+    type: UpdateEmailIdentityPayload,
+    errors: {},
     description: 'Changes displayName or agentId.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateIdentityInput, required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { id } = await updateIdentity(
-        ctx.app,
-        ctx.actor,
-        String(args.id),
-        parseArgs(ctx, 'email', updateIdentityInput, args.input, { keepNulls: true }),
-      );
-      return getIdentityRow(ctx.app, ctx.actor, id, query);
-    },
+    args: { input: t.arg({ type: UpdateEmailIdentityInput, required: true }) },
+    resolve: async (_root, { input: { id, ...input } }, ctx) => ({
+      identityId: (
+        await updateIdentity(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'email', updateIdentityInput, input, { keepNulls: true }),
+        )
+      ).id,
+    }),
   }),
-  deleteIdentity: t.prismaField({
-    type: 'EmailIdentity',
+  deleteEmailIdentity: t.field({
+    type: DeleteEmailIdentityPayload,
+    errors: {},
     description: 'Deprovisions an identity; returns it with status `deprovisioning`.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      await deleteIdentity(ctx.app, ctx.actor, String(args.id));
-      return getIdentityRow(ctx.app, ctx.actor, String(args.id), query);
+    args: { input: t.arg({ type: DeleteEmailIdentityInput, required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await deleteIdentity(ctx.app, ctx.actor, String(args.input.id));
+      return { identityId: String(args.input.id) };
     },
   }),
 }));

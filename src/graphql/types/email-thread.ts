@@ -1,3 +1,4 @@
+import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
 import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
@@ -7,23 +8,26 @@ import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull } from '../subscriptions.js';
+import { NodeRef } from './node.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
   description: 'State of an agent’s answer: pending, then answered, skipped (see reason) or failed.',
-  values: ['pending', 'answered', 'skipped', 'failed'] as const,
+  values: AGENT_ANSWER_STATUSES,
 });
 const MessageDirectionEnum = builder.enumType('MessageDirection', {
   description: 'inbound (received) or outbound (sent by this service).',
-  values: ['inbound', 'outbound'] as const,
+  values: MESSAGE_DIRECTIONS,
 });
 const MessageStatusEnum = builder.enumType('MessageStatus', {
   description: 'received (inbound); queued, sent, delivered, undelivered or failed (outbound).',
-  values: ['received', 'queued', 'sent', 'delivered', 'undelivered', 'failed'] as const,
+  values: MESSAGE_STATUSES,
 });
 
 export const EmailThreadRef = builder.prismaObject('EmailThread', {
+  interfaces: [NodeRef],
   description: 'A conversation of one identity (spec 2.7).',
   fields: (t) => ({
+    id: t.exposeID('id', { description: 'Thread id (UUID); the same as threadId.' }),
     threadId: t.exposeID('id', { description: 'Thread id (UUID).' }),
     subject: t.exposeString('subject'),
     participants: t.exposeStringList('participants', { description: 'Addresses, in order of first appearance.' }),
@@ -84,48 +88,66 @@ builder.queryFields((t) => ({
 }));
 
 const SendEmailInput = builder.inputType('SendEmailInput', {
+  description: 'A new message from one of the account’s identities (a new thread).',
   fields: (t) => ({
+    identityId: t.id({ required: true, description: 'The sending identity.' }),
     to: t.string({ required: true }),
     subject: t.string({ required: true }),
     body: t.string({ required: true, description: 'Plain text.' }),
   }),
 });
 
-const ReplyToThreadInput = builder.inputType('ReplyToThreadInput', {
-  fields: (t) => ({ threadId: t.string({ required: true }), body: t.string({ required: true }) }),
-});
-
-const SentEmail = builder.objectRef<{ messageId: string; threadId: string }>('SentEmail').implement({
-  description: 'Result of send and reply (spec 4.4).',
+const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
+  description: 'A reply on a thread of one of the account’s identities.',
   fields: (t) => ({
-    messageId: t.exposeString('messageId', { description: 'RFC 5322 Message-ID.' }),
-    threadId: t.exposeString('threadId'),
+    identityId: t.id({ required: true, description: 'The identity the thread belongs to.' }),
+    threadId: t.string({ required: true }),
+    body: t.string({ required: true }),
   }),
 });
+
+/** `SendEmailPayload` / `ReplyToEmailThreadPayload`: the message queued (spec 4.4). */
+const sentPayload = (name: string, description: string) =>
+  builder.objectRef<{ messageId: string; threadId: string }>(name).implement({
+    description,
+    fields: (t) => ({
+      messageId: t.exposeString('messageId', { description: 'RFC 5322 Message-ID.' }),
+      threadId: t.exposeString('threadId'),
+      thread: t.prismaField({
+        type: 'EmailThread',
+        description: 'The thread the message is on, with the message.',
+        resolve: (query, p, _args, ctx) => findThreadRow(ctx.app, ctx.actor, p.threadId, query),
+      }),
+    }),
+  });
+const SendEmailPayload = sentPayload('SendEmailPayload', 'The message sent and its new thread (spec 4.4).');
+const ReplyToEmailThreadPayload = sentPayload('ReplyToEmailThreadPayload', 'The reply sent and its thread.');
 
 builder.mutationFields((t) => ({
   sendEmail: t.field({
-    type: SentEmail,
+    type: SendEmailPayload,
+    errors: {},
     description: 'Sends a new message from an identity (new thread).',
-    args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: SendEmailInput, required: true }) },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: SendEmailInput, required: true }) },
+    resolve: (_root, { input: { identityId, ...input } }, ctx) =>
       sendEmail(
         ctx.app,
         ctx.actor,
-        String(args.identityId),
-        parseArgs(ctx, 'email', sendEmailInput, args.input, { keepNulls: true }),
+        String(identityId),
+        parseArgs(ctx, 'email', sendEmailInput, input, { keepNulls: true }),
       ),
   }),
-  replyToThread: t.field({
-    type: SentEmail,
+  replyToEmailThread: t.field({
+    type: ReplyToEmailThreadPayload,
+    errors: {},
     description: 'Replies on a thread of an identity.',
-    args: { identityId: t.arg.id({ required: true }), input: t.arg({ type: ReplyToThreadInput, required: true }) },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
+    resolve: (_root, { input: { identityId, ...input } }, ctx) =>
       replyToThread(
         ctx.app,
         ctx.actor,
-        String(args.identityId),
-        parseArgs(ctx, 'email', replyInput, args.input, { keepNulls: true }),
+        String(identityId),
+        parseArgs(ctx, 'email', replyInput, input, { keepNulls: true }),
       ),
   }),
 }));

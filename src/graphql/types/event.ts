@@ -1,5 +1,6 @@
 // GraphQL surface of the events area: the Event type, history, catalog, publish, and the `events` subscription.
 
+import type { Scope } from '../../domain/accounts/account.service.js';
 import { credentialActive, type IssuedStreamToken, issueStreamToken } from '../../domain/accounts/stream-token.js';
 import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
 import {
@@ -15,6 +16,7 @@ import {
 import { isTruncation, type StreamItem, type TruncationNotice } from '../../domain/events/event-stream.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
+import { ScopeEnum } from './viewer.js';
 
 const Event = builder.objectRef<HistoryEvent>('Event').implement({
   description:
@@ -118,15 +120,24 @@ const PublishEventInput = builder.inputType('PublishEventInput', {
   }),
 });
 
+const PublishEventPayload = builder
+  .objectRef<{ event: ReturnType<typeof toHistoryEvent> }>('PublishEventPayload')
+  .implement({
+    description: 'The event recorded.',
+    fields: (t) => ({ event: t.field({ type: Event, resolve: (p) => p.event }) }),
+  });
+
 builder.mutationField('publishEvent', (t) =>
   t.field({
-    type: Event,
+    type: PublishEventPayload,
+    errors: {},
     description: 'Records an event in the account log and publishes it (scope events:write).',
     args: { input: t.arg({ type: PublishEventInput, required: true }) },
-    resolve: async (_root, args, ctx) =>
-      toHistoryEvent(
+    resolve: async (_root, args, ctx) => ({
+      event: toHistoryEvent(
         await publishEvent(ctx.app, ctx.actor, parseArgs(ctx, 'events:write', publishEventInput, args.input)),
       ),
+    }),
   }),
 );
 
@@ -187,16 +198,23 @@ const StreamToken = builder.objectRef<IssuedStreamToken>('StreamToken').implemen
   fields: (t) => ({
     token: t.exposeString('token', { description: '`sbst_…`; valid until `expiresAt` and while its API key is.' }),
     expiresAt: t.exposeString('expiresAt', { description: 'ISO 8601 UTC; open streams end then.' }),
-    scopes: t.exposeStringList('scopes', { description: 'Always ["events:read"].' }),
+    scopes: t.field({ type: [ScopeEnum], description: 'Always [EVENTS_READ].', resolve: (s) => s.scopes as Scope[] }),
   }),
+});
+
+const CreateStreamTokenPayload = builder.objectRef<IssuedStreamToken>('CreateStreamTokenPayload').implement({
+  description: 'The stream token issued.',
+  fields: (t) => ({ streamToken: t.field({ type: StreamToken, resolve: (p) => p }) }),
 });
 
 builder.mutationField('createStreamToken', (t) =>
   t.field({
-    type: StreamToken,
+    type: CreateStreamTokenPayload,
+    errors: {},
     description:
       'Trades the API key for a stream token (STREAM_TOKEN_TTL_SECONDS, default 5 minutes; scope events:read), ' +
-      'as POST /api/events/tokens. Browsers should stream with it rather than with the API key in the URL.',
+      'as POST /api/events/tokens. Browsers should stream with it rather than with the API key in the URL. It takes ' +
+      'no input: the token has the caller’s account, the one scope events:read and the configured lifetime.',
     resolve: (_root, _args, ctx) => issueStreamToken(ctx.app, ctx.actor),
   }),
 );

@@ -1,9 +1,14 @@
 // The Relay Node interface with `node(id:)` and `nodes(ids:)`. Ids are the service's own ids (UUIDs, the same as
 // REST's), unique across every type, so a client can move between REST and GraphQL with one id; the type is found
 // by looking the id up, account-scoped, in each node type's batched domain read. Another account's id (or an
-// unknown one) gives null, never an error that would reveal it exists.
+// unknown one) gives null, never an error that would reveal it exists; so does an id of a type whose scope the key
+// lacks (a key with `email` only gets null for a brand's id).
+import type { AppContext } from '../../app-context.js';
+import type { Actor, Scope } from '../../domain/accounts/account.service.js';
 import { brandsByIds, campaignsByIds } from '../../domain/compliance/compliance.batch.js';
+import { agentRowsByIds, identityRowsByIds, threadRowsByIds } from '../../domain/email/email.batch.js';
 import { ValidationError } from '../../domain/errors.js';
+import { deliveriesByIds, webhooksByIds } from '../../domain/webhooks/webhook.batch.js';
 import { builder } from '../builder.js';
 
 /** A node as resolved by `node`/`nodes`: the object plus its GraphQL type name. */
@@ -15,22 +20,32 @@ export const NodeRef = builder.interfaceRef<NodeShape>('Node').implement({
   resolveType: (value) => value.__node ?? null,
 });
 
-/** Loaders of each node type, tried in order; each returns one entry per id (null where not the account's). */
-const NODE_LOADERS: [typename: string, load: typeof brandsByIds | typeof campaignsByIds][] = [
-  ['Brand', brandsByIds],
-  ['Campaign', campaignsByIds],
+type Loader = (ctx: AppContext, actor: Actor, ids: readonly string[]) => Promise<({ id: string } | null)[]>;
+
+/**
+ * Each node type with the scope that reads it and its batched read (one entry per id, null where not the
+ * account's), tried in this order until every id is found: at most one query per type per request.
+ */
+const NODE_LOADERS: [typename: string, scope: Scope, load: Loader][] = [
+  ['Brand', 'compliance', brandsByIds],
+  ['Campaign', 'compliance', campaignsByIds],
+  ['Agent', 'email', agentRowsByIds],
+  ['EmailIdentity', 'email', identityRowsByIds],
+  ['EmailThread', 'email', threadRowsByIds],
+  ['Webhook', 'webhooks', webhooksByIds],
+  ['WebhookDelivery', 'webhooks', deliveriesByIds],
 ];
 
-/** Resolves ids to nodes of the caller's account (null where unknown or another account's). Needs compliance. */
-async function loadNodes(
-  ctx: Parameters<typeof brandsByIds>[0],
-  actor: Parameters<typeof brandsByIds>[1],
-  ids: string[],
-) {
+/** The names of the types implementing Node, for descriptions. */
+const NODE_TYPES = NODE_LOADERS.map(([typename]) => typename).join(', ');
+
+/** Resolves ids to nodes of the caller's account (null where unknown, another account's or out of the key's scopes). */
+async function loadNodes(ctx: AppContext, actor: Actor, ids: string[]) {
   const found = new Map<string, NodeShape>();
-  for (const [typename, load] of NODE_LOADERS) {
+  for (const [typename, scope, load] of NODE_LOADERS) {
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length === 0) break;
+    if (!actor.scopes.includes(scope)) continue;
     const rows = await load(ctx, actor, missing);
     rows.forEach((row, i) => {
       if (row) found.set(missing[i]!, { ...row, __node: typename });
@@ -43,7 +58,7 @@ builder.queryFields((t) => ({
   node: t.field({
     type: NodeRef,
     nullable: true,
-    description: 'Any object by id (Brand, Campaign); null for an unknown id or another account’s.',
+    description: `Any object by id (${NODE_TYPES}); null for an unknown id, another account’s, or one the key’s scopes do not cover.`,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx) => (await loadNodes(ctx.app, ctx.actor, [String(args.id)]))[0] ?? null,
   }),

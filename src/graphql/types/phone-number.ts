@@ -21,7 +21,7 @@ import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
-import { CampaignStatusEnum } from './compliance-enums.js';
+import { AssignmentStatusEnum, CampaignStatusEnum, DidStateEnum } from './compliance-enums.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
   description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
@@ -35,10 +35,12 @@ const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
     campaignId: t.exposeID('campaignId', { nullable: true }),
     assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
-    state: t.exposeString('state', { description: 'unassigned, warming, active or cooling (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', {
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
       nullable: true,
-      description: 'PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign.',
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
     }),
     failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }),
     stateChangedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.stateChangedAt }),
@@ -57,8 +59,13 @@ const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').i
     number: t.exposeString('number'),
     campaignId: t.exposeID('campaignId', { nullable: true }),
     campaignStatus: t.field({ type: CampaignStatusEnum, nullable: true, resolve: (d) => d.campaignStatus as never }),
-    state: t.exposeString('state', { description: 'DID state (spec 3).' }),
-    assignmentStatus: t.exposeString('assignmentStatus', { nullable: true }),
+    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
+    assignmentStatus: t.field({
+      type: AssignmentStatusEnum,
+      nullable: true,
+      description: 'Null on no campaign.',
+      resolve: (n) => n.assignmentStatus as never,
+    }),
   }),
 });
 
@@ -121,7 +128,32 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPayload').implement({
+const CampaignNumbersInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({
+      campaignId: t.id({ required: true }),
+      numbers: t.stringList({ required: true, description: 'E.164 numbers provisioned in the account.' }),
+    }),
+  });
+const AssignCampaignNumbersInput = CampaignNumbersInput(
+  'AssignCampaignNumbersInput',
+  'Numbers to assign to a campaign, all or nothing.',
+);
+const RemoveCampaignNumbersInput = CampaignNumbersInput(
+  'RemoveCampaignNumbersInput',
+  'Numbers to unlink from a campaign, all or nothing.',
+);
+const ProvisionNumbersInput = builder.inputType('ProvisionNumbersInput', {
+  description: 'Numbers to provision in the account, all or nothing.',
+  fields: (t) => ({ numbers: t.stringList({ required: true, description: 'E.164.' }) }),
+});
+const ReleaseNumberInput = builder.inputType('ReleaseNumberInput', {
+  description: 'A number to release (it must not be assigned).',
+  fields: (t) => ({ number: t.string({ required: true, description: 'E.164.' }) }),
+});
+
+const AssignCampaignNumbersPayload = builder.objectRef<AssignResult>('AssignCampaignNumbersPayload').implement({
   description: 'Result of an assignment.',
   fields: (t) => ({
     campaignId: t.exposeID('campaignId'),
@@ -131,8 +163,8 @@ const AssignNumbersPayload = builder.objectRef<AssignResult>('AssignNumbersPaylo
   }),
 });
 
-const RemoveNumbersPayload = builder
-  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveNumbersPayload')
+const RemoveCampaignNumbersPayload = builder
+  .objectRef<{ campaignId: string; removed: string[]; numbers: string[] }>('RemoveCampaignNumbersPayload')
   .implement({
     description: 'Result of a removal.',
     fields: (t) => ({
@@ -142,49 +174,57 @@ const RemoveNumbersPayload = builder
     }),
   });
 
+const ProvisionNumbersPayload = builder.objectRef<{ numbers: NumberDto[] }>('ProvisionNumbersPayload').implement({
+  description: 'The numbers provisioned.',
+  fields: (t) => ({ phoneNumbers: t.field({ type: [PhoneNumberRef], resolve: (p) => p.numbers }) }),
+});
+
+const ReleaseNumberPayload = builder.objectRef<{ number: string }>('ReleaseNumberPayload').implement({
+  description: 'The number released (no longer in the account).',
+  fields: (t) => ({ releasedNumber: t.exposeString('number', { description: 'E.164.' }) }),
+});
+
 builder.mutationFields((t) => ({
-  assignNumbers: t.field({
-    type: AssignNumbersPayload,
+  assignCampaignNumbers: t.field({
+    type: AssignCampaignNumbersPayload,
+    errors: {},
     description: 'Assigns provisioned numbers to a campaign, all or nothing.',
-    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: AssignCampaignNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
       assignNumbers(
         ctx.app,
         ctx.actor,
-        String(args.campaignId),
-        parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
+        String(input.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers }),
       ),
   }),
-  removeNumbers: t.field({
-    type: RemoveNumbersPayload,
+  removeCampaignNumbers: t.field({
+    type: RemoveCampaignNumbersPayload,
+    errors: {},
     description: 'Unlinks numbers from a campaign, all or nothing.',
-    args: { campaignId: t.arg.id({ required: true }), numbers: t.arg.stringList({ required: true }) },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: RemoveCampaignNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
       removeNumbers(
         ctx.app,
         ctx.actor,
-        String(args.campaignId),
-        parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
+        String(input.campaignId),
+        parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers }),
       ),
   }),
   provisionNumbers: t.field({
-    type: [PhoneNumberRef],
+    type: ProvisionNumbersPayload,
+    errors: {},
     description: 'Provisions E.164 numbers in the account, all or nothing.',
-    args: { numbers: t.arg.stringList({ required: true }) },
-    resolve: async (_root, args, ctx) =>
-      (
-        await provisionNumbers(
-          ctx.app,
-          ctx.actor,
-          parseArgs(ctx, 'compliance', numbersInput, { numbers: args.numbers }),
-        )
-      ).numbers,
+    args: { input: t.arg({ type: ProvisionNumbersInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      provisionNumbers(ctx.app, ctx.actor, parseArgs(ctx, 'compliance', numbersInput, { numbers: input.numbers })),
   }),
   releaseNumber: t.field({
-    type: 'String',
-    description: 'Releases a number that is not assigned; returns it.',
-    args: { number: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await releaseNumber(ctx.app, ctx.actor, args.number)).number,
+    type: ReleaseNumberPayload,
+    errors: {},
+    description: 'Releases a number that is not assigned (NUMBER_ASSIGNED otherwise).',
+    args: { input: t.arg({ type: ReleaseNumberInput, required: true }) },
+    resolve: (_root, { input }, ctx) => releaseNumber(ctx.app, ctx.actor, input.number),
   }),
 }));
 

@@ -1,11 +1,22 @@
-import { issueKeyForActor, revokeKey, SCOPES } from '../../domain/accounts/account.service.js';
+import { issueKeyForActor, revokeKey, SCOPES, type Scope } from '../../domain/accounts/account.service.js';
 import { builder } from '../builder.js';
 
-const Viewer = builder.objectRef<{ accountId: string; scopes: string[] }>('Viewer').implement({
+/**
+ * API key scopes, from the domain's SCOPES: GraphQL names cannot hold `:`, so `events:read` is EVENTS_READ (the
+ * value is the domain's scope string).
+ */
+export const ScopeEnum = builder.enumType('Scope', {
+  description: `An API key scope (README "Authentication"): ${SCOPES.join(', ')}.`,
+  values: Object.fromEntries(
+    SCOPES.map((scope) => [scope.replace(':', '_').toUpperCase(), { value: scope, description: scope }]),
+  ) as Record<string, { value: Scope }>,
+});
+
+const Viewer = builder.objectRef<{ accountId: string; scopes: Scope[] }>('Viewer').implement({
   description: 'The caller: the API key’s account and scopes.',
   fields: (t) => ({
     accountId: t.exposeString('accountId', { description: 'The account id (`customerId` of events).' }),
-    scopes: t.exposeStringList('scopes', { description: 'Scopes of the API key in use.' }),
+    scopes: t.field({ type: [ScopeEnum], description: 'Scopes of the API key in use.', resolve: (v) => v.scopes }),
   }),
 });
 
@@ -17,34 +28,59 @@ builder.queryField('viewer', (t) =>
   }),
 );
 
-const IssuedApiKey = builder.objectRef<{ keyId: string; apiKey: string; scopes: string[] }>('IssuedApiKey').implement({
+const IssuedApiKey = builder.objectRef<{ keyId: string; apiKey: string; scopes: Scope[] }>('IssuedApiKey').implement({
   description: 'A new API key. `apiKey` is shown only in this response; only its hash is stored.',
   fields: (t) => ({
     keyId: t.exposeString('keyId'),
     apiKey: t.exposeString('apiKey'),
-    scopes: t.exposeStringList('scopes'),
+    scopes: t.field({ type: [ScopeEnum], resolve: (k) => k.scopes }),
   }),
+});
+
+const IssueApiKeyInput = builder.inputType('IssueApiKeyInput', {
+  description: 'A new key for this account: a name and a subset of the caller’s scopes.',
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    scopes: t.field({ type: [ScopeEnum], required: true }),
+  }),
+});
+
+const RevokeApiKeyInput = builder.inputType('RevokeApiKeyInput', {
+  description: 'The key to revoke.',
+  fields: (t) => ({ keyId: t.string({ required: true }) }),
+});
+
+const IssueApiKeyPayload = builder
+  .objectRef<{ keyId: string; apiKey: string; scopes: Scope[] }>('IssueApiKeyPayload')
+  .implement({
+    description: 'The key issued.',
+    fields: (t) => ({ issuedApiKey: t.field({ type: IssuedApiKey, resolve: (p) => p }) }),
+  });
+
+const RevokeApiKeyPayload = builder.objectRef<{ revokedKeyId: string }>('RevokeApiKeyPayload').implement({
+  description: 'The key revoked; requests with it answer 401 from now on.',
+  fields: (t) => ({ revokedKeyId: t.exposeString('revokedKeyId') }),
 });
 
 builder.mutationField('issueApiKey', (t) =>
   t.field({
-    type: IssuedApiKey,
+    type: IssueApiKeyPayload,
+    errors: {},
     description: 'Issues another API key for this account with a subset of the caller’s scopes.',
-    args: {
-      name: t.arg.string({ required: true }),
-      scopes: t.arg.stringList({ required: true, description: `Any of: ${SCOPES.join(', ')}.` }),
-    },
-    resolve: (_root, args, ctx) => issueKeyForActor(ctx.app.db, ctx.actor, args),
+    args: { input: t.arg({ type: IssueApiKeyInput, required: true }) },
+    resolve: (_root, { input }, ctx) => issueKeyForActor(ctx.app.db, ctx.actor, input),
   }),
 );
 
 builder.mutationField('revokeApiKey', (t) =>
-  t.boolean({
+  t.field({
+    type: RevokeApiKeyPayload,
+    errors: {},
     description: 'Revokes one of this account’s API keys; requests with it answer 401 from then on.',
-    args: { keyId: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await revokeKey(ctx.app, ctx.actor, args.keyId);
-      return true;
+    args: { input: t.arg({ type: RevokeApiKeyInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await revokeKey(ctx.app, ctx.actor, input.keyId);
+      return { revokedKeyId: input.keyId };
     },
   }),
 );

@@ -1,3 +1,4 @@
+import { resolveArrayConnection } from '@pothos/plugin-relay';
 import {
   createWebhookInput,
   redeliverFailedInput,
@@ -6,6 +7,8 @@ import {
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
   createWebhook,
+  DELIVERY_KINDS,
+  DELIVERY_STATUSES,
   type DeliveryAttempted,
   type DeliveryLogEntry,
   deleteWebhook,
@@ -20,7 +23,19 @@ import {
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
+import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
+import { NodeRef } from './node.js';
+
+const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
+  description:
+    'pending (attempts left), delivered (a 2xx answer), failed (attempts exhausted), cancelled (webhook deleted).',
+  values: DELIVERY_STATUSES,
+});
+const WebhookDeliveryKindEnum = builder.enumType('WebhookDeliveryKind', {
+  description: 'event (an event of the log), test (testWebhook), redelivery (of a failed delivery).',
+  values: DELIVERY_KINDS,
+});
 
 const WebhookDeliveryAttempt = builder
   .objectRef<DeliveryLogEntry['attemptHistory'][number]>('WebhookDeliveryAttempt')
@@ -42,11 +57,12 @@ const WebhookDeliveryAttempt = builder
   });
 
 const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').implement({
+  interfaces: [NodeRef],
   description: 'A delivery log entry (spec 2.9): one event (or test example) delivered to one webhook.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Delivery id; also the `webhook-id` and `X-Switchboard-Delivery` header.' }),
     eventType: t.exposeString('eventType', { description: 'Event type delivered.' }),
-    status: t.exposeString('status', { description: 'pending | delivered | failed | cancelled.' }),
+    status: t.field({ type: WebhookDeliveryStatusEnum, resolve: (d) => d.status as never }),
     attempts: t.exposeInt('attempts', { description: 'Attempts made so far (at most 5).' }),
     responseCode: t.exposeInt('responseCode', {
       nullable: true,
@@ -57,7 +73,7 @@ const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').i
       description: 'When the delivery was created.',
       resolve: (d) => d.createdAt,
     }),
-    kind: t.exposeString('kind', { description: 'event | test | redelivery.' }),
+    kind: t.field({ type: WebhookDeliveryKindEnum, resolve: (d) => d.kind as never }),
     eventId: t.exposeString('eventId', { nullable: true, description: 'Event log id; null for test deliveries.' }),
     nextAttemptAt: t.field({
       type: 'DateTime',
@@ -79,6 +95,7 @@ const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').i
 });
 
 const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
+  interfaces: [NodeRef],
   description: 'A webhook (spec 2.8). Its secret is returned only by createWebhook and rotateWebhookSecret.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -120,8 +137,7 @@ const DeleteWebhookPayload = builder
   .implement({
     description: 'Result of deleting a webhook.',
     fields: (t) => ({
-      id: t.exposeID('id'),
-      deleted: t.exposeBoolean('deleted'),
+      deletedWebhookId: t.exposeID('id'),
       cancelledDeliveries: t.exposeInt('cancelledDeliveries', { description: 'Pending deliveries cancelled.' }),
     }),
   });
@@ -131,14 +147,14 @@ const RotateWebhookSecretPayload = builder
   .implement({
     description: 'The new secret (shown only here); the previous one keeps signing until previousSecretExpiresAt.',
     fields: (t) => ({
-      id: t.exposeID('id'),
+      webhookId: t.exposeID('id'),
       secret: t.exposeString('secret'),
       previousSecretExpiresAt: t.field({ type: 'DateTime', resolve: (p) => p.previousSecretExpiresAt }),
     }),
   });
 
-const RedeliverPayload = builder
-  .objectRef<{ count: number; deliveries: DeliveryLogEntry[] }>('RedeliverWebhookDeliveriesPayload')
+const RedeliverFailedWebhookDeliveriesPayload = builder
+  .objectRef<{ count: number; deliveries: DeliveryLogEntry[] }>('RedeliverFailedWebhookDeliveriesPayload')
   .implement({
     description: 'Redeliveries created.',
     fields: (t) => ({
@@ -147,12 +163,67 @@ const RedeliverPayload = builder
     }),
   });
 
-builder.queryFields((t) => ({
-  webhooks: t.field({
-    type: [Webhook],
-    description: 'The account’s webhooks (GET /api/webhooks).',
-    resolve: (_root, _args, ctx) => listWebhooks(ctx.app, ctx.actor),
+/** `<Verb>WebhookDeliveryPayload { delivery }`: the delivery log entry created. */
+const deliveryPayload = (name: string, description: string) =>
+  builder.objectRef<{ delivery: DeliveryLogEntry }>(name).implement({
+    description,
+    fields: (t) => ({ delivery: t.field({ type: WebhookDelivery, resolve: (p) => p.delivery }) }),
+  });
+const TestWebhookPayload = deliveryPayload('TestWebhookPayload', 'The test delivery, after its one attempt.');
+const RedeliverWebhookDeliveryPayload = deliveryPayload(
+  'RedeliverWebhookDeliveryPayload',
+  'The new delivery (full retry schedule).',
+);
+
+const webhookIdInput = (name: string, description: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (t) => ({ id: t.id({ required: true, description: 'The webhook.' }) }),
+  });
+const DeleteWebhookInput = webhookIdInput('DeleteWebhookInput', 'The webhook to delete.');
+const RotateWebhookSecretInput = webhookIdInput('RotateWebhookSecretInput', 'The webhook whose secret to rotate.');
+
+const TestWebhookInput = builder.inputType('TestWebhookInput', {
+  description: 'The webhook and the event type whose signed example to send.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The webhook.' }),
+    eventType: t.string({ required: true, description: 'A catalog event type (query `eventCatalog`).' }),
   }),
+});
+
+const RedeliverWebhookDeliveryInput = builder.inputType('RedeliverWebhookDeliveryInput', {
+  description: 'One failed delivery of a webhook.',
+  fields: (t) => ({ webhookId: t.id({ required: true }), deliveryId: t.id({ required: true }) }),
+});
+
+const RedeliverFailedWebhookDeliveriesInput = builder.inputType('RedeliverFailedWebhookDeliveriesInput', {
+  description: 'The webhook and the time from which its failed deliveries are redelivered.',
+  fields: (t) => ({
+    webhookId: t.id({ required: true }),
+    since: t.field({ type: 'DateTime', required: true, description: 'Deliveries created at or after this.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  webhooks: t.connection(
+    {
+      type: Webhook,
+      description:
+        'The account’s webhooks, oldest first (GET /api/webhooks; at most MAX_WEBHOOKS_PER_ACCOUNT, so the page is cut ' +
+        'from the whole list, read once).',
+      resolve: async (_root, args, ctx) => {
+        const all = await listWebhooks(ctx.app, ctx.actor);
+        return Object.assign(resolveArrayConnection({ args }, all), { totalCount: all.length });
+      },
+    },
+    {
+      name: 'WebhookConnection',
+      fields: (tc) => ({
+        totalCount: tc.int({ description: TOTAL_COUNT_DESCRIPTION, resolve: (c) => c.totalCount }),
+      }),
+    },
+    { name: 'WebhookEdge' },
+  ),
   webhook: t.field({
     type: Webhook,
     description: 'One webhook; NOT_FOUND for another account’s id.',
@@ -176,6 +247,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createWebhook: t.field({
     type: CreateWebhookPayload,
+    errors: {},
     description: 'Registers a webhook (POST /api/webhooks); the secret is returned only here.',
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: async (_root, args, ctx) => {
@@ -189,45 +261,52 @@ builder.mutationFields((t) => ({
   }),
   deleteWebhook: t.field({
     type: DeleteWebhookPayload,
+    errors: {},
     description: 'Deletes a webhook and cancels its pending deliveries.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteWebhook(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: DeleteWebhookInput, required: true }) },
+    resolve: (_root, args, ctx) => deleteWebhook(ctx.app, ctx.actor, String(args.input.id)),
   }),
   rotateWebhookSecret: t.field({
     type: RotateWebhookSecretPayload,
+    errors: {},
     description: 'Rotates the secret; both signatures are sent for 24 h.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => rotateWebhookSecret(ctx.app, ctx.actor, String(args.id)),
+    args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
+    resolve: (_root, args, ctx) => rotateWebhookSecret(ctx.app, ctx.actor, String(args.input.id)),
   }),
   testWebhook: t.field({
-    type: WebhookDelivery,
+    type: TestWebhookPayload,
+    errors: {},
     description: 'Sends a signed example of an event type now (one attempt) and logs it.',
-    args: { id: t.arg.id({ required: true }), eventType: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) =>
-      testWebhook(
+    args: { input: t.arg({ type: TestWebhookInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ({
+      delivery: await testWebhook(
         ctx.app,
         ctx.actor,
-        String(args.id),
-        parseArgs(ctx, 'webhooks', testWebhookInput, { eventType: args.eventType }),
+        String(input.id),
+        parseArgs(ctx, 'webhooks', testWebhookInput, { eventType: input.eventType }),
       ),
+    }),
   }),
   redeliverWebhookDelivery: t.field({
-    type: WebhookDelivery,
+    type: RedeliverWebhookDeliveryPayload,
+    errors: {},
     description: 'Redelivers one failed delivery (a new delivery with the full retry schedule).',
-    args: { webhookId: t.arg.id({ required: true }), deliveryId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) =>
-      redeliverDelivery(ctx.app, ctx.actor, String(args.webhookId), String(args.deliveryId)),
+    args: { input: t.arg({ type: RedeliverWebhookDeliveryInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ({
+      delivery: await redeliverDelivery(ctx.app, ctx.actor, String(input.webhookId), String(input.deliveryId)),
+    }),
   }),
   redeliverFailedWebhookDeliveries: t.field({
-    type: RedeliverPayload,
+    type: RedeliverFailedWebhookDeliveriesPayload,
+    errors: {},
     description: 'Redelivers every failed delivery of the webhook created at or after `since`.',
-    args: { webhookId: t.arg.id({ required: true }), since: t.arg({ type: 'DateTime', required: true }) },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: RedeliverFailedWebhookDeliveriesInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
       redeliverFailedSince(
         ctx.app,
         ctx.actor,
-        String(args.webhookId),
-        parseArgs(ctx, 'webhooks', redeliverFailedInput, { since: args.since.toISOString() }),
+        String(input.webhookId),
+        parseArgs(ctx, 'webhooks', redeliverFailedInput, { since: input.since.toISOString() }),
       ),
   }),
 }));

@@ -63,6 +63,8 @@ export interface ClaimedJob {
   previousLeaseUntil: Date | null;
   /** The job's value of each of the kind's `perKey` columns (e.g. its account and webhook), in that order. */
   keys: string[];
+  /** The kind's {@link JobKind.data} columns of this job, by alias (empty when the kind declares none). */
+  data: Record<string, unknown>;
 }
 
 /**
@@ -98,6 +100,12 @@ export interface JobKind {
    */
   perKey?: { column: string; limit: number }[];
   /**
+   * What the claim returns with each job, in the same statement (so `run` needs no query to load it): `columns`
+   * maps an alias to an expression over the job row `j` and the tables of `join` (JOIN clauses, e.g. the webhook of
+   * a delivery). Values are as of the claim, before its own update (`attempts` is in {@link ClaimedJob.attempt}).
+   */
+  data?: { join?: () => Prisma.Sql; columns: () => Record<string, Prisma.Sql> };
+  /**
    * Runs one claimed job. Must record its outcome fenced by `job.token` and clear the claim; a throw leaves the claim
    * to expire (the job is then retried after the lease). Work it starts must finish before it resolves.
    */
@@ -109,6 +117,11 @@ export interface JobRunnerDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /**
+   * Runs the claim and lease statements below Prisma (one statement each, no transaction; issue 9). Without it they
+   * go through `db.$queryRaw`.
+   */
+  database?: Pick<Database, 'statement'>;
 }
 
 const ident = (name: string) => Prisma.raw(`"${name.replace(/"/g, '')}"`);
@@ -187,38 +200,47 @@ export class JobRunner implements Worker {
     const attemptsOut = k.attemptsColumn ? Prisma.raw(`t.${ident(k.attemptsColumn).text}`) : Prisma.raw('0');
     const limits = k.perKey ?? [];
     let keysOut: Prisma.Sql = Prisma.raw('ARRAY[]::text[]');
-    let pick: Prisma.Sql;
+    // Keys at their limit are left out here; a batch that would take a key past its room gives the surplus back at
+    // once (see `#withinLimits`), so no key ever holds more than its limit.
+    let notFull: Prisma.Sql = Prisma.empty;
     if (limits.length > 0) {
       const col = (i: number) => ident(limits[i]!.column).text;
       keysOut = Prisma.raw(`ARRAY[${limits.map((_, i) => `t.${col(i)}::text`).join(', ')}]`);
-      // Keys at their limit are left out here; a batch that would take a key past its room gives the surplus back
-      // at once (see `#releaseSurplus`), so no key ever holds more than its limit.
       const full = limits.map((l, i) => {
         const keys = [...this.#perKey[i]!.entries()].filter(([, n]) => n >= l.limit).map(([key]) => key);
         return Prisma.sql`NOT (j.${Prisma.raw(col(i))}::text = ANY(${keys}::text[]))`;
       });
-      pick = Prisma.sql`
-        SELECT j.${Prisma.raw(id)} AS id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
-         WHERE ${claimable} AND ${Prisma.join(full, ' AND ')}
-         ORDER BY ${due}, j.${Prisma.raw(id)}
-         LIMIT ${limit}
-         FOR UPDATE OF j SKIP LOCKED`;
-    } else {
-      pick = Prisma.sql`
-        SELECT j.${Prisma.raw(id)} AS id, j.locked_by AS prev, j.locked_until AS prev_until FROM ${table} j
-         WHERE ${claimable}
-         ORDER BY ${due}, j.${Prisma.raw(id)}
-         LIMIT ${limit}
-         FOR UPDATE OF j SKIP LOCKED`;
+      notFull = Prisma.sql` AND ${Prisma.join(full, ' AND ')}`;
     }
-    const rows = await this.deps.db.$queryRaw<
-      { id: string; attempt: number; prev: string | null; prev_until: Date | null; keys: string[]; due: Date }[]
-    >`
+    const dataCols = Object.entries(k.data?.columns() ?? {});
+    const dataAlias = (i: number) => Prisma.raw(`"d${i}"`);
+    const dataPick =
+      dataCols.length > 0
+        ? Prisma.sql`, ${Prisma.join(dataCols.map(([, e], i) => Prisma.sql`${e} AS ${dataAlias(i)}`))}`
+        : Prisma.empty;
+    const dataOut =
+      dataCols.length > 0
+        ? Prisma.sql`, ${Prisma.join(dataCols.map((_, i) => Prisma.sql`pick.${dataAlias(i)}`))}`
+        : Prisma.empty;
+    const join = k.data?.join?.() ?? Prisma.empty;
+    const pick = Prisma.sql`
+        SELECT j.${Prisma.raw(id)} AS id, j.locked_by AS prev, j.locked_until AS prev_until${dataPick}
+          FROM ${table} j ${join}
+         WHERE ${claimable}${notFull}
+         ORDER BY ${due}, j.${Prisma.raw(id)}
+         LIMIT ${limit}
+         FOR UPDATE OF j SKIP LOCKED`;
+    const rows = await this.#query<
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; keys: string[]; due: Date } & Record<
+        string,
+        unknown
+      >
+    >(Prisma.sql`
       WITH pick AS (${pick})
       UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
         FROM pick WHERE t.${Prisma.raw(id)} = pick.id
       RETURNING t.${Prisma.raw(id)} AS id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
-                t.${ident(k.dueColumn)} AS due`;
+                t.${ident(k.dueColumn)} AS due${dataOut}`);
     // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
     rows.sort(
       (a, b) => new Date(a.due).getTime() - new Date(b.due).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
@@ -230,6 +252,7 @@ export class JobRunner implements Worker {
       recovered: r.prev !== null,
       previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
       keys: r.keys ?? [],
+      data: Object.fromEntries(dataCols.map(([alias], i) => [alias, r[`d${i}`]])),
     }));
     return limits.length > 0 ? this.#withinLimits(jobs, rows) : jobs;
   }
@@ -261,14 +284,20 @@ export class JobRunner implements Worker {
       const uncount = k.attemptsColumn
         ? Prisma.raw(`, ${ident(k.attemptsColumn).text} = t.${ident(k.attemptsColumn).text} - 1`)
         : Prisma.empty;
-      await this.deps.db.$executeRaw`
+      await this.#query(Prisma.sql`
         UPDATE ${ident(k.table)} t SET locked_by = x.prev, locked_until = x.prev_until${uncount}
           FROM unnest(${surplus.map((r) => r.id)}::text[], ${surplus.map((r) => r.prev)}::text[],
                       ${surplus.map((r) => (r.prev_until ? new Date(r.prev_until).toISOString() : null))}::timestamptz[])
                AS x(id, prev, prev_until)
-         WHERE t.${ident(k.idColumn ?? 'id')} = x.id AND t.locked_by = ${jobs[0]!.token}`;
+         WHERE t.${ident(k.idColumn ?? 'id')} = x.id AND t.locked_by = ${jobs[0]!.token}`);
     }
     return keep;
+  }
+
+  /** One statement below Prisma when the runner has a `database`, else through Prisma. */
+  #query<T>(q: Prisma.Sql): Promise<T[]> {
+    const d = this.deps.database;
+    return d ? d.statement<T>({ text: q.text, values: q.values }) : this.deps.db.$queryRaw<T[]>(q);
   }
 
   /** Claims as many due jobs as there are free slots and starts them. @returns how many were started. */
@@ -412,7 +441,7 @@ export class JobRunner implements Worker {
 
 /** What a {@link JobQueue} needs besides the runner dependencies. */
 export interface JobQueueDeps extends JobRunnerDeps {
-  database: Pick<Database, 'listen'>;
+  database: Pick<Database, 'listen' | 'statement'>;
   workers: WorkerSet;
 }
 
