@@ -572,6 +572,9 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         await new Promise((r) => setTimeout(r, 1000));
       }
       await db.end();
+      // PostgreSQL (15) flushes a backend's transaction counters to pg_stat_database up to 10 s after it goes idle
+      // (PGSTAT_IDLE_INTERVAL): without this pause, the decisions just applied are counted in sse-10k's idle window.
+      await new Promise((r) => setTimeout(r, 11_000));
     };
     if (has('events-2inst') && mode === 'pg') {
       if (has('brand-create')) await settleRegistry('events-2inst');
