@@ -820,7 +820,10 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
     let idleQps = Number.NaN;
     const idleS = Number(opts['sse-idle']);
     if (dbName) {
-      await sleep(1_000); // pg_stat_database is updated by backends at most every 1 s (PG 15: on transaction end)
+      // PostgreSQL 15 flushes a backend's counters at most once a second while busy and up to 10 s after it goes
+      // idle (PGSTAT_IDLE_INTERVAL): opening the streams (a key lookup and a replay read each) would otherwise still
+      // be counted in the idle window.
+      await sleep(11_000);
       const c0 = await pgCommits(dbName);
       const t0 = performance.now();
       await sleep(idleS * 1000);
