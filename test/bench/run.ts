@@ -150,6 +150,8 @@ interface Service {
 }
 
 const secretsKey = randomBytes(32).toString('hex');
+/** The service's METRICS_TOKEN: the bench reads its queue depths from /metrics (settleQueues). */
+const metricsToken = randomBytes(24).toString('hex');
 
 async function startService(
   env: Record<string, string>,
@@ -174,6 +176,7 @@ async function startService(
       REDIS_URL: undefined,
       // No rate limit: the bench measures the service's own throughput, far past any per-key budget.
       RATE_LIMIT_MAX: '0',
+      METRICS_TOKEN: metricsToken,
       ...env,
     },
   });
@@ -436,6 +439,38 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     const bare = await startBare('bare-server.ts', bareEnv, 'bare-server');
     services.push(bare.child);
 
+    /**
+     * Each brand the bench registers (the 60 of the seed, and every brand of brand-create) has a sandbox registry
+     * decision due 5 s later, applied by the job queue of the running instances. Measured while that backlog drains, a
+     * later scenario counts its work as its own (events-2inst's CPU per event; sse-10k's idle transactions, 400/s after
+     * a fast brand-create; on PGlite, whose one connection the decisions hold, replay's p99: 800 ms stalls). Waits
+     * until every durable job queue of the service is empty, read from its own `/metrics` (`switchboard_queue_depth`,
+     * state "all"), on both storage modes; at most 3 min, else the row gets a note.
+     */
+    const settleQueues = async (before: string, opts: { statsLag?: boolean } = {}) => {
+      const started = performance.now();
+      let waiting = 0;
+      for (;;) {
+        const res = await fetch(`${svc.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+        const text = await res.text();
+        waiting = 0;
+        for (const m of text.matchAll(/^switchboard_queue_depth\{[^}]*state="all"[^}]*\} (\d+)/gm))
+          waiting += Number(m[1]);
+        if (!res.ok) throw new Error(`bench: GET /metrics answered ${res.status}`);
+        if (waiting === 0 || performance.now() - started > 180_000) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      if (waiting > 0)
+        notes.push(`${before}: ${waiting} queued jobs (registry decisions) still pending when it started`);
+      if (mode === 'pg' && opts.statsLag) {
+        // PostgreSQL (15) flushes a backend's transaction counters to pg_stat_database up to 10 s after it goes idle
+        // (PGSTAT_IDLE_INTERVAL): without this pause, the decisions just applied are counted in sse-10k's idle window.
+        await new Promise((r) => setTimeout(r, 11_000));
+      }
+    };
+    // The seed's 60 brands have their registry decisions due 5 s after the seed: let them run before any window.
+    await settleQueues('the first scenario');
+
     const spec = (
       url: string,
       method: 'GET' | 'POST',
@@ -552,32 +587,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         ),
       );
     }
-    /**
-     * Each brand registered by brand-create has a sandbox registry decision due 5 s later, applied by the job queue
-     * of the running instances. Measured while that backlog drains, a later scenario counts its work as its own
-     * (events-2inst's CPU per event; sse-10k's idle transactions, 400/s after a fast brand-create). Waits until it is
-     * done (at most 3 min; PostgreSQL only, where the orchestrator can read the database beside the service).
-     */
-    const settleRegistry = async (before: string) => {
-      if (mode !== 'pg') return;
-      const db = new pg.Client({ connectionString: dbUrl! });
-      await db.connect();
-      const started = performance.now();
-      for (;;) {
-        const { rows } = await db.query('SELECT count(*)::int AS n FROM compliance_registry_tasks');
-        if (rows[0].n === 0 || performance.now() - started > 180_000) {
-          if (rows[0].n > 0) notes.push(`${before}: ${rows[0].n} registry decisions still pending when it started`);
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-      await db.end();
-      // PostgreSQL (15) flushes a backend's transaction counters to pg_stat_database up to 10 s after it goes idle
-      // (PGSTAT_IDLE_INTERVAL): without this pause, the decisions just applied are counted in sse-10k's idle window.
-      await new Promise((r) => setTimeout(r, 11_000));
-    };
     if (has('events-2inst') && mode === 'pg') {
-      if (has('brand-create')) await settleRegistry('events-2inst');
+      await settleQueues('events-2inst');
       const second = await startService(env, 'service-2');
       services.push(second.child);
       // The same 20 clients either all on instance 1, or 10 on each instance.
@@ -614,9 +625,12 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       await second.child.stop(15_000);
     }
 
-    if (has('replay')) await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
+    if (has('replay')) {
+      await settleQueues('replay');
+      await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
+    }
     if (has('sse-10k')) {
-      if (has('brand-create')) await settleRegistry('sse-10k');
+      await settleQueues('sse-10k', { statsLag: true });
       // A fresh service process, like the fresh broadcaster: RSS growth per stream means little in a process whose
       // heap earlier scenarios already grew (it fills pages it holds instead of taking new ones).
       await svc.child.stop(15_000);
