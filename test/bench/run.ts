@@ -420,25 +420,6 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       replayIds.sort((a, b) => Number(BigInt(a) - BigInt(b)));
     }
 
-    // Restarts on the existing data: the start-up figure, and (PGlite) a copy of the data for the bare server.
-    const startups: number[] = [];
-    const restarts = has('startup') || mode === 'pglite' ? 3 : 0;
-    for (let i = 0; i < restarts; i++) {
-      await svc.child.stop(15_000);
-      services.pop();
-      if (mode === 'pglite' && i === 0) cpSync(dataDir, path.join(tmp, 'bare'), { recursive: true });
-      svc = await startService(env);
-      services.push(svc.child);
-      startups.push(svc.startMs);
-    }
-
-    const bareEnv: Record<string, string> = {
-      BARE_KEYS: JSON.stringify(Object.fromEntries(Object.values(accounts).map((a) => [a.apiKey, a.accountId]))),
-      ...(mode === 'pg' ? { DATABASE_URL: dbUrl! } : { BARE_PGLITE_DIR: path.join(tmp, 'bare', 'pglite') }),
-    };
-    const bare = await startBare('bare-server.ts', bareEnv, 'bare-server');
-    services.push(bare.child);
-
     /**
      * Each brand the bench registers (the 60 of the seed, and every brand of brand-create) has a sandbox registry
      * decision due 5 s later, applied by the job queue of the running instances. Measured while that backlog drains, a
@@ -468,8 +449,28 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         await new Promise((r) => setTimeout(r, 11_000));
       }
     };
-    // The seed's 60 brands have their registry decisions due 5 s after the seed: let them run before any window.
+    // The seed's 60 brands have their registry decisions due 5 s after the seed: let them run before any window, and
+    // before PGlite's copy for the bare server, so both sides answer the same statuses.
     await settleQueues('the first scenario');
+
+    // Restarts on the existing data: the start-up figure, and (PGlite) a copy of the data for the bare server.
+    const startups: number[] = [];
+    const restarts = has('startup') || mode === 'pglite' ? 3 : 0;
+    for (let i = 0; i < restarts; i++) {
+      await svc.child.stop(15_000);
+      services.pop();
+      if (mode === 'pglite' && i === 0) cpSync(dataDir, path.join(tmp, 'bare'), { recursive: true });
+      svc = await startService(env);
+      services.push(svc.child);
+      startups.push(svc.startMs);
+    }
+
+    const bareEnv: Record<string, string> = {
+      BARE_KEYS: JSON.stringify(Object.fromEntries(Object.values(accounts).map((a) => [a.apiKey, a.accountId]))),
+      ...(mode === 'pg' ? { DATABASE_URL: dbUrl! } : { BARE_PGLITE_DIR: path.join(tmp, 'bare', 'pglite') }),
+    };
+    const bare = await startBare('bare-server.ts', bareEnv, 'bare-server');
+    services.push(bare.child);
 
     const spec = (
       url: string,
