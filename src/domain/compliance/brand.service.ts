@@ -77,12 +77,10 @@ async function referenceIdTaken(
   exceptId?: string,
 ): Promise<boolean> {
   if (!referenceId) return false;
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    SELECT id FROM compliance_brands
-     WHERE account_id = ${accountId} AND lower(reference_id) = lower(${referenceId}::text)
-       AND (${exceptId ?? null}::text IS NULL OR id <> ${exceptId ?? null}::text)
-     LIMIT 1`;
-  return rows.length > 0;
+  const [row] = await tx.$queryRaw<
+    { free: boolean }[]
+  >`SELECT ${referenceIdFree(accountId, referenceId, exceptId)} AS free`;
+  return row?.free === false;
 }
 
 function referenceIdConflict(referenceId: string): ConflictError {
@@ -93,10 +91,11 @@ function referenceIdConflict(referenceId: string): ConflictError {
   );
 }
 
-/** SQL: true when no brand of `accountId` has `referenceId` (case-insensitively, TCR). */
-function referenceIdFree(accountId: string, referenceId: string): Prisma.Sql {
+/** SQL: true when no brand of `accountId` (other than `exceptId`) has `referenceId`, case-insensitively (TCR): the one predicate of the rule, used by the register guard and by {@link referenceIdTaken}. */
+function referenceIdFree(accountId: string, referenceId: string, exceptId?: string): Prisma.Sql {
   return Prisma.sql`NOT EXISTS (
-    SELECT 1 FROM compliance_brands o WHERE o.account_id = ${accountId} AND lower(o.reference_id) = lower(${referenceId}::text))`;
+    SELECT 1 FROM compliance_brands o WHERE o.account_id = ${accountId} AND lower(o.reference_id) = lower(${referenceId}::text)
+       ${exceptId ? Prisma.sql`AND o.id <> ${exceptId}` : Prisma.empty})`;
 }
 
 /** A change of a single-statement write (see WRITE_OK): inserts the new brand row `b`. */

@@ -57,19 +57,21 @@ export class SandboxRegistry implements CampaignRegistry {
   async submitBrand(tx: Tx, brand: Brand): Promise<void> {
     // The earlier decision (if any) replaced by a new one, in one statement (one round trip of the brand's write).
     await tx.$executeRaw`
-      WITH old AS (DELETE FROM compliance_registry_tasks WHERE brand_id = ${brand.id} AND kind = 'BRAND_DECISION')
-      INSERT INTO compliance_registry_tasks (id, account_id, kind, brand_id, due_at, created_at)
-      VALUES (${uuidv7()}, ${brand.accountId}, 'BRAND_DECISION', ${brand.id},
-              ${this.#at(SANDBOX_DELAYS.brandDecisionMs)}, ${this.ctx.clock.now()})`;
+      WITH old AS (DELETE FROM compliance_registry_tasks WHERE brand_id = ${brand.id} AND kind = 'BRAND_DECISION'),
+           write_ok AS (SELECT true AS ok)
+      ${this.#brandDecision(brand)}`;
   }
 
   submitNewBrandChanges(brand: Brand): Prisma.Sql[] {
     // A new brand has no earlier decision to replace: one row.
-    return [
-      Prisma.sql`INSERT INTO compliance_registry_tasks (id, account_id, kind, brand_id, due_at, created_at)
+    return [this.#brandDecision(brand)];
+  }
+
+  /** The INSERT of a brand's decision task, due after SANDBOX_DELAYS.brandDecisionMs; runs when {@link WRITE_OK}. */
+  #brandDecision(brand: Brand): Prisma.Sql {
+    return Prisma.sql`INSERT INTO compliance_registry_tasks (id, account_id, kind, brand_id, due_at, created_at)
         SELECT ${uuidv7()}, ${brand.accountId}, 'BRAND_DECISION', ${brand.id}, ${this.#at(SANDBOX_DELAYS.brandDecisionMs)}::timestamptz,
-               ${this.ctx.clock.now()}::timestamptz WHERE ${WRITE_OK}`,
-    ];
+               ${this.ctx.clock.now()}::timestamptz WHERE ${WRITE_OK}`;
   }
 
   async submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void> {
