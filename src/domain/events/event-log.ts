@@ -67,8 +67,11 @@ export interface EventHook {
    * SELECT (so a plain SELECT body, e.g. `pg_notify`, runs), hence a data-modifying one needs a RETURNING clause.
    */
   statement?(events: PendingEvent[], read: unknown, name: (j: number) => string): Prisma.Sql[];
-  /** After the commit (never throws; e.g. metrics). */
-  committed?(events: StoredEvent[]): void;
+  /**
+   * After the commit (never throws; e.g. metrics, or waking the workers of what `run`/`statement` enqueued). `read`
+   * is the value of this hook's `read` that the write used (undefined without `read`).
+   */
+  committed?(events: StoredEvent[], read: unknown): void;
 }
 
 /** An event of a single-statement write before it has its id: what a hook's `statement` sees. */
@@ -127,6 +130,12 @@ export function storedEventFromRow(row: {
   };
 }
 
+/** Events one `record` call wrote in a transaction, with the hooks' read values it used (for `committed`). */
+interface RecordedBatch {
+  events: StoredEvent[];
+  reads: unknown[];
+}
+
 /** Thrown inside {@link EventLog.write}'s transaction form when the guard is false (rolls back, nothing written). */
 class GuardFailed extends Error {}
 
@@ -180,11 +189,11 @@ export class EventLog {
     private readonly sql?: SqlRunner,
   ) {}
 
-  /** After the commit: the hooks' `committed` (never throws). */
-  #committed(events: StoredEvent[]): void {
-    for (const hook of this.#hooks) {
+  /** After the commit: the hooks' `committed`, with the value of each hook's `read` the write used (never throws). */
+  #committed(events: StoredEvent[], reads: readonly unknown[] = []): void {
+    for (const [i, hook] of this.#hooks.entries()) {
       try {
-        hook.committed?.(events);
+        hook.committed?.(events, reads[i]);
       } catch {
         // A post-commit hook (metrics) never fails a committed write.
       }
@@ -213,16 +222,17 @@ export class EventLog {
    */
   async transaction<T>(fn: (tx: Tx, emit: Emit) => Promise<T>): Promise<T> {
     const recorded: StoredEvent[] = [];
+    const batches: RecordedBatch[] = [];
     const result = await this.db.$transaction(async (tx) => {
       const emit: Emit = async (accountId, eventType, payload) => {
-        const [event] = await this.record(tx, [{ accountId, eventType, payload }]);
+        const [event] = await this.record(tx, [{ accountId, eventType, payload }], batches);
         recorded.push(event!);
         return event!;
       };
       return fn(tx, emit);
     });
     if (recorded.length > 0) {
-      this.#committed(recorded);
+      for (const b of batches) this.#committed(b.events, b.reads);
       await this.bus.publish(recorded);
       await this.#notify(recorded);
     }
@@ -241,11 +251,12 @@ export class EventLog {
       else byAccount.set(item.accountId, [item]);
     }
     const stored = new Map<NewEvent, StoredEvent>();
+    const batches: RecordedBatch[] = [];
     await this.db.$transaction(async (tx) => {
       // Accounts in a fixed order, so two multi-account appends cannot deadlock on their row locks.
       for (const accountId of [...byAccount.keys()].sort()) {
         const list = byAccount.get(accountId)!;
-        const events = await this.record(tx, list);
+        const events = await this.record(tx, list, batches);
         list.forEach((item, i) => {
           stored.set(item, events[i]!);
         });
@@ -253,7 +264,7 @@ export class EventLog {
     });
     const result = items.map((item) => stored.get(item)!);
     const ordered = [...result].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
-    this.#committed(ordered);
+    for (const b of batches) this.#committed(b.events, b.reads);
     await this.bus.publish(ordered);
     await this.#notify(ordered);
     return result;
@@ -351,6 +362,7 @@ export class EventLog {
     const guard = ws.length === 1 && ws[0]!.guard ? ws[0]!.guard : Prisma.sql`true`;
     for (let tries = 0; ; tries++) {
       const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
+      const used: unknown[] = [];
       const reads: Prisma.Sql[] = [];
       const checks: Prisma.Sql[] = [];
       const hookCtes: Prisma.Sql[] = [];
@@ -361,8 +373,9 @@ export class EventLog {
           const last = cached[i] ?? null;
           checks.push(Prisma.sql` AND (reads.${Prisma.raw(`r${i}`)})::jsonb IS NOT DISTINCT FROM (${last})::jsonb`);
         }
-        if (!h.statement) return;
         const value = cached[i] === null || cached[i] === undefined ? null : JSON.parse(cached[i]!);
+        used[i] = value;
+        if (!h.statement) return;
         const name = (j: number) => `hook${i}_${j}`;
         h.statement(pending, value, name).forEach((body, j) => {
           hookCtes.push(Prisma.sql`, ${Prisma.raw(name(j))} AS (${body})`);
@@ -421,7 +434,7 @@ export class EventLog {
         timestamp,
       }));
       if (events.length > 0) {
-        this.#committed(events);
+        this.#committed(events, used);
         await this.bus.publish(events);
         await this.#notify(events);
       }
@@ -508,7 +521,7 @@ export class EventLog {
    * @returns the stored events in `items` order (increasing id and seq).
    * @throws Error for an event type outside the catalog (a programming error: inputs are validated before).
    */
-  private async record(tx: Tx, items: NewEvent[]): Promise<StoredEvent[]> {
+  private async record(tx: Tx, items: NewEvent[], batches: RecordedBatch[]): Promise<StoredEvent[]> {
     const accountId = items[0]!.accountId;
     const channels: string[] = [];
     const types: string[] = [];
@@ -554,11 +567,12 @@ export class EventLog {
       payload: JSON.parse(payloads[i]!) as Record<string, unknown>,
       timestamp,
     }));
-    for (const [i, hook] of this.#hooks.entries()) {
-      if (!hook.run) continue;
+    const values = this.#hooks.map((hook, i) => {
       const value = hook.read ? rows[0]?.[`r${i}`] : undefined;
-      await hook.run(tx, events, typeof value === 'string' ? JSON.parse(value) : value);
-    }
+      return typeof value === 'string' ? JSON.parse(value) : value;
+    });
+    for (const [i, hook] of this.#hooks.entries()) await hook.run?.(tx, events, values[i]);
+    batches.push({ events, reads: values });
     return events;
   }
 }

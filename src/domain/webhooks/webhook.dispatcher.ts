@@ -4,7 +4,6 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { Database, Tx } from '../../infra/db.js';
 import {
   type ClaimedJob,
-  JOBS_CHANNEL,
   type JobKind,
   SPEC8_SCHEDULE,
   nextAttemptAt as scheduledAfter,
@@ -49,29 +48,35 @@ export function leaseMs(ctx: AppContext): number {
   return ctx.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
 }
 
+/** An event as the fan-out sees it, and an active webhook as the fan-out's `read` returns it. */
+type HookEvent = { channel: string; eventType: string; payload: Record<string, unknown> };
+type HookWebhook = { id: string; events: string[] };
+
+/** Whether webhook `w` gets a delivery of `event`: its `events` match, and it is not a health event about `w` itself. */
+function receives(w: HookWebhook, event: HookEvent): boolean {
+  if (!matchesEvents(w.events, event.eventType)) return false;
+  return !(event.channel === 'webhook' && event.payload.webhookId === w.id);
+}
+
 /**
  * The outbox fan-out (ARCHITECTURE "Events are facts"): runs in the transaction that records each event and writes
  * one `pending` delivery, due at once, per active webhook of the event's account whose `events` match its type, so
  * the event and its deliveries commit together or not at all. A `webhook.*` health event about webhook W is never
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
  */
-export function fanOutHook(_ctx: AppContext): EventHook {
+export function fanOutHook(ctx: AppContext): EventHook {
   /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them). */
-  const deliveries = (
-    events: { channel: string; eventType: string; payload: Record<string, unknown> }[],
-    read: unknown,
-  ) => {
-    const webhooks = (read ?? []) as { id: string; events: string[] }[];
+  const deliveries = (events: HookEvent[], read: unknown) => {
     const rows: { id: string; webhookId: string; index: number; eventType: string; body?: string }[] = [];
     events.forEach((event, index) => {
-      for (const w of webhooks) {
-        if (!matchesEvents(w.events, event.eventType)) continue;
-        if (event.channel === 'webhook' && event.payload.webhookId === w.id) continue;
-        rows.push({ id: uuidv7(), webhookId: w.id, index, eventType: event.eventType });
+      for (const w of (read ?? []) as HookWebhook[]) {
+        if (receives(w, event)) rows.push({ id: uuidv7(), webhookId: w.id, index, eventType: event.eventType });
       }
     });
     return rows;
   };
+  const wantsDelivery = (events: HookEvent[], read: unknown) =>
+    ((read ?? []) as HookWebhook[]).some((w) => events.some((e) => receives(w, e)));
   return {
     // The account's active webhooks, read by the statement that records the events (no round trip of its own).
     read: (accountId) => Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events) ORDER BY w.id)
@@ -81,9 +86,7 @@ export function fanOutHook(_ctx: AppContext): EventHook {
       if (rows.length === 0) return;
       const bodies = events.map((e) => JSON.stringify(toEnvelope(e)));
       const accountId = events[0]!.accountId;
-      // The delivery rows and the wake-up in one statement (pg_notify is delivered on commit).
       await tx.$executeRaw`
-        WITH d AS (
           INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
                                           next_attempt_at, created_at, updated_at)
           SELECT x.id, ${accountId}, x.webhook_id, x.event_id, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
@@ -91,11 +94,9 @@ export function fanOutHook(_ctx: AppContext): EventHook {
                         ${rows.map((r) => events[r.index]!.id)}::bigint[], ${rows.map((r) => r.eventType)}::text[],
                         ${rows.map((r) => bodies[r.index]!)}::text[],
                         ${rows.map((r) => events[r.index]!.timestamp)}::timestamptz[])
-                 AS x(id, webhook_id, event_id, event_type, body, at)
-          RETURNING 1)
-        SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_JOB}) FROM (SELECT count(*) FROM d) n`;
+                 AS x(id, webhook_id, event_id, event_type, body, at)`;
     },
-    statement(events, read, name) {
+    statement(events, read) {
       const rows = deliveries(events, read);
       if (rows.length === 0) return [];
       const accountId = events[0]!.accountId;
@@ -114,8 +115,11 @@ export function fanOutHook(_ctx: AppContext): EventHook {
                  AS x(id, webhook_id, ord, event_type, body, at)
             JOIN ins ON ins.ord = x.ord
           RETURNING 1`,
-        Prisma.sql`SELECT pg_notify(${JOBS_CHANNEL}, ${WEBHOOK_JOB}) FROM (SELECT 1 FROM ${Prisma.raw(name(0))} LIMIT 1) d`,
       ];
+    },
+    // The dispatchers are woken after the commit, not by a NOTIFY inside the write: see JobQueue.announce.
+    committed(events, read) {
+      if (wantsDelivery(events, read)) ctx.jobs.announce(WEBHOOK_JOB);
     },
   };
 }
