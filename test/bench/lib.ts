@@ -171,7 +171,11 @@ export function jsonResult<T>(child: Child, timeoutMs: number): Promise<T> {
     }, timeoutMs);
     child.proc.stdout!.on('data', (chunk: Buffer) => {
       buf += chunk.toString('utf8');
-      const line = buf.split('\n').find((l) => l.startsWith('{"result"'));
+      // Only a whole line (a large result arrives in several chunks).
+      const line = buf
+        .split('\n')
+        .slice(0, -1)
+        .find((l) => l.startsWith('{"result"'));
       if (line) {
         clearTimeout(timer);
         resolve((JSON.parse(line) as { result: T }).result);

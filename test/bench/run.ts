@@ -4,7 +4,8 @@
  * Every measured party is its own process: the service (`npm start`'s command, on a free port, on a fresh
  * PostgreSQL database this run creates and drops, or on a temp PGlite DATA_DIR), the bare node:http + pg server
  * (test/bench/bare-server.ts), the bare SSE broadcaster, the bare signed-POST sender, the webhook receiver, and the
- * load generators (autocannon in test/bench/load.ts; SSE clients in test/bench/sse-clients.ts). Service and
+ * load generators (autocannon in test/bench/load.ts; SSE clients in test/bench/sse-clients.ts; the webhook
+ * scenarios' event poster in test/bench/poster.ts). Service and
  * baseline alternate in windows (`--rounds`, default 3) and the table shows both rates, the ratio (median and
  * min–max over rounds), p50/p99 and server CPU per request (user+system time of the server process from
  * /proc/<pid>/stat, read before and after each window).
@@ -15,7 +16,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,7 @@ const SCENARIOS = [
   'events-10acc',
   'events-1acc',
   'events-2inst',
+  'events-2inst-capped',
   'brand-create',
   'replay',
   'sse-10k',
@@ -63,6 +65,7 @@ type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios the default run measures on PostgreSQL only (their targets are PostgreSQL's; `--only` overrides). */
 const PG_ONLY: ReadonlySet<ScenarioName> = new Set([
   'events-2inst',
+  'events-2inst-capped',
   'sse-10k',
   'webhooks',
   'webhooks-drain',
@@ -81,9 +84,10 @@ const { values: opts } = parseArgs({
     'sse-connections': { type: 'string', default: '10000' },
     'sse-idle': { type: 'string', default: '16' },
     'replay-runs': { type: 'string', default: '20' },
-    'webhook-events': { type: 'string', default: '600' },
+    'webhook-events': { type: 'string', default: '3000' },
     'refusal-runs': { type: 'string', default: '500' },
     'drain-events': { type: 'string', default: '3000' },
+    'instance-cpu': { type: 'string', default: '0.25' },
     help: { type: 'boolean' },
   },
 });
@@ -91,7 +95,7 @@ if (opts.help) {
   process.stdout.write(
     `npm run bench -- [--only ${SCENARIOS.join(',')}] [--db pg|pglite|both] [--window s] [--rounds n] ` +
       '[--connections n] [--json file] [--pg-url url] [--sse-connections n] [--sse-idle s] [--replay-runs n] ' +
-      '[--webhook-events n] [--drain-events n] [--refusal-runs n]\n',
+      '[--webhook-events n] [--drain-events n] [--refusal-runs n] [--instance-cpu cpus]\n',
   );
   process.exit(0);
 }
@@ -189,6 +193,47 @@ async function startBare(file: string, env: Record<string, string>, name: string
   const child = startChild(name, tsNode(path.join('test/bench', file)), { env: { PORT: String(port), ...env } });
   await waitHttp(`http://127.0.0.1:${port}/nothing`, 60_000, child, file === 'bare-sse.ts' ? 404 : 401);
   return { child, url: `http://127.0.0.1:${port}`, port };
+}
+
+/**
+ * Puts process `pid` (all its threads) into a new cgroup whose CPU time is capped at `cpus` CPUs (a CFS quota of
+ * `cpus` × 20 ms per 20 ms period): cgroup v2 (`cpu.max`) where the root offers the cpu controller, else v1's
+ * `cpu` hierarchy (`cpu.cfs_quota_us`). Needs write access to /sys/fs/cgroup (root). @returns a function that
+ * removes the cgroup once the process has exited, or the reason it could not cap (the scenario then reports it).
+ */
+function capCpu(pid: number, name: string, cpus: number): (() => void) | string {
+  // A 20 ms period: throttling comes in short slices rather than 100 ms stalls (p99 follows the period).
+  const period = 20_000;
+  const quota = Math.round(cpus * period);
+  const v2 = '/sys/fs/cgroup';
+  const v1 = '/sys/fs/cgroup/cpu';
+  const group = `switchboard-bench-${process.pid}-${name}`;
+  try {
+    let dir: string;
+    if (existsSync(`${v2}/cgroup.controllers`) && readFileSync(`${v2}/cgroup.controllers`, 'utf8').includes('cpu')) {
+      writeFileSync(`${v2}/cgroup.subtree_control`, '+cpu');
+      dir = `${v2}/${group}`;
+      mkdirSync(dir);
+      writeFileSync(`${dir}/cpu.max`, `${quota} ${period}`);
+    } else if (existsSync(`${v1}/cpu.cfs_quota_us`)) {
+      dir = `${v1}/${group}`;
+      mkdirSync(dir);
+      writeFileSync(`${dir}/cpu.cfs_period_us`, String(period));
+      writeFileSync(`${dir}/cpu.cfs_quota_us`, String(quota));
+    } else {
+      return 'no cgroup cpu controller under /sys/fs/cgroup';
+    }
+    writeFileSync(`${dir}/cgroup.procs`, String(pid));
+    return () => {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // still has a process (it did not exit) or already gone: left for the machine
+      }
+    };
+  } catch (err) {
+    return `cannot cap CPU with cgroups here: ${(err as Error).message}`;
+  }
 }
 
 /** Jiffies of the whole machine from /proc/stat: idle (idle + iowait) and total; zeros where there is none. */
@@ -625,6 +670,11 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       );
       await second.child.stop(15_000);
     }
+    if (has('events-2inst-capped') && mode === 'pg') {
+      await attempt('events-2inst-capped', () =>
+        twoInstancesCapped(env, (url) => spec(url, 'POST', '/api/events', tenKeys('w'), EVENT_BODY), notes),
+      );
+    }
 
     if (has('replay')) {
       await settleQueues('replay');
@@ -954,6 +1004,93 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
 // ---------------------------------------------------------------------------------------------------------------
 // Webhooks
 
+/**
+ * `events-2inst-capped`: two instances vs one where the instances, not the machine, are the limit. Each of two fresh
+ * instances runs in its own cgroup capped at `--instance-cpu` CPUs (default 0.25), as if each had a small host of its
+ * own, so one instance saturates its share while PostgreSQL and the load generators keep CPU to spare. The same 20
+ * clients post to instance 1 alone, or 10 to each instance; the ratio is two ÷ one. It shows what the uncapped
+ * events-2inst cannot on 2 shared cores: whether anything outside an instance (a lock, the seq rows) stops a second
+ * instance from adding its own capacity. The row's note says how idle the cores were.
+ */
+async function twoInstancesCapped(
+  env: Record<string, string>,
+  ingest: (url: string) => LoadSpec,
+  notes: string[],
+): Promise<Row> {
+  const cap = Number(opts['instance-cpu']);
+  const one = await startService(env, 'service-capped-1');
+  const two = await startService(env, 'service-capped-2');
+  const removers: (() => void)[] = [];
+  try {
+    for (const [svc, name] of [
+      [one, 'one'],
+      [two, 'two'],
+    ] as const) {
+      const r = capCpu(svc.child.pid, name, cap);
+      if (typeof r === 'string') throw new Error(`events-2inst-capped: ${r}`);
+      removers.push(r);
+    }
+    const idleBefore = machineIdle();
+    const row = await compare(
+      `events-2inst-capped POST /api/events, 2 instances vs 1, each instance capped at ${cap} CPU (20 conns)`,
+      {
+        specs: [ingest(one.url), ingest(two.url)],
+        pids: [one.child.pid, two.child.pid],
+      },
+      {
+        specs: [ingest(one.url), ingest(one.url)],
+        pids: [one.child.pid, two.child.pid],
+      },
+      { text: 'two ≥ 1.5x one', ratio: 1.5 },
+    );
+    const idleAfter = machineIdle();
+    const share = (idleAfter.idle - idleBefore.idle) / Math.max(1, idleAfter.total - idleBefore.total);
+    notes.push(
+      `events-2inst-capped: each instance capped at ${cap} CPU by a cgroup quota; the machine's ${cpus().length} ` +
+        `cores were ${(share * 100).toFixed(0)} % idle during the scenario`,
+    );
+    return row;
+  } finally {
+    await one.child.stop(15_000);
+    await two.child.stop(15_000);
+    for (const remove of removers) remove();
+  }
+}
+
+/**
+ * Posts `count` events round-robin over `keys` from the poster process (test/bench/poster.ts), `connections` in
+ * flight; throws unless every answer is 202. Returns when each was committed (`commits`: event id → wall-clock ms),
+ * when posting started (wall-clock ms) and how long it took (ms).
+ */
+async function postEvents(
+  base: string,
+  keys: string[],
+  count: number,
+  connections: number,
+  eventType: string,
+): Promise<{ commits: [string, number][]; startedAt: number; ms: number }> {
+  const r = await jsonResult<{
+    failed: number;
+    statuses: Record<string, number>;
+    startedAt: number;
+    ms: number;
+    commits: [string, number][];
+  }>(
+    startChild(
+      'poster',
+      tsNode(
+        'test/bench/poster.ts',
+        JSON.stringify({ base, keys, count, connections, eventType, offset: posterRuns++ * count }),
+      ),
+    ),
+    300_000,
+  );
+  if (r.failed > 0)
+    throw new Error(`poster: ${r.failed} of ${count} events not accepted: ${JSON.stringify(r.statuses)}`);
+  return r;
+}
+let posterRuns = 0;
+
 /** Starts a bench webhook receiver (test/bench/receiver.ts) on its own port. */
 async function startReceiver(name: string): Promise<{ child: Child; url: string }> {
   const child = startChild(name, tsNode('test/bench/receiver.ts'), { ipc: true });
@@ -999,19 +1136,18 @@ async function webhooks(
       const r = await call(svc.url, 'POST', '/api/webhooks', accounts[account]!.apiKey, { url, events: ['sms.*'] });
       if (r.status !== 201 && r.status !== 200) throw new Error(`webhook create: ${r.status} ${r.text}`);
     };
-    /** Posts `count` events over `accts` (one connection each), then waits for every first attempt under `tag`. */
+    /** Posts `count` events over `accts` (one connection each) from the poster process, then waits for every first attempt under `tag`. */
     const deliver = async (accts: string[], count: number, tag: string, concurrency = accts.length) => {
-      const committed = new Map<string, number>();
-      const started = nowMs();
-      await pool(count, concurrency, async (i) => {
-        const r = await call(svc.url, 'POST', '/api/events', accounts[accts[i % accts.length]!]!.apiKey, {
-          eventType: 'sms.delivered',
-          payload: { i, from: '+14155550100', to: '+14155550101', status: 'delivered' },
-        });
-        if (r.status !== 202) throw new Error(`webhook event: ${r.status} ${r.text}`);
-        committed.set(r.json.id, nowMs());
-      });
-      const ingestS = (nowMs() - started) / 1000;
+      const posted = await postEvents(
+        svc.url,
+        accts.map((a) => accounts[a]!.apiKey),
+        count,
+        concurrency,
+        'sms.delivered',
+      );
+      const committed = new Map<string, number>(posted.commits);
+      const started = posted.startedAt;
+      const ingestS = posted.ms / 1000;
       const deadline = performance.now() + 120_000;
       let got = new Map<string, number>();
       while (performance.now() < deadline) {
@@ -1158,15 +1294,14 @@ async function webhooksDrain(
             if (h.status !== 201) throw new Error(`webhook create: ${h.status} ${h.text}`);
           }
         }
-        const started = nowMs();
-        await pool(n, 20, async (i) => {
-          const e = await call(ingest.url, 'POST', '/api/events', accounts[names[i % names.length]!]!.apiKey, {
-            eventType: 'sms.delivered',
-            payload: { i, from: '+14155550100', to: '+14155550101', status: 'delivered' },
-          });
-          if (e.status !== 202) throw new Error(`drain event: ${e.status} ${e.text}`);
-        });
-        const ingestPerS = (n * 1000) / (nowMs() - started);
+        const posted = await postEvents(
+          ingest.url,
+          names.map((a) => accounts[a]!.apiKey),
+          n,
+          20,
+          'sms.delivered',
+        );
+        const ingestPerS = (n * 1000) / posted.ms;
         if ((await arrivals(receiver.child, 'drain', true)).size > 0) {
           throw new Error('a delivery arrived from the WORKERS=false instance');
         }
