@@ -55,12 +55,14 @@ export interface Database {
    */
   statement<T>(query: { text: string; values: readonly unknown[] }): Promise<T[]>;
   /**
-   * Runs one statement on its own (autocommit) below Prisma as a named prepared statement per distinct text, `text`
-   * with `$n` placeholders: the single-statement event writes (EventLog.write). PostgreSQL only: undefined on PGlite,
-   * whose one connection Prisma's interactive transactions share, so a write sent beside one of them could land
-   * inside it and roll back with it after its caller was told it committed.
+   * Runs one statement on its own (autocommit) below Prisma, `text` with `$n` placeholders: the single-statement
+   * event writes (EventLog.write). On PostgreSQL a named prepared statement per distinct text (a pool connection).
+   * On PGlite an unnamed statement on its one connection: `PGlite.query` takes the same lock as
+   * `PGlite.transaction`, which holds it for a whole Prisma interactive transaction (pglite-prisma-adapter), so the
+   * statement runs between transactions, never inside one (it cannot roll back with another's work). Must not be
+   * called from inside an interactive transaction on PGlite: it would wait for that transaction's end.
    */
-  preparedWrite?: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+  preparedWrite: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
   /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
   raw(): Promise<RawSql & { release(): Promise<void> }>;
   /**
@@ -219,6 +221,9 @@ export async function openDatabase(opts: {
     },
     async statement<T>(query: { text: string; values: readonly unknown[] }) {
       return (await lite.query<T>(query.text, query.values as unknown[])).rows;
+    },
+    async preparedWrite(text: string, values: unknown[]) {
+      return (await lite.query<Record<string, unknown>>(text, values)).rows;
     },
     async raw() {
       return {

@@ -155,12 +155,6 @@ interface WaitingWrite {
   reject: (err: unknown) => void;
 }
 
-interface WaitingIngest {
-  item: NewEvent;
-  resolve: (event: StoredEvent) => void;
-  reject: (err: unknown) => void;
-}
-
 /**
  * "Events are facts in the database first" (ARCHITECTURE.md): a domain change and the events it causes commit in
  * one transaction; after the commit the events are published on the bus for live subscribers.
@@ -173,9 +167,6 @@ interface WaitingIngest {
  */
 export class EventLog {
   readonly #hooks: EventHook[] = [];
-  /** Group commit: per account, the ingests waiting while that account's ingest transaction runs. */
-  readonly #ingests = new Map<string, WaitingIngest[]>();
-
   /** Group commit: per account, the single-statement writes waiting while that account's statement runs. */
   readonly #writes = new Map<string, WaitingWrite[]>();
   /** Per account, what each hook's `read` returned last (JSON text per hook), for single-statement writes. */
@@ -476,43 +467,20 @@ export class EventLog {
 
   /**
    * Ingest with group commit: records one event and resolves once it has committed (so a 2xx is only ever sent for
-   * a durable event). While a write of the same account runs, further ingests of that account wait and are then
-   * written together by one {@link write} (one statement on PostgreSQL, one transaction on PGlite; up to
-   * {@link INGEST_BATCH_MAX}), so concurrent ingests of one account share a commit instead of queueing on its row
-   * lock one by one. Ingests of other accounts run in parallel. A failed write rejects every ingest it carried.
+   * a durable event). It is an unguarded {@link write}: while a statement of the same account runs, further ingests
+   * (and other unguarded writes) of that account wait and are then written together by one statement, up to
+   * {@link INGEST_BATCH_MAX} events, on PostgreSQL and PGlite alike, so concurrent ingests of one account share a
+   * commit instead of queueing on its row lock one by one. Ingests of other accounts run in parallel. A batch the
+   * database refused is retried write by write, so a bad ingest fails alone.
    * @returns the stored event. @throws what the write throws (database errors).
    */
-  ingest(item: NewEvent): Promise<StoredEvent> {
-    return new Promise<StoredEvent>((resolve, reject) => {
-      const entry: WaitingIngest = { item, resolve, reject };
-      const waiting = this.#ingests.get(item.accountId);
-      if (waiting) {
-        waiting.push(entry);
-        return;
-      }
-      this.#ingests.set(item.accountId, []);
-      void this.#runIngests(item.accountId, [entry]);
+  async ingest(item: NewEvent): Promise<StoredEvent> {
+    const events = await this.write({
+      accountId: item.accountId,
+      changes: [],
+      events: [{ eventType: item.eventType, payload: item.payload }],
     });
-  }
-
-  async #runIngests(accountId: string, first: WaitingIngest[]): Promise<void> {
-    let batch = first;
-    while (batch.length > 0) {
-      try {
-        // One statement per batch (one round trip) where the database allows it, else one transaction.
-        const events =
-          (await this.write({
-            accountId,
-            changes: [],
-            events: batch.map((w) => ({ eventType: w.item.eventType, payload: w.item.payload })),
-          })) ?? [];
-        for (const [i, w] of batch.entries()) w.resolve(events[i]!);
-      } catch (err) {
-        for (const w of batch) w.reject(err);
-      }
-      batch = this.#ingests.get(accountId)!.splice(0, INGEST_BATCH_MAX);
-    }
-    this.#ingests.delete(accountId);
+    return events![0]!;
   }
 
   /**
