@@ -14,8 +14,8 @@ import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
 import { createHttpServer } from './http/server.js';
 import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
 import type { AreaModule } from './infra/area-module.js';
+import { InProcessEventBus } from './infra/bus/memory-bus.js';
 import { OrderedEventBus } from './infra/bus/ordered-bus.js';
-import { createEventBus } from './infra/bus/redis-bus.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
 import { JobQueue } from './infra/jobs/job-queue.js';
@@ -89,10 +89,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     throw err;
   }
   // The raw bus (in-process or Redis) behind the per-instance ordered, gap-filling layer subscribers see.
-  const bus = new OrderedEventBus(await createEventBus(config, log), database.prisma, log, {
-    tailCheckMs: config.EVENT_TAIL_CHECK_MS,
-    dropPublish: opts.dropPublish,
-  });
+  // ioredis and graphql-redis-subscriptions load only with REDIS_URL (docs/operations.md "Start-up").
+  const redis = config.REDIS_URL
+    ? {
+        bus: await import('./infra/bus/redis-bus.js'),
+        notices: await import('./infra/pubsub/redis-change-notices.js'),
+      }
+    : undefined;
+  const bus = new OrderedEventBus(
+    redis ? await redis.bus.createEventBus(config, log) : new InProcessEventBus(),
+    database.prisma,
+    log,
+    {
+      tailCheckMs: config.EVENT_TAIL_CHECK_MS,
+      dropPublish: opts.dropPublish,
+    },
+  );
   try {
     await bus.start();
   } catch (err) {
@@ -100,7 +112,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await database.close();
     throw err;
   }
-  const notices = new PubSubChangeNotices(config, log);
+  const notices = new PubSubChangeNotices(
+    config,
+    log,
+    redis && config.REDIS_URL ? redis.notices.redisNoticeEngine(config.REDIS_URL, log) : undefined,
+  );
   const workers = new WorkerSet(log, config.WORKER_POLL_MS);
   const metrics = new PrometheusMetrics(database);
   const auth = new KeyAuthenticator(database.prisma);
@@ -131,7 +147,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
     // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
     model: measuredModel(
-      // The AI SDK is loaded only when a real endpoint is configured (startup time, docs/operations.md).
+      // The AI SDK is loaded only when a real endpoint is configured (docs/operations.md "Start-up").
       config.LLM_BASE_URL
         ? new (await import('./infra/model/openai-compatible.js')).OpenAICompatibleModel(
             config.LLM_BASE_URL,

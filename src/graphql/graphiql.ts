@@ -3,7 +3,6 @@
 // works with no internet access. We add a key bar: the API key is kept in the browser's localStorage and sent as
 // `Authorization: Bearer <key>` on every request the page makes to this service (queries, mutations and SSE
 // subscriptions), so it survives a reload and never has to be typed into the headers editor.
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions } from 'graphql-yoga';
 
 /** localStorage key holding the API key of the GraphiQL page. */
@@ -64,9 +63,12 @@ const keyBar = `
 
 /**
  * The full GraphiQL HTML (about 9 MB, rendered once per options object and cached by the caller).
+ * @render-graphiql is imported on the first call, not at start-up: its module is that 9 MB page as one string
+ * (docs/operations.md "Start-up").
  * @param opts Yoga's GraphiQL options (title, default query).
  */
-export function renderSwitchboardGraphiQL(opts?: GraphiQLOptions): string {
+export async function renderSwitchboardGraphiQL(opts?: GraphiQLOptions): Promise<string> {
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
   const html = renderGraphiQL(opts);
   const at = html.indexOf('<div id="root">');
   if (at < 0) throw new Error('render-graphiql changed its page: no <div id="root">');

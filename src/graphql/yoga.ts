@@ -141,7 +141,7 @@ function hasNoSubscription(document: { definitions: readonly { kind: string; ope
  */
 export function createGraphQLServer(ctx: AppContext) {
   const limits = limitsFromConfig(ctx.config);
-  let graphiqlPage: string | undefined;
+  let graphiqlPage: Promise<string> | undefined;
   return createYoga<YogaServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',

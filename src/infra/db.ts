@@ -98,7 +98,7 @@ export async function openDatabase(opts: {
   logQueries?: boolean;
 }): Promise<Database> {
   const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
-  // Each mode loads only its own driver (startup time, docs/operations.md).
+  // Each mode loads only its own driver (docs/operations.md "Start-up").
   if (opts.databaseUrl) {
     const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });

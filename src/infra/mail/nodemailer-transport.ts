@@ -1,4 +1,4 @@
-import { type AddressObject, simpleParser } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type { InboundMessage, MailTransport, OutgoingMail } from '../../domain/email/mail-transport.port.js';
 
@@ -51,6 +51,8 @@ export class NodemailerTransport implements MailTransport {
   }
 
   async parse(raw: Buffer): Promise<InboundMessage> {
+    // mailparser is loaded with the first inbound message, not at start-up (docs/operations.md "Start-up").
+    const { simpleParser } = await import('mailparser');
     const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
     // Raw header lines: mailparser folds List-* headers into a structured `list` entry.
     const headers = new Map<string, string>();

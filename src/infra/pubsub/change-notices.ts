@@ -1,64 +1,44 @@
-import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { PubSub, type PubSubEngine } from 'graphql-subscriptions';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { ChangeNotice, ChangeNotices } from '../../domain/events/change-notices.port.js';
 
 /**
+ * A change-notice transport shared by instances: its `PubSubEngine`, a way to learn that notices may have been
+ * missed (`onGap` is called when the connection drops or comes back), and how to close it. Built by
+ * `redisNoticeEngine` (./redis-change-notices.ts) when REDIS_URL is set.
+ */
+export interface SharedNoticeEngine {
+  engine: PubSubEngine;
+  onGap(gap: () => void): void;
+  close(): void;
+}
+
+/**
  * The change-notice adapter (port: src/domain/events/change-notices.port.ts) on a graphql-subscriptions
  * `PubSubEngine`: with REDIS_URL, `RedisPubSub` from graphql-redis-subscriptions over two ioredis connections
- * (publisher and subscriber), Redis channels `<REDIS_KEY_PREFIX>gql:<topic>`; otherwise the in-process `PubSub`.
- * A publish failure is logged, never thrown (the event is durable in the log; the subscriber's next notice or a
- * resume with lastEventId brings the change). When the subscriber connection drops or comes back, every listener
- * is told (`onGap`) so its subscription ends and the client resumes from the log.
+ * (publisher and subscriber), Redis channels `<REDIS_KEY_PREFIX>gql:<topic>` ({@link SharedNoticeEngine});
+ * otherwise the in-process `PubSub`. A publish failure is logged, never thrown (the event is durable in the log; the
+ * subscriber's next notice or a resume with lastEventId brings the change). When the subscriber connection drops or
+ * comes back, every listener is told (`onGap`) so its subscription ends and the client resumes from the log.
  */
 export class PubSubChangeNotices implements ChangeNotices {
   readonly #engine: PubSubEngine;
   readonly #prefix: string;
   readonly #gaps = new Set<() => void>();
-  readonly #redis?: { pub: Redis; sub: Redis };
+  readonly #shared?: SharedNoticeEngine;
   #closed?: Promise<void>;
 
   constructor(
-    config: Pick<Config, 'REDIS_URL' | 'REDIS_KEY_PREFIX'>,
+    config: Pick<Config, 'REDIS_KEY_PREFIX'>,
     private readonly log: Logger,
+    shared?: SharedNoticeEngine,
   ) {
     this.#prefix = `${config.REDIS_KEY_PREFIX}gql:`;
-    if (!config.REDIS_URL) {
-      this.#engine = new PubSub();
-      return;
-    }
-    const retryStrategy = (times: number) => Math.min(100 * 2 ** Math.min(times, 6), 5_000);
-    const pub = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy });
-    const sub = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null, retryStrategy });
-    let lastError = '';
-    for (const [role, client] of [
-      ['publisher', pub],
-      ['subscriber', sub],
-    ] as const) {
-      client.on('error', (err: Error) => {
-        if (err.message !== lastError) this.log.warn({ err: err.message, role }, 'redis change-notice pubsub error');
-        lastError = err.message;
-      });
-    }
-    let wasReady = false;
-    sub.on('ready', () => {
-      // Back after a drop: notices published meanwhile were missed.
-      if (wasReady) this.#gap();
-      wasReady = true;
-    });
-    sub.on('close', () => this.#gap());
-    this.#redis = { pub, sub };
-    // graphql-redis-subscriptions' types name its own nested ioredis 5; it only calls publish/subscribe/unsubscribe
-    // and the message events, which ioredis 6 has unchanged, so our connections are passed through.
-    type Options = NonNullable<ConstructorParameters<typeof RedisPubSub>[0]>;
-    this.#engine = new RedisPubSub({
-      publisher: pub as unknown as Options['publisher'],
-      subscriber: sub as unknown as Options['subscriber'],
-    });
+    this.#shared = shared;
+    this.#engine = shared?.engine ?? new PubSub();
+    shared?.onGap(() => this.#gap());
   }
-
   #gap(): void {
     for (const gap of [...this.#gaps]) gap();
   }
@@ -88,10 +68,7 @@ export class PubSubChangeNotices implements ChangeNotices {
     this.#closed ??= (async () => {
       // Feeds were ended at shutdown (endAllChangeFeeds); dropping the listeners keeps the disconnect quiet.
       this.#gaps.clear();
-      if (this.#redis) {
-        this.#redis.pub.disconnect();
-        this.#redis.sub.disconnect();
-      }
+      this.#shared?.close();
     })();
     return this.#closed;
   }
