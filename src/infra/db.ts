@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
@@ -208,8 +209,9 @@ export async function openDatabase(opts: {
     release();
     throw err;
   }
+  const shared = yieldingPGlite(lite);
   const prisma = new PrismaClient({
-    adapter: new PrismaPGlite(lite),
+    adapter: new PrismaPGlite(shared),
     transactionOptions: TRANSACTION_OPTIONS,
     ...(log ? { log: [...log] } : {}),
   }) as PrismaClient;
@@ -217,21 +219,21 @@ export async function openDatabase(opts: {
     kind: 'pglite',
     prisma,
     async read<T>(statement: Statement, params: unknown[]) {
-      return (await lite.query<T>(statement.text, params)).rows;
+      return (await shared.query<T>(statement.text, params)).rows;
     },
     async statement<T>(query: { text: string; values: readonly unknown[] }) {
-      return (await lite.query<T>(query.text, query.values as unknown[])).rows;
+      return (await shared.query<T>(query.text, query.values as unknown[])).rows;
     },
     async preparedWrite(text: string, values: unknown[]) {
-      return (await lite.query<Record<string, unknown>>(text, values)).rows;
+      return (await shared.query<Record<string, unknown>>(text, values)).rows;
     },
     async raw() {
       return {
         async exec(sql) {
-          await lite.exec(sql);
+          await shared.exec(sql);
         },
         async query(sql, params) {
-          return (await lite.query(sql, params as unknown[])).rows as never;
+          return (await shared.query(sql, params as unknown[])).rows as never;
         },
         async release() {},
       };
@@ -251,4 +253,33 @@ export async function openDatabase(opts: {
       }
     },
   };
+}
+
+/**
+ * `lite` with `query`, `exec` and `transaction` taken in turn, each from a macrotask (setImmediate) after the one
+ * before has finished: everything that uses PGlite's one connection (Prisma through its adapter, and the statements
+ * below Prisma) lets waiting I/O run between two database operations. PGlite runs SQL in process and resolves
+ * through microtasks alone, and its own lock hands over through microtasks too, so without this a run of database
+ * operations (a batch of jobs, in turn or at once) was one unbroken microtask chain that held every HTTP request
+ * until it ended: brand registrations stalled for ~0.7 s per batch of registry decisions (docs/performance.md;
+ * test/jobs/job-queue.test.ts). The turn is held for a whole `transaction`, as PGlite's lock is, so a call made on
+ * this object from inside a transaction's callback would wait for that transaction (use the callback's `tx`).
+ * Every other member is `lite`'s own, bound to it (PGlite keeps private fields, so calls must reach it as `this`).
+ */
+function yieldingPGlite(lite: PGlite): PGlite {
+  const inTurn = new Set<PropertyKey>(['query', 'exec', 'transaction']);
+  let last: Promise<unknown> = Promise.resolve();
+  return new Proxy(lite, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const fn = value as (...args: unknown[]) => unknown;
+      if (!inTurn.has(prop)) return fn.bind(target);
+      return (...args: unknown[]) => {
+        const run = last.then(nextMacrotask).then(() => fn.apply(target, args));
+        last = run.catch(() => {});
+        return run;
+      };
+    },
+  });
 }

@@ -206,6 +206,32 @@ describe('job queue (src/infra/jobs): claim, lease, fence, limits, wake-ups', ()
     expect(await r.runNow('now')).toBe(false);
   });
 
+  it('lets waiting I/O run between jobs: a batch doing only database work never holds the event loop to its end', async () => {
+    // On PGlite a query resolves through microtasks alone; a batch of such jobs, in turn or at once, once ran as one
+    // unbroken microtask chain, so HTTP requests waited for the whole batch (brand registrations during a burst of
+    // registry decisions). openDatabase now takes PGlite's operations in turn, each from a macrotask. A timer set
+    // when the batch starts must fire before its last job (on PostgreSQL every query is I/O anyway).
+    for (let i = 0; i < 50; i++) await insert(`io${String(i).padStart(2, '0')}`, -1);
+    for (const ordered of [true, false]) {
+      await database.prisma.$executeRawUnsafe(`UPDATE test_jobs SET locked_by = NULL, locked_until = NULL`);
+      let ran = 0;
+      const r = runner(
+        kind({
+          ordered,
+          run: async () => {
+            await database.statement({ text: 'SELECT 1', values: [] });
+            ran++;
+          },
+        }),
+      );
+      expect(await r.tick()).toBe(50);
+      const ranWhenTimerFired = await new Promise<number>((res) => setTimeout(() => res(ran), 0));
+      await r.settle();
+      expect(ran).toBe(50);
+      expect(ranWhenTimerFired).toBeLessThan(50);
+    }
+  });
+
   it('wakes the worker when work is committed (NOTIFY on commit), without waiting for the poll', async () => {
     const workers = new WorkerSet(log, 60_000); // the poll would take a minute
     const queue = new JobQueue({ db: database.prisma, clock, log, database, workers });
