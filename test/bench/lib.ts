@@ -178,7 +178,12 @@ export function jsonResult<T>(child: Child, timeoutMs: number): Promise<T> {
         .find((l) => l.startsWith('{"result"'));
       if (line) {
         clearTimeout(timer);
-        resolve((JSON.parse(line) as { result: T }).result);
+        // A bad line rejects (the caller's finally stops the children); thrown here it would end the bench at once.
+        try {
+          resolve((JSON.parse(line) as { result: T }).result);
+        } catch (err) {
+          reject(new Error(`${child.name}: unreadable result line: ${(err as Error).message}`));
+        }
       }
     });
     void child.exited.then((code) => {
