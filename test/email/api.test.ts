@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
 
@@ -250,8 +250,15 @@ describe('email REST API (spec 4.4, 4.5)', () => {
       status: 'undelivered',
     });
     expect(detail.body.messages[0].statusDetail).toMatch(/^NO_RELAY/);
-    const failed = events.filter((e) => e.accountId === a.accountId && e.eventType === 'email.delivery_failed');
-    expect(failed).toHaveLength(1);
+    // The bus delivers after the commit, not necessarily before the answer: wait for the event itself.
+    const failed = await vi.waitFor(
+      () => {
+        const got = events.filter((e) => e.accountId === a.accountId && e.eventType === 'email.delivery_failed');
+        expect(got).toHaveLength(1);
+        return got;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     expect(failed[0]!.payload).toMatchObject({ data: { messageId: sent.body.messageId, status: 'undelivered' } });
     // A reply on a thread with only our own message goes to its recipient with one Re:.
     const reply = await a.request('POST', `/api/email/identities/${box.id}/reply`, {

@@ -91,8 +91,15 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
       messageCount: 1,
       participants: ['alice@example.com', box.address],
     });
-    const received = eventsOf(a, 'email.received');
-    expect(received).toHaveLength(1);
+    // The bus delivers after the commit, not necessarily before the answer: wait for the event itself.
+    const received = await vi.waitFor(
+      () => {
+        const got = eventsOf(a, 'email.received');
+        expect(got).toHaveLength(1);
+        return got;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     expect(received[0]!.payload).toEqual({
       event: 'email.received',
       data: {
@@ -205,10 +212,14 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(out.parsed.subject).toBe('Quote');
     expect(out.parsed.from?.value[0]).toMatchObject({ name: 'Acme Sales', address: box.address });
     expect(out.parsed.text?.trim()).toBe('Our offer.');
-    expect(eventsOf(a, 'email.sent')[0]!.payload).toMatchObject({
-      event: 'email.sent',
-      data: { identityId: box.id, to: peer, messageId: sent.body.messageId, status: 'sent' },
-    });
+    await vi.waitFor(
+      () =>
+        expect(eventsOf(a, 'email.sent')[0]?.payload).toMatchObject({
+          event: 'email.sent',
+          data: { identityId: box.id, to: peer, messageId: sent.body.messageId, status: 'sent' },
+        }),
+      { timeout: 10_000, interval: 20 },
+    );
 
     const answer = await smtpSend(port, {
       from: peer,
@@ -250,9 +261,13 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     let detail = await thread(a, box.id, bad.body.threadId);
     expect(detail.messages[0]).toMatchObject({ status: 'failed' });
     expect(detail.messages[0].statusDetail).toContain('550');
-    expect(eventsOf(a, 'email.delivery_failed')[0]!.payload).toMatchObject({
-      data: { messageId: bad.body.messageId, status: 'failed' },
-    });
+    await vi.waitFor(
+      () =>
+        expect(eventsOf(a, 'email.delivery_failed')[0]?.payload).toMatchObject({
+          data: { messageId: bad.body.messageId, status: 'failed' },
+        }),
+      { timeout: 10_000, interval: 20 },
+    );
 
     sink.rejectWith(451, 'try later');
     const later = await a.request('POST', `/api/email/identities/${box.id}/send`, {
@@ -285,8 +300,13 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     const detail = await thread(b, to.id, summary!.threadId);
     expect(detail.messages[0]).toMatchObject({ messageId: sent.body.messageId, from: from.address, body: 'Hi B' });
     expect((await thread(a, from.id, sent.body.threadId)).messages[0]).toMatchObject({ status: 'delivered' });
-    expect(eventsOf(b, 'email.received')).toHaveLength(1);
-    expect(eventsOf(a, 'email.sent')).toHaveLength(1);
+    await vi.waitFor(
+      () => {
+        expect(eventsOf(b, 'email.received')).toHaveLength(1);
+        expect(eventsOf(a, 'email.sent')).toHaveLength(1);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
   });
 
   it('identities exist only on hosted domains, so no account can capture mail another sends outside the service', async () => {
