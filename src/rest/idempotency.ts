@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { BadRequestError, ConflictError, UnprocessableError } from '../domain/errors.js';
-import { PRUNE_INTERVAL_MS } from '../domain/events/event-retention.js';
 import { decryptSecret, encryptSecret } from '../infra/secrets.js';
-import type { Worker } from '../infra/workers.js';
+import { PRUNE_INTERVAL_MS, periodicWorker, type Worker } from '../infra/workers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -136,20 +135,11 @@ function asArray<T>(value: T | T[] | undefined): T[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
-/** Deletes idempotency records older than {@link IDEMPOTENCY_TTL_MS}. */
+/** Deletes idempotency records older than {@link IDEMPOTENCY_TTL_MS}; once a minute at most (PRUNE_INTERVAL_MS). */
 export function idempotencyPruner(ctx: AppContext): Worker {
-  let lastRun: number | undefined;
-  return {
-    name: 'idempotency-pruner',
-    async tick() {
-      // Once a minute at most (the records live 24 h): a query per poll would be most of an idle instance's queries.
-      const now = ctx.clock.now().getTime();
-      if (lastRun !== undefined && now - lastRun < PRUNE_INTERVAL_MS) return 0;
-      lastRun = now;
-      const cutoff = new Date(ctx.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-      const { count } = await ctx.db.idempotencyRecord.deleteMany({ where: { createdAt: { lt: cutoff } } });
-      void count;
-      return 0; // pruning never counts as pending work, so drain() settles
-    },
-  };
+  return periodicWorker('idempotency-pruner', ctx.clock, PRUNE_INTERVAL_MS, async () => {
+    const cutoff = new Date(ctx.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
+    await ctx.db.idempotencyRecord.deleteMany({ where: { createdAt: { lt: cutoff } } });
+    return 0; // pruning never counts as pending work, so drain() settles
+  });
 }

@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
+import { PRUNE_INTERVAL_MS, periodicWorker } from '../../infra/workers.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { PRUNE_INTERVAL_MS } from '../events/event-retention.js';
 import { findAgent } from './agent.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
 import { hostedDomains } from './mail.rules.js';
@@ -189,23 +189,18 @@ export async function deleteIdentity(
   return { status: 'deprovisioning' };
 }
 
-/** Worker: deletes identities deprovisioned more than {@link PURGE_AFTER_DAYS} days ago, with their threads. */
+/**
+ * Worker: deletes identities deprovisioned more than {@link PURGE_AFTER_DAYS} days ago, with their threads; once a
+ * minute at most (PRUNE_INTERVAL_MS).
+ */
 export function identityPurger(ctx: AppContext) {
-  let lastRun: number | undefined;
-  return {
-    name: 'email-identity-purger',
-    async tick(): Promise<number> {
-      // Once a minute at most (identities are purged days after deprovisioning).
-      const now = ctx.clock.now().getTime();
-      if (lastRun !== undefined && now - lastRun < PRUNE_INTERVAL_MS) return 0;
-      lastRun = now;
-      const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
-      const { count } = await ctx.db.emailIdentity.deleteMany({
-        where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },
-      });
-      return count;
-    },
-  };
+  return periodicWorker('email-identity-purger', ctx.clock, PRUNE_INTERVAL_MS, async () => {
+    const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
+    const { count } = await ctx.db.emailIdentity.deleteMany({
+      where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },
+    });
+    return count;
+  });
 }
 
 /**

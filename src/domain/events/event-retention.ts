@@ -1,9 +1,6 @@
 import type { AppContext } from '../../app-context.js';
-import type { Worker } from '../../infra/workers.js';
+import { PRUNE_INTERVAL_MS, periodicWorker, type Worker } from '../../infra/workers.js';
 import { REPLAY_LIMIT } from './event-stream.js';
-
-/** How often the pruner looks for expired events, in ms of the app clock. */
-export const PRUNE_INTERVAL_MS = 60_000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -46,16 +43,9 @@ export async function pruneEvents(ctx: AppContext): Promise<number> {
 
 /** The retention Worker: prunes at most once per {@link PRUNE_INTERVAL_MS} of the app clock. */
 export function eventPruner(ctx: AppContext): Worker {
-  let lastRun: number | undefined;
-  return {
-    name: 'events.retention',
-    async tick() {
-      const now = ctx.clock.now().getTime();
-      if (lastRun !== undefined && now - lastRun < PRUNE_INTERVAL_MS) return 0;
-      lastRun = now;
-      const deleted = await pruneEvents(ctx);
-      if (deleted > 0) ctx.log.info({ deleted }, 'pruned expired events');
-      return deleted;
-    },
-  };
+  return periodicWorker('events.retention', ctx.clock, PRUNE_INTERVAL_MS, async () => {
+    const deleted = await pruneEvents(ctx);
+    if (deleted > 0) ctx.log.info({ deleted }, 'pruned expired events');
+    return deleted;
+  });
 }
