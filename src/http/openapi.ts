@@ -62,6 +62,11 @@ export const TAGS = [
   },
   { name: 'agents', description: 'Email agents that answer inbound mail, and their knowledge documents (spec 4.5).' },
   {
+    name: 'contacts',
+    description:
+      'Who owns which addresses and E.164 numbers; an agent shares SMS and call history only with the contact it belongs to.',
+  },
+  {
     name: 'webhooks',
     description: 'Signed (HMAC) at-least-once delivery of account events to your URL, logs and redelivery (spec 4.6).',
   },

@@ -11,6 +11,7 @@ import { installIdempotency } from '../rest/idempotency.js';
 import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM_LENGTH } from '../rest/inputs.js';
 import { adminRoutes } from '../rest/routes/admin.routes.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
+import { contactsRoutes } from '../rest/routes/contacts.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
@@ -106,6 +107,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await eventsRoutes(http, ctx);
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
+  await contactsRoutes(http, ctx);
   await adminRoutes(http, ctx);
   await tcrWebhookRoutes(http, ctx);
 

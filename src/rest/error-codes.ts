@@ -89,6 +89,14 @@ export const ERROR_CODES = {
 
   // Email and agents
   ADDRESS_TAKEN: { status: 409, meaning: 'the address is already in use' },
+  CONTACT_EMAIL_TAKEN: {
+    status: 409,
+    meaning: 'an address belongs to another contact of the account (`field` = `emails.<i>`)',
+  },
+  CONTACT_PHONE_TAKEN: {
+    status: 409,
+    meaning: 'a number belongs to another contact of the account (`field` = `phones.<i>`)',
+  },
   DOMAIN_NOT_HOSTED: { status: 422, meaning: 'the domain is not one of `EMAIL_DOMAINS`' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
   AGENT_TEXT_MODEL_REQUIRED: { status: 422, meaning: 'the agent has no `textModel`; set one before assigning it' },

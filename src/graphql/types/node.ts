@@ -6,6 +6,7 @@
 import type { AppContext } from '../../app-context.js';
 import type { Actor, Scope } from '../../domain/accounts/account.service.js';
 import { brandsByIds, campaignsByIds } from '../../domain/compliance/compliance.batch.js';
+import { contactRowsByIds } from '../../domain/contacts/contact.service.js';
 import { agentRowsByIds, identityRowsByIds, threadRowsByIds } from '../../domain/email/email.batch.js';
 import { ValidationError } from '../../domain/errors.js';
 import { deliveriesByIds, webhooksByIds } from '../../domain/webhooks/webhook.batch.js';
@@ -32,6 +33,7 @@ const NODE_LOADERS: [typename: string, scope: Scope, load: Loader][] = [
   ['Agent', 'email', agentRowsByIds],
   ['EmailIdentity', 'email', identityRowsByIds],
   ['EmailThread', 'email', threadRowsByIds],
+  ['Contact', 'email', contactRowsByIds],
   ['Webhook', 'webhooks', webhooksByIds],
   ['WebhookDelivery', 'webhooks', deliveriesByIds],
 ];
