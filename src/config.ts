@@ -176,7 +176,17 @@ export const configSchema = z.object({
   DNS_CACHE_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Per-sender reply budget of an agent: at most this many answers to one sender per identity per window. */
   AGENT_REPLIES_PER_SENDER: z.coerce.number().int().min(0).max(1000).default(5),
-  /** The window of AGENT_REPLIES_PER_SENDER, in minutes. */
+  /**
+   * Per-identity reply budget of an agent: at most this many answers from one identity, to anyone, per window, so
+   * many distinct (or forged) senders cannot turn an agent into a mass mailer.
+   */
+  AGENT_REPLIES_PER_IDENTITY: z.coerce.number().int().min(0).max(100_000).default(100),
+  /**
+   * Longest the sender authentication of one inbound message (SPF, DKIM, DMARC, ARC; every DNS lookup included)
+   * may take, in ms; past it the verdicts not known are `temperror` and the mail is handled as unauthenticated.
+   */
+  SMTP_AUTH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** The window of AGENT_REPLIES_PER_SENDER and AGENT_REPLIES_PER_IDENTITY, in minutes. */
   AGENT_REPLY_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(60),
 
   /**

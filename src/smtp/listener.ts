@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import { authenticateInbound, DmarcRejection } from './authenticate.js';
 
 /** An SMTP reply as an error smtp-server sends to the client. */
 function smtpError(code: number, message: string): Error {
@@ -21,6 +22,8 @@ export interface SmtpListener {
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
+ * - at the end of DATA the sender is authenticated (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts): DMARC
+ *   `fail` under `p=reject` answers `550 5.7.1` and stores nothing;
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
  *   a storage failure answers `451 4.3.0` so the sender retries.
  */
@@ -62,12 +65,14 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
-        ctx.mail
-          .parse(Buffer.concat(chunks))
-          .then((parsed) => deliverInbound(ctx, parsed, envelope))
+        const raw = Buffer.concat(chunks);
+        // Sender authentication first: DMARC p=reject answers 550 5.7.1 and stores nothing.
+        Promise.all([authenticateInbound(ctx, raw, session), ctx.mail.parse(raw)])
+          .then(([auth, parsed]) => deliverInbound(ctx, parsed, envelope, auth))
           .then(
             () => callback(null),
             (err: unknown) => {
+              if (err instanceof DmarcRejection) return callback(err);
               ctx.log.error({ err }, 'storing inbound mail failed');
               callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
             },

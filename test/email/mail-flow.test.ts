@@ -2,6 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { SPF_LOOPBACK } from '../helpers/mail-auth.js';
 import { type FakeModel, type SmtpSink, smtpSend, startFakeModel, startSmtpSink } from '../helpers/mail-peers.js';
 
 describe('email over real SMTP: inbound listener, relay, local delivery, agents', () => {
@@ -9,6 +11,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
   let sink: SmtpSink;
   let model: FakeModel;
   let port: number;
+  let dns: TestDnsServer;
   const clock = new ManualClock();
   const events: StoredEvent[] = [];
   let n = 0;
@@ -17,9 +20,12 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
   beforeAll(async () => {
     sink = await startSmtpSink();
     model = await startFakeModel();
+    // The senders' domains let the loopback client send for them (SPF pass, aligned, no DMARC): authenticated.
+    dns = await startDnsServer({ 'example.com': { TXT: [SPF_LOOPBACK] }, 'example.org': { TXT: [SPF_LOOPBACK] } });
     t = await startApp({
       clock,
       env: {
+        DNS_SERVERS: dns.address,
         SMTP_RELAY_URL: sink.url,
         LLM_BASE_URL: model.baseURL,
         LLM_API_KEY: 'test-llm-key',
@@ -36,6 +42,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     await t?.close();
     await sink?.close();
     await model?.close();
+    await dns?.close();
   });
   beforeEach(() => {
     model.respond = () => ({ status: 200, text: 'Thanks for your mail.' });
@@ -109,6 +116,15 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
         subject: 'Hello',
         threadId: summary!.threadId,
         messageId: first.messageId,
+        authentication: {
+          spf: 'pass',
+          dkim: 'none',
+          dmarc: 'none',
+          arc: 'none',
+          authenticated: true,
+          authenticatedBy: 'spf',
+        },
+        labels: [],
       },
     });
 
@@ -378,6 +394,8 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     model.respond = () => ({ status: 200, text: 'Sorry about the delay, your refund is on its way.' });
     const before = model.requests.length;
     const customer = `${unique('carol')}@example.com`;
+    // The customer is a contact owning that number: their SMS history is theirs to see.
+    await a.request('POST', '/api/contacts', { name: 'Carol', emails: [customer], phones: ['+14155550123'] });
     const inbound = await smtpSend(port, {
       from: customer,
       to: box.address,
@@ -479,6 +497,8 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     const support = await agent(a, { contextSources: ['calls'] });
     const desk = await identity(a, { agentId: support.id });
     const sales = await identity(a);
+    // Sales is a contact (by its address); its mail is delivered locally, so it counts as authenticated.
+    await a.request('POST', '/api/contacts', { name: 'Sales', emails: [sales.address] });
     // Events name the sender by address here; only `calls` (voice.*) is a source of this agent.
     await a.request('POST', '/api/events', {
       eventType: 'voice.completed',

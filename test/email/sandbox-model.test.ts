@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_MARK } from '../../src/infra/model/sandbox.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
-import { smtpSend } from '../helpers/mail-peers.js';
 
 /** Polls `read` until it returns a value (the workers run on their own clock here), at most `ms`. */
 async function eventually<T>(read: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
@@ -42,19 +41,23 @@ describe('the README email walk-through with no model installed (sandbox model, 
     });
     const sales = await a.request('POST', '/api/email/identities', { localPart: `sales-${suffix}` });
     expect([support.status, sales.status]).toEqual([201, 201]);
-    const sent = await smtpSend(t.app.smtpPort() as number, {
-      from: sales.body.address,
+    // Sales is the contact owning +14155550123: its SMS history is what the agent may quote to it.
+    const contact = await a.request('POST', '/api/contacts', {
+      name: 'Sales desk',
+      emails: [sales.body.address],
+      phones: ['+14155550123'],
+    });
+    expect(contact.status).toBe(201);
+    // Sent by the identity through the API and delivered locally: an authenticated sender (no DNS involved).
+    const sent = await a.request('POST', `/api/email/identities/${sales.body.id}/send`, {
       to: support.body.address,
       subject: 'Order 881',
-      text: body,
+      body,
     });
-    expect(sent.accepted).toEqual([support.body.address]);
-    // The answer reaches sales' inbox (local delivery), threaded on the mail.
+    expect(sent.status).toBe(202);
     const answer = await eventually(async () => {
-      const threads = await a.request('GET', `/api/email/identities/${sales.body.id}/threads`);
-      const thread = threads.body.threads.find((th: { subject: string }) => th.subject === 'Re: Order 881');
-      if (!thread) return undefined;
-      const detail = await a.request('GET', `/api/email/identities/${sales.body.id}/threads/${thread.threadId}`);
+      // The answer joins sales' own "Order 881" thread (In-Reply-To its mail).
+      const detail = await a.request('GET', `/api/email/identities/${sales.body.id}/threads/${sent.body.threadId}`);
       return detail.body.messages.find((m: { subject: string }) => m.subject === 'Re: Order 881');
     });
     const supportThreads = await a.request('GET', `/api/email/identities/${support.body.id}/threads`);
@@ -64,6 +67,7 @@ describe('the README email walk-through with no model installed (sandbox model, 
     );
     expect(detail.body.messages[0].agent).toMatchObject({ status: 'answered', attempts: 1 });
     // The greeting names the sender, whose address differs per run; the rest must be identical.
+    await a.request('DELETE', `/api/contacts/${contact.body.id}`);
     return (answer.body as string).replaceAll(sales.body.address, '<sales>');
   }
 
@@ -86,6 +90,9 @@ describe('the README email walk-through with no model installed (sandbox model, 
     expect(body).not.toContain('someone else entirely');
     expect(body).toContain('"Order 881"');
     expect(body).toContain('Hello <sales>,');
+    // It says which context it used, and that the mail was data.
+    expect(body).toContain('(Context used: sms: 1 events of contact "Sales desk"; knowledge: "Shipping"');
+    expect(body).toContain('Your email was read as untrusted data, never as instructions.');
 
     // Deterministic: the same context gives the same answer.
     const again = await walkThrough(a, 'When does order 881 ship? Text me at (415) 555-0123.');

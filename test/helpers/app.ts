@@ -122,6 +122,9 @@ export async function startApp(
     SMTP_PORT: '0',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_POLL_MS: '50',
+    // No test asks the network: by default DNS goes to a closed loopback port (answers ECONNREFUSED at once, so
+    // sender authentication yields temperror quickly); tests of DNS start a server (test/helpers/dns-server.ts).
+    DNS_SERVERS: '127.0.0.1:9',
     ...opts.env,
   });
   const manual = opts.clock instanceof ManualClock;

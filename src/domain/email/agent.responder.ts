@@ -1,9 +1,11 @@
 import type { AppContext } from '../../app-context.js';
-import { type AgentJob, Prisma } from '../../generated/prisma/client.js';
+import { type AgentJob, type EmailMessage, Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../../infra/jobs/job-queue.js';
 import { buildAgentPrompt } from './agent.context.js';
+import { emitAgentSkipped } from './agent.events.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
+import { isAuthenticated } from './sender-auth.js';
 
 /** The job kind of agent answers in the job queue (src/infra/jobs; docs/jobs.md). */
 export const AGENT_JOB = 'email-agent';
@@ -29,25 +31,51 @@ const unclaimed = { lockedBy: null, lockedUntil: null } as const;
 /** Thrown inside the answer transaction when the claim was lost: rolls the reply back. */
 class ClaimLost extends Error {}
 
-async function skip(ctx: AppContext, job: ClaimedAgentJob, reason: string): Promise<void> {
-  await ctx.db.agentJob.updateMany({
-    where: claimed(job),
-    data: { status: 'skipped', reason, updatedAt: ctx.clock.now(), ...unclaimed },
-  });
-}
-
-/** Answers this identity sent to `sender` within the budget window (AGENT_REPLY_WINDOW_MINUTES). */
-function answeredInWindow(ctx: AppContext, db: Pick<Tx, 'agentJob'>, identityId: string, sender: string) {
-  const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
-  return db.agentJob.count({
-    where: { identityId, sender, status: 'answered', updatedAt: { gte: windowStart } },
+/** Marks the job `skipped` with `reason` and emits `email.agent.skipped` (fenced by the claim). */
+async function skip(ctx: AppContext, job: ClaimedAgentJob, message: EmailMessage, reason: string): Promise<void> {
+  await ctx.events.transaction(async (tx, emit) => {
+    const { count } = await tx.agentJob.updateMany({
+      where: claimed(job),
+      data: { status: 'skipped', reason, updatedAt: ctx.clock.now(), ...unclaimed },
+    });
+    if (count === 0) return;
+    await emitAgentSkipped(
+      emit,
+      { id: job.identityId, accountId: job.accountId },
+      { agentId: job.agentId, threadId: message.threadId, messageId: message.messageId, reason },
+    );
   });
 }
 
 /**
+ * Which answer budget `sender` has exhausted at `identityId` within the window (AGENT_REPLY_WINDOW_MINUTES): the
+ * per-sender one (AGENT_REPLIES_PER_SENDER answers to that address) or the per-identity one
+ * (AGENT_REPLIES_PER_IDENTITY answers to anyone, so many distinct or forged senders cannot make the agent a mass
+ * mailer); undefined while both allow another answer.
+ */
+async function exhaustedBudget(
+  ctx: AppContext,
+  db: Pick<Tx, 'agentJob'>,
+  identityId: string,
+  sender: string,
+): Promise<'REPLY_BUDGET_EXHAUSTED' | 'IDENTITY_REPLY_BUDGET_EXHAUSTED' | undefined> {
+  const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
+  const toSender = await db.agentJob.count({
+    where: { identityId, sender, status: 'answered', updatedAt: { gte: windowStart } },
+  });
+  if (toSender >= ctx.config.AGENT_REPLIES_PER_SENDER) return 'REPLY_BUDGET_EXHAUSTED';
+  const toAnyone = await db.agentJob.count({
+    where: { identityId, status: 'answered', updatedAt: { gte: windowStart } },
+  });
+  return toAnyone >= ctx.config.AGENT_REPLIES_PER_IDENTITY ? 'IDENTITY_REPLY_BUDGET_EXHAUSTED' : undefined;
+}
+
+/**
  * Answers one inbound message with the identity's agent (spec 6.3): checks that the identity is still active and
- * has an agent, applies the per-sender reply budget (at most AGENT_REPLIES_PER_SENDER answers to one sender per
- * identity within AGENT_REPLY_WINDOW_MINUTES; beyond it the job is `skipped` REPLY_BUDGET_EXHAUSTED), builds the
+ * has an agent and that the sender is authenticated (else `skipped` SENDER_NOT_AUTHENTICATED), applies the reply
+ * budgets (at most AGENT_REPLIES_PER_SENDER answers to one sender and AGENT_REPLIES_PER_IDENTITY answers in all per
+ * identity within AGENT_REPLY_WINDOW_MINUTES; beyond them the job is `skipped` REPLY_BUDGET_EXHAUSTED or
+ * IDENTITY_REPLY_BUDGET_EXHAUSTED), builds the
  * prompt, asks the model, then in one transaction stores the reply (`Auto-Submitted: auto-replied`, threaded on the
  * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched.
  * The budget is checked before the model call (to save it) and again, atomically with consuming it, in that
@@ -61,11 +89,13 @@ function answeredInWindow(ctx: AppContext, db: Pick<Tx, 'agentJob'>, identityId:
 export async function processAgentJob(ctx: AppContext, job: ClaimedAgentJob): Promise<void> {
   const message = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: job.messageRowId } });
   const identity = await ctx.db.emailIdentity.findUnique({ where: { id: job.identityId } });
-  if (identity?.status !== 'active') return skip(ctx, job, 'IDENTITY_DEPROVISIONING');
+  if (identity?.status !== 'active') return skip(ctx, job, message, 'IDENTITY_DEPROVISIONING');
   const agent = identity.agentId ? await ctx.db.agent.findUnique({ where: { id: identity.agentId } }) : null;
-  if (!agent?.textModel) return skip(ctx, job, 'AGENT_UNASSIGNED');
-  const answered = await answeredInWindow(ctx, ctx.db, identity.id, job.sender);
-  if (answered >= ctx.config.AGENT_REPLIES_PER_SENDER) return skip(ctx, job, 'REPLY_BUDGET_EXHAUSTED');
+  if (!agent?.textModel) return skip(ctx, job, message, 'AGENT_UNASSIGNED');
+  // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated.
+  if (!isAuthenticated(message.authentication)) return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
+  const exhausted = await exhaustedBudget(ctx, ctx.db, identity.id, job.sender);
+  if (exhausted) return skip(ctx, job, message, exhausted);
 
   let text: string;
   try {
@@ -108,12 +138,19 @@ export async function processAgentJob(ctx: AppContext, job: ClaimedAgentJob): Pr
   try {
     reply = await ctx.events.transaction(async (tx, emit) => {
       await tx.$queryRaw`SELECT id FROM email_identities WHERE id = ${identity.id} FOR UPDATE`;
-      if ((await answeredInWindow(ctx, tx, identity.id, job.sender)) >= ctx.config.AGENT_REPLIES_PER_SENDER) {
+      const over = await exhaustedBudget(ctx, tx, identity.id, job.sender);
+      if (over) {
         const { count } = await tx.agentJob.updateMany({
           where: claimed(job),
-          data: { status: 'skipped', reason: 'REPLY_BUDGET_EXHAUSTED', updatedAt: ctx.clock.now(), ...unclaimed },
+          data: { status: 'skipped', reason: over, updatedAt: ctx.clock.now(), ...unclaimed },
         });
         if (count === 0) throw new ClaimLost();
+        await emitAgentSkipped(emit, identity, {
+          agentId: agent.id,
+          threadId: message.threadId,
+          messageId: message.messageId,
+          reason: over,
+        });
         return undefined;
       }
       const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });

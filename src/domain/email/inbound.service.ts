@@ -3,9 +3,11 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import { emitAgentSkipped } from './agent.events.js';
 import { AGENT_JOB } from './agent.responder.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
+import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
 
 /** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
 export interface Envelope {
@@ -21,6 +23,20 @@ export interface StoredInbound {
   /** False when the same Message-ID was already stored for this identity (re-delivery is idempotent). */
   created: boolean;
 }
+
+/** Mail whose sender is not known to be anyone: what a message gets when no authentication was run. */
+const UNCHECKED: SenderAuthOutcome = {
+  authentication: {
+    spf: 'none',
+    dkim: 'none',
+    dmarc: 'none',
+    arc: 'none',
+    authenticated: false,
+    authenticatedBy: null,
+  },
+  authenticationResults: '',
+  disposition: 'accept',
+};
 
 /**
  * `s` without U+0000. PostgreSQL `text` cannot hold NUL (error 22021), so a NUL byte anywhere in a stored field
@@ -90,12 +106,17 @@ export async function addToThread(
  * with the reason when RFC 3834 forbids an answer (see {@link autoReplyBlocker}) or the mail is the agent's own
  * (OWN_IDENTITY: sent by this identity or by another identity the same agent is assigned to). Nothing here waits for the agent, so inbound mail is never lost to a
  * model failure. This is the one inbound path: the SMTP listener and local delivery between identities both call it.
+ * `auth` is the sender authentication (src/domain/email/sender-auth.ts; absent: unchecked, so not authenticated):
+ * stored with the message with its labels (`spam` when quarantined, `unauthenticated`), carried in `email.received`,
+ * and an agent never answers a sender that is not authenticated (job `skipped` SENDER_NOT_AUTHENTICATED, with
+ * `email.agent.skipped` like every skip decided here).
  * @returns one entry per recipient identity stored.
  */
 export async function deliverInbound(
   ctx: AppContext,
   parsed: InboundMessage,
   envelope: Envelope,
+  auth: SenderAuthOutcome = UNCHECKED,
 ): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
@@ -156,6 +177,9 @@ export async function deliverInbound(
           autoSubmitted,
           status: 'received',
           sentAt: now,
+          authentication: { ...auth.authentication },
+          authenticationResults: auth.authenticationResults || null,
+          labels: authLabels(auth),
         },
       });
       if (identity.agentId) {
@@ -163,7 +187,8 @@ export async function deliverInbound(
         const own =
           senderIdentity?.accountId === identity.accountId &&
           (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
-        const reason = blocker ?? (own ? 'OWN_IDENTITY' : undefined);
+        const unauthenticated = auth.authentication.authenticated ? undefined : 'SENDER_NOT_AUTHENTICATED';
+        const reason = blocker ?? (own ? 'OWN_IDENTITY' : unauthenticated);
         await tx.agentJob.create({
           data: {
             id: uuidv7(),
@@ -180,19 +205,23 @@ export async function deliverInbound(
           },
         });
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
+        else await emitAgentSkipped(emit, identity, { agentId: identity.agentId, threadId, messageId, reason });
       }
-      await emitReceived(emit, identity, { from, subject, threadId, messageId });
+      await emitReceived(emit, identity, { from, subject, threadId, messageId, auth });
       out.push({ identityId: identity.id, threadId, messageId, created: true });
     }
     return out;
   });
 }
 
-/** Spec 6.1: `{event: "email.received", data: {identityId, from, to, subject, threadId, messageId}}`. */
+/**
+ * Spec 6.1: `{event: "email.received", data: {identityId, from, to, subject, threadId, messageId}}`, plus ours:
+ * `authentication` ({spf, dkim, dmarc, arc, authenticated, authenticatedBy}) and `labels`.
+ */
 async function emitReceived(
   emit: Emit,
   identity: EmailIdentity,
-  m: { from: string; subject: string; threadId: string; messageId: string },
+  m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome },
 ): Promise<void> {
   await emit(identity.accountId, 'email.received', {
     event: 'email.received',
@@ -203,6 +232,8 @@ async function emitReceived(
       subject: m.subject,
       threadId: m.threadId,
       messageId: m.messageId,
+      authentication: { ...m.auth.authentication },
+      labels: authLabels(m.auth),
     },
   });
 }

@@ -17,6 +17,7 @@ import { findActiveIdentity } from './identity.service.js';
 import { addToThread, deliverInbound } from './inbound.service.js';
 import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingMail, RelayError } from './mail-transport.port.js';
+import { localDeliveryAuthentication } from './sender-auth.js';
 
 /** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
 export const OUTBOUND_JOB = 'email-outbound';
@@ -257,7 +258,9 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
     }
     // Composed and parsed again, so local delivery stores exactly what a relay would have carried.
     const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
-    const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [to] });
+    // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
+    const auth = localDeliveryAuthentication(identity.address, ctx.config.SMTP_PUBLIC_HOST);
+    const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [to] }, auth);
     await finish(
       ctx,
       m,

@@ -5,6 +5,7 @@ import { BadRequestError, NotFoundError } from '../errors.js';
 import { keysetPage } from '../paging.js';
 import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
+import { authenticationView, type SenderAuthentication } from './sender-auth.js';
 
 /** Spec 2.7 thread summary. */
 export interface ThreadSummary {
@@ -39,6 +40,10 @@ export interface MessageView {
   status: string;
   statusDetail: string | null;
   agent: AgentAnswerView | null;
+  /** Inbound mail: SPF/DKIM/DMARC/ARC verdicts and whether the sender is authenticated; null on outbound mail. */
+  authentication: SenderAuthentication | null;
+  /** System labels (`spam`, `unauthenticated`). */
+  labels: string[];
 }
 
 /** Converts a row. */
@@ -77,6 +82,8 @@ export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): M
           replyMessageId: j.replyMessageId,
         }
       : null,
+    authentication: authenticationView(m.authentication),
+    labels: m.labels,
   };
 }
 

@@ -2,6 +2,7 @@ import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../
 import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { AUTH_VERDICTS, authenticationView, type SenderAuthentication } from '../../domain/email/sender-auth.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
@@ -55,6 +56,31 @@ builder.prismaObject('AgentJob', {
   }),
 });
 
+const AuthVerdictEnum = builder.enumType('AuthVerdict', {
+  description: 'A sender-authentication verdict (mailauth’s words, RFC 8601 2.7).',
+  values: AUTH_VERDICTS,
+});
+
+const SenderAuthenticationRef = builder.objectRef<SenderAuthentication>('SenderAuthentication').implement({
+  description:
+    'SPF, DKIM, DMARC and ARC verdicts of an inbound message and whether its sender counts as authenticated ' +
+    '(docs/email.md "Sender authentication").',
+  fields: (t) => ({
+    spf: t.field({ type: AuthVerdictEnum, resolve: (a) => a.spf }),
+    dkim: t.field({ type: AuthVerdictEnum, resolve: (a) => a.dkim }),
+    dmarc: t.field({ type: AuthVerdictEnum, resolve: (a) => a.dmarc }),
+    arc: t.field({ type: AuthVerdictEnum, resolve: (a) => a.arc }),
+    authenticated: t.exposeBoolean('authenticated', {
+      description:
+        'DMARC pass; or, without a DMARC record, an SPF or DKIM pass aligned with the From domain; or local delivery.',
+    }),
+    authenticatedBy: t.exposeString('authenticatedBy', {
+      nullable: true,
+      description: 'dmarc, spf, dkim or local; null when not authenticated.',
+    }),
+  }),
+});
+
 const EmailMessageRef = builder.prismaObject('EmailMessage', {
   description: 'One message of a thread (spec 2.7) with its delivery status.',
   fields: (t) => ({
@@ -75,6 +101,14 @@ const EmailMessageRef = builder.prismaObject('EmailMessage', {
     }),
     statusDetail: t.exposeString('statusDetail', { nullable: true }),
     agentAnswer: t.relation('agentJob', { nullable: true, description: 'The agent’s answer, on inbound mail.' }),
+    authentication: t.field({
+      type: SenderAuthenticationRef,
+      nullable: true,
+      description: 'Sender authentication of inbound mail; null on outbound mail.',
+      select: { authentication: true },
+      resolve: (m) => authenticationView(m.authentication),
+    }),
+    labels: t.exposeStringList('labels', { description: 'System labels: spam (DMARC quarantine), unauthenticated.' }),
   }),
 });
 

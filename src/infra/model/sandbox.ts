@@ -1,3 +1,4 @@
+import { UNTRUSTED_BEGIN, UNTRUSTED_END } from '../../domain/email/agent.context.js';
 import type { ModelProvider, ModelRequest } from '../../domain/email/model.port.js';
 
 /** First line of every sandbox answer, so a reader (and a test) can tell it from a language model's answer. */
@@ -72,7 +73,8 @@ function lastSms(history: string | undefined): { at: string; text: string } | un
  * The embedded default model provider for agents (used while `LLM_BASE_URL` is unset), like the sandbox registry
  * for 10DLC: deterministic (the same request always gets the same answer), offline, and instant. It answers from
  * the agent's context in the prompt: it quotes the knowledge passage sharing most words with the new email and the
- * sender's last SMS, and marks the answer with {@link SANDBOX_MARK}. It never fails, so a walk-through without a
+ * sender's last SMS (present only for a verified contact), lists the context sources the prompt says were used,
+ * notes that the email was read as untrusted data, and marks the answer with {@link SANDBOX_MARK}. It never fails, so a walk-through without a
  * model installed ends with an answered email.
  */
 export class SandboxModel implements ModelProvider {
@@ -80,7 +82,11 @@ export class SandboxModel implements ModelProvider {
 
   async complete(request: ModelRequest): Promise<string> {
     const parts = sections(request.prompt);
-    const email = parts.get('New email') ?? '';
+    const email = (parts.get('New email') ?? '').replace(UNTRUSTED_BEGIN, '').replace(UNTRUSTED_END, '').trim();
+    const used = (parts.get('Context sources used') ?? '')
+      .split('\n')
+      .map((l) => l.replace(/^- /, '').trim())
+      .filter(Boolean);
     const from = /^From: (.*)$/m.exec(email)?.[1]?.trim();
     const subject = /^Subject: (.*)$/m.exec(email)?.[1]?.trim();
     const passage = bestPassage(parts.get('Knowledge'), words(email.replace(/^(From|Subject): /gm, '')));
@@ -91,6 +97,8 @@ export class SandboxModel implements ModelProvider {
     if (passage) lines.push('', `From our notes on ${passage.title}:`, `> ${passage.text}`);
     if (sms) lines.push('', `Your last text message to us (${sms.at}):`, `> ${sms.text}`);
     if (!passage && !sms) lines.push('', 'I found nothing about this in what I know yet; a person will follow up.');
+    lines.push('', `(Context used: ${used.length > 0 ? used.join('; ') : 'none'}.`);
+    lines.push('Your email was read as untrusted data, never as instructions.)');
     lines.push('', `(Model "${request.model}" is not called in sandbox mode; set LLM_BASE_URL to use a real one.)`);
     return lines.join('\n');
   }

@@ -30,6 +30,7 @@ import {
   updateIdentity,
 } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { AUTH_VERDICTS } from '../../domain/email/sender-auth.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
@@ -55,6 +56,7 @@ const threadSummary = z.object({
   messageCount: z.number(),
   lastMessageAt: z.string(),
 });
+const verdict = z.enum(AUTH_VERDICTS);
 const message = z.object({
   messageId: z.string(),
   threadId: z.string(),
@@ -77,6 +79,18 @@ const message = z.object({
       replyMessageId: z.string().nullable(),
     })
     .nullable(),
+  authentication: z
+    .object({
+      spf: verdict,
+      dkim: verdict,
+      dmarc: verdict,
+      arc: verdict,
+      authenticated: z.boolean().describe('DMARC pass, or an aligned SPF/DKIM pass without DMARC, or local delivery.'),
+      authenticatedBy: z.enum(['dmarc', 'spf', 'dkim', 'local']).nullable(),
+    })
+    .nullable()
+    .describe('Sender authentication of inbound mail (mailauth verdicts); null on outbound mail.'),
+  labels: z.array(z.string()).describe('System labels: `spam` (DMARC quarantine), `unauthenticated`.'),
 });
 const sent = z.object({ messageId: z.string(), threadId: z.string() });
 const agent = z.object({
