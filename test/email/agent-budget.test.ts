@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startApp, type TestApp, usingPostgres } from '../helpers/app.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { SPF_LOOPBACK } from '../helpers/mail-auth.js';
 import { smtpSend } from '../helpers/mail-peers.js';
 
 // Two instances need one shared database, which only PostgreSQL gives (PGlite lives inside one process).
@@ -11,6 +13,7 @@ describe.skipIf(!usingPostgres)('agent reply budget across two instances (Postgr
   let t2: TestApp;
   let model: Server;
   let baseURL: string;
+  let dns: TestDnsServer;
   const clock = new ManualClock();
   let requests = 0;
   let held: (() => void)[] = [];
@@ -48,13 +51,21 @@ describe.skipIf(!usingPostgres)('agent reply budget across two instances (Postgr
     });
     await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
     baseURL = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
-    const env = { LLM_BASE_URL: baseURL, LLM_API_KEY: 'k', AGENT_REPLIES_PER_SENDER: '1' };
+    // The peers' domain lets the loopback client send for it (SPF pass, no DMARC): authenticated senders.
+    dns = await startDnsServer({ 'example.com': { TXT: [SPF_LOOPBACK] } });
+    const env = {
+      LLM_BASE_URL: baseURL,
+      LLM_API_KEY: 'k',
+      AGENT_REPLIES_PER_SENDER: '1',
+      DNS_SERVERS: dns.address,
+    };
     t1 = await startApp({ clock, env });
     t2 = await startApp({ clock, env, startWorkers: false });
   });
   afterAll(async () => {
     await t1?.close();
     await t2?.close();
+    await dns?.close();
     await new Promise<void>((resolve) => (model ? model.close(() => resolve()) : resolve()));
   });
 
