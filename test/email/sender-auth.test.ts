@@ -54,6 +54,12 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
       // The customers' domain: SPF passes, DMARC p=none.
       'customer.example': { TXT: [SPF_LOOPBACK] },
       '_dmarc.customer.example': { TXT: ['v=DMARC1; p=none'] },
+      // Bad input from DNS and senders: a 4 kB SPF record (TCP fallback), a DMARC record with a bogus policy.
+      'huge.example': {
+        TXT: [`v=spf1 ${Array.from({ length: 250 }, (_, i) => `ip4:10.0.${i}.1`).join(' ')} ip4:127.0.0.1 -all`],
+      },
+      'bogus.example': { TXT: [SPF_NONE_ALLOWED] },
+      '_dmarc.bogus.example': { TXT: ['v=DMARC1; p=bogus; pct=x'] },
       // A resolver that never answers for this domain.
       'slow.example': { hang: true },
       '_dmarc.slow.example': { hang: true },
@@ -378,6 +384,30 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
       labels: ['unauthenticated'],
       agent: { status: 'skipped', reason: 'SENDER_NOT_AUTHENTICATED' },
     });
+  });
+
+  it('bad input (a broken DKIM header, a 4 kB TXT record, a bogus DMARC record) gives a verdict, never a failure', async () => {
+    const a = await t.newAccount();
+    const box = await a.request('POST', '/api/email/identities', { localPart: unique('bad') });
+    const broken = await smtpSend(port, {
+      from: 'x@customer.example',
+      to: box.body.address,
+      subject: 'Broken DKIM',
+      text: 'x',
+      headers: { 'DKIM-Signature': 'v=1; a=rsa-sha256; d=customer.example; s=nope; bh=AAAA; b=garbage==' },
+    });
+    expect(broken.accepted).toEqual([box.body.address]);
+    await smtpSend(port, { from: 'big@huge.example', to: box.body.address, subject: 'Huge SPF', text: 'x' });
+    await smtpSend(port, { from: 'b@bogus.example', to: box.body.address, subject: 'Bogus DMARC', text: 'x' });
+    const bySubject = new Map((await messages(a, box.body.id)).map((m) => [m.subject, m]));
+    expect(bySubject.size).toBe(3);
+    // The broken signature does not verify; SPF and DMARC still pass for the customer's domain.
+    expect(bySubject.get('Broken DKIM').authentication).toMatchObject({ spf: 'pass', dmarc: 'pass' });
+    expect(['neutral', 'fail', 'permerror', 'temperror', 'policy']).toContain(
+      bySubject.get('Broken DKIM').authentication.dkim,
+    );
+    expect(bySubject.get('Huge SPF').authentication).toMatchObject({ spf: 'pass', authenticated: true });
+    expect(bySubject.get('Bogus DMARC').authentication).toMatchObject({ spf: 'fail', authenticated: false });
   });
 
   it('the per-identity budget caps answers to many distinct authenticated senders (AGENT_REPLIES_PER_IDENTITY)', async () => {
