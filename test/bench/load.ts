@@ -15,6 +15,8 @@ export interface LoadSpec {
   headersPerClient: Record<string, string>[];
   connections: number;
   seconds: number;
+  /** SMTP instead of HTTP (the smtp-inbound scenario; test/bench/smtp-load.ts): port, sender and recipient. */
+  smtp?: { port: number; from: string; to: string };
 }
 
 /** What one load window measured (latency in ms). */
@@ -33,6 +35,11 @@ export interface LoadResult {
 }
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;
+if (spec.smtp) {
+  const { smtpLoad } = await import('./smtp-load.js');
+  printResult(await smtpLoad({ ...spec.smtp, connections: spec.connections, seconds: spec.seconds }));
+  process.exit(0);
+}
 let next = 0;
 const started = performance.now();
 const result = await autocannon({

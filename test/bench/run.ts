@@ -22,6 +22,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import {
   type Child,
   cpuMs,
@@ -60,6 +61,7 @@ const SCENARIOS = [
   'webhooks-drain',
   'webhooks-isolation',
   'gql-refusal',
+  'smtp-inbound',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios the default run measures on PostgreSQL only (their targets are PostgreSQL's; `--only` overrides). */
@@ -407,6 +409,7 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
   let admin: pg.Client | undefined;
   let dbName: string | undefined;
   let dbUrl: string | undefined;
+  let benchDns: TestDnsServer | undefined;
   const services: Child[] = [];
   try {
     const env: Record<string, string> = { DATA_DIR: dataDir };
@@ -419,6 +422,14 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       u.pathname = `/${dbName}`;
       dbUrl = u.toString();
       env.DATABASE_URL = dbUrl;
+    }
+
+    // smtp-inbound: a known SMTP port, and a DNS server that lets the loopback client send for bench.example (SPF
+    // pass, no DMARC: an authenticated sender), so the service runs its full sender authentication.
+    if (has('smtp-inbound')) {
+      benchDns = await startDnsServer({ 'bench.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] } });
+      env.DNS_SERVERS = benchDns.address;
+      env.SMTP_PORT = String(await freePort());
     }
 
     // Accounts, before the service starts (PGlite admits one process).
@@ -508,7 +519,10 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     for (let i = 0; i < restarts; i++) {
       await svc.child.stop(15_000);
       services.pop();
-      if (mode === 'pglite' && i === 0) cpSync(dataDir, path.join(tmp, 'bare'), { recursive: true });
+      if (mode === 'pglite' && i === 0) {
+        cpSync(dataDir, path.join(tmp, 'bare'), { recursive: true });
+        if (has('smtp-inbound')) cpSync(dataDir, path.join(tmp, 'bare-smtp'), { recursive: true });
+      }
       svc = await startService(env);
       services.push(svc.child);
       startups.push(svc.startMs);
@@ -680,6 +694,32 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       );
     }
 
+    if (has('smtp-inbound')) {
+      await settleQueues('smtp-inbound');
+      await attempt('smtp-inbound', async () => {
+        const box = await call(svc.url, 'POST', '/api/email/identities', key('read'), { localPart: 'bench-inbound' });
+        if (box.status !== 201) throw new Error(`creating the bench identity: ${box.status} ${box.text}`);
+        const barePort = await freePort();
+        const bareSmtp = startChild('bare-smtp', tsNode('test/bench/bare-smtp.ts'), {
+          env: {
+            PORT: String(barePort),
+            ...(mode === 'pg' ? { DATABASE_URL: dbUrl! } : { BARE_PGLITE_DIR: path.join(tmp, 'bare-smtp', 'pglite') }),
+          },
+        });
+        services.push(bareSmtp);
+        await waitLine(bareSmtp, 'listening', 60_000);
+        const smtpSpec = (port: number): LoadSpec => ({
+          ...spec(`smtp://127.0.0.1:${port}`, 'POST', '', []),
+          smtp: { port, from: 'customer@bench.example', to: box.json.address },
+        });
+        return compare(
+          'smtp-inbound messages/s accepted (sender authentication on)',
+          { specs: [smtpSpec(Number(env.SMTP_PORT))], pids: [svc.child.pid] },
+          { specs: [smtpSpec(barePort)], pids: [bareSmtp.pid] },
+          { text: 'not below today’s (see docs/performance.md)' },
+        );
+      });
+    }
     if (has('replay')) {
       await settleQueues('replay');
       await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
@@ -710,11 +750,27 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     if (has('startup')) await attempt('startup', () => startup(mode, startups, env, tmp));
   } finally {
     for (const c of services.reverse()) await c.stop(15_000);
+    await benchDns?.close();
     if (admin) {
       if (dbName) await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
       await admin.end();
     }
     rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Waits until `child` prints a line starting with `prefix` (at most `timeoutMs`). */
+async function waitLine(child: Child, prefix: string, timeoutMs: number): Promise<void> {
+  const started = performance.now();
+  while (
+    !child
+      .output()
+      .split('\n')
+      .some((l) => l.startsWith(prefix))
+  ) {
+    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited:\n${child.output()}`);
+    if (performance.now() - started > timeoutMs) throw new Error(`${child.name} did not print "${prefix}"`);
+    await sleep(25);
   }
 }
 
