@@ -250,6 +250,12 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     }
     expect(model.requests.length).toBe(before);
     const skipped = await waitForEvents(a, 'email.agent.skipped', 2);
+    expect(events.filter((e) => e.accountId === a.accountId).map((e) => e.eventType)).toEqual([
+      'email.received',
+      'email.agent.skipped',
+      'email.received',
+      'email.agent.skipped',
+    ]);
     expect(skipped[0]!.payload).toMatchObject({
       event: 'email.agent.skipped',
       data: { identityId: box.id, reason: 'SENDER_NOT_AUTHENTICATED', messageId: all[0].messageId },

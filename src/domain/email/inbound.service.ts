@@ -182,6 +182,7 @@ export async function deliverInbound(
           labels: authLabels(auth),
         },
       });
+      let skipped: { agentId: string; reason: string } | undefined;
       if (identity.agentId) {
         // The agent's own mail: sent by this identity or by another identity that the same agent serves.
         const own =
@@ -205,9 +206,10 @@ export async function deliverInbound(
           },
         });
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
-        else await emitAgentSkipped(emit, identity, { agentId: identity.agentId, threadId, messageId, reason });
+        else skipped = { agentId: identity.agentId, reason };
       }
       await emitReceived(emit, identity, { from, subject, threadId, messageId, auth });
+      if (skipped) await emitAgentSkipped(emit, identity, { ...skipped, threadId, messageId });
       out.push({ identityId: identity.id, threadId, messageId, created: true });
     }
     return out;

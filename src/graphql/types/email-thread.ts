@@ -48,7 +48,8 @@ builder.prismaObject('AgentJob', {
     status: t.field({ type: AgentAnswerStatusEnum, resolve: (j) => j.status as never }),
     reason: t.exposeString('reason', {
       nullable: true,
-      description: 'Why skipped or failed (AUTO_SUBMITTED, REPLY_BUDGET_EXHAUSTED, MODEL_ERROR, …).',
+      description:
+        'Why skipped or failed (AUTO_SUBMITTED, SENDER_NOT_AUTHENTICATED, REPLY_BUDGET_EXHAUSTED, IDENTITY_REPLY_BUDGET_EXHAUSTED, MODEL_ERROR, …).',
     }),
     attempts: t.exposeInt('attempts', { description: 'Model calls made.' }),
     lastError: t.exposeString('lastError', { nullable: true }),
