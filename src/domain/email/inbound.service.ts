@@ -4,7 +4,8 @@ import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.j
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { AGENT_JOB } from './agent.responder.js';
-import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
+import { localAddresses } from './domain.service.js';
+import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 
 /** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
@@ -30,9 +31,9 @@ export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS or a verified custom one). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
-  const hosted = list.filter((a) => isHostedAddress(ctx.config, a)).map(normalizeAddress);
+  const hosted = await localAddresses(ctx, list);
   if (hosted.length === 0) return [];
   return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
 }
