@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { KeyAuthenticator } from './domain/accounts/account.service.js';
 import type { AdminTokens } from './domain/accounts/admin.service.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
+import type { DnsResolver } from './domain/email/dns.port.js';
 import type { MailTransport } from './domain/email/mail-transport.port.js';
 import type { ModelProvider } from './domain/email/model.port.js';
 import type { ChangeNotices } from './domain/events/change-notices.port.js';
@@ -53,6 +54,8 @@ export interface AppContext {
   mail: MailTransport;
   /** Prometheus metrics (GET /metrics); domain code counts through its MetricsRecorder methods. */
   metrics: PrometheusMetrics;
+  /** DNS lookups of the email area (mail authentication, domain checks): src/infra/dns/resolver.ts. */
+  dns: DnsResolver;
   /** The model port agents answer with. */
   model: ModelProvider;
   /**

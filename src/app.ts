@@ -18,6 +18,7 @@ import { InProcessEventBus } from './infra/bus/memory-bus.js';
 import { OrderedEventBus } from './infra/bus/ordered-bus.js';
 import { type Clock, systemClock } from './infra/clock.js';
 import { openDatabase } from './infra/db.js';
+import { createDnsResolver, parseDnsServers } from './infra/dns/resolver.js';
 import { JobQueue } from './infra/jobs/job-queue.js';
 import { createLogger } from './infra/logger.js';
 import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
@@ -151,6 +152,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // The sandbox registry needs the finished context (its worker applies decisions through the domain).
     registry: undefined as unknown as CampaignRegistry,
     mail: new NodemailerTransport(config.SMTP_RELAY_URL),
+    dns: createDnsResolver({
+      servers: parseDnsServers(config.DNS_SERVERS),
+      timeoutMs: config.DNS_TIMEOUT_MS,
+      cacheEntries: config.DNS_CACHE_ENTRIES,
+      cacheTtlS: config.DNS_CACHE_TTL_S,
+    }),
     // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
     model: measuredModel(
       // The AI SDK is loaded only when a real endpoint is configured (docs/operations.md "Start-up").

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDnsServers } from './infra/dns/resolver.js';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -176,6 +177,26 @@ export const configSchema = z.object({
     .default(10 * 1024 * 1024),
   /** Most accepted recipients of one inbound message (RFC 5321 4.5.3.1.8 asks for at least 100). */
   SMTP_MAX_RECIPIENTS: z.coerce.number().int().min(1).max(1000).default(100),
+  /**
+   * DNS servers for mail authentication (SPF, DKIM, DMARC, ARC) and domain checks: comma-separated `ip[:port]`
+   * (`[v6]:port` for IPv6). Unset: the system's resolvers (/etc/resolv.conf).
+   */
+  DNS_SERVERS: z
+    .string()
+    .optional()
+    .superRefine((v, c) => {
+      try {
+        parseDnsServers(v);
+      } catch (err) {
+        c.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  /** Longest one DNS lookup may take, retries included, in ms; past it the check is a `temperror`. */
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2000),
+  /** Longest a DNS answer is cached, in s (A/AAAA answers for their own TTL when shorter). */
+  DNS_CACHE_TTL_S: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** Most DNS answers cached (least recently used dropped first). */
+  DNS_CACHE_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Per-sender reply budget of an agent: at most this many answers to one sender per identity per window. */
   AGENT_REPLIES_PER_SENDER: z.coerce.number().int().min(0).max(1000).default(5),
   /** The window of AGENT_REPLIES_PER_SENDER, in minutes. */

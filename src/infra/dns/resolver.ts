@@ -1,0 +1,143 @@
+import { Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
+import type { DnsRecordType, DnsResolver, MxRecord } from '../../domain/email/dns.port.js';
+
+/** Settings of {@link createDnsResolver}. */
+export interface DnsResolverOptions {
+  /** Servers as `ip` or `ip:port` (`[v6]:port` for IPv6); empty or absent: the system's (/etc/resolv.conf). */
+  servers?: string[];
+  /** Longest a lookup may take, in ms, retries included; past it the lookup rejects with `ETIMEOUT`. */
+  timeoutMs: number;
+  /** Most answers kept (least recently used go first). */
+  cacheEntries: number;
+  /**
+   * Longest an answer is kept, in s. A and AAAA answers are kept for their own TTL when it is shorter; node:dns does
+   * not expose the TTL of TXT and MX answers, so they are kept this long (the bound the operator sets).
+   */
+  cacheTtlS: number;
+}
+
+/** TXT answers longer than this (all records of one name, in bytes) are refused as `EBADRESP`: no mail needs more. */
+export const MAX_TXT_BYTES = 16 * 1024;
+/** "No such record" answers (ENOTFOUND / ENODATA) are kept at most this long, in s (RFC 2308 negative caching). */
+const NEGATIVE_TTL_S = 30;
+
+type Answer = { ok: true; value: unknown[] } | { ok: false; code: string; message: string };
+
+function dnsError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * Parses `DNS_SERVERS` (comma-separated `ip[:port]`, IPv6 as `[addr]:port` or bare) into node:dns server strings.
+ * @throws Error naming the first entry that is not an IP address with an optional port 1–65535.
+ */
+export function parseDnsServers(value: string | undefined): string[] {
+  if (!value?.trim()) return [];
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+      const [host, port] = v6 ? [v6[1], v6[2]] : isIP(entry) === 6 ? [entry, undefined] : entry.split(':');
+      const p = port === undefined ? undefined : Number(port);
+      if (!host || isIP(host) === 0 || (p !== undefined && !(Number.isInteger(p) && p >= 1 && p <= 65535))) {
+        throw new Error(`"${entry}" is not an IP address with an optional port`);
+      }
+      return entry;
+    });
+}
+
+/**
+ * The DNS adapter of the {@link DnsResolver} port: `node:dns` `Resolver` (c-ares) on the configured servers, with
+ * - a hard timeout per lookup (`ETIMEOUT` after `timeoutMs`, whatever the server does, so an SMTP session never
+ *   hangs on DNS);
+ * - a bounded LRU cache of answers (positive up to `cacheTtlS`, negative up to 30 s; failures are never kept);
+ * - one query in flight per name and type: concurrent lookups of the same record share it;
+ * - TXT answers over {@link MAX_TXT_BYTES} refused as `EBADRESP` (a temporary error to mailauth).
+ */
+export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
+  // c-ares retries on its own: two tries within the budget, each with half of it.
+  const resolver = new Resolver({ timeout: Math.max(1, Math.floor(opts.timeoutMs / 2)), tries: 2 });
+  if (opts.servers && opts.servers.length > 0) resolver.setServers(opts.servers);
+  const cache = new LRUCache<string, Answer>({ max: opts.cacheEntries, ttlAutopurge: false });
+  const inFlight = new Map<string, Promise<Answer>>();
+  const maxTtlMs = opts.cacheTtlS * 1000;
+
+  async function query(name: string, rrtype: DnsRecordType): Promise<{ value: unknown[]; ttlMs: number }> {
+    switch (rrtype) {
+      case 'A':
+      case 'AAAA': {
+        const recs =
+          rrtype === 'A' ? await resolver.resolve4(name, { ttl: true }) : await resolver.resolve6(name, { ttl: true });
+        const ttl = recs.reduce((m, r) => Math.min(m, r.ttl), opts.cacheTtlS);
+        return { value: recs.map((r) => r.address), ttlMs: Math.max(0, ttl) * 1000 };
+      }
+      case 'TXT': {
+        const recs = await resolver.resolveTxt(name);
+        const bytes = recs.reduce((n, r) => n + r.reduce((m, s) => m + Buffer.byteLength(s), 0), 0);
+        if (bytes > MAX_TXT_BYTES) throw dnsError('EBADRESP', `TXT answer of ${name} is ${bytes} bytes`);
+        return { value: recs, ttlMs: maxTtlMs };
+      }
+      case 'MX':
+        return { value: await resolver.resolveMx(name), ttlMs: maxTtlMs };
+      case 'PTR':
+        return { value: await resolver.resolvePtr(name), ttlMs: maxTtlMs };
+      case 'CNAME':
+        return { value: await resolver.resolveCname(name), ttlMs: maxTtlMs };
+      case 'NS':
+        return { value: await resolver.resolveNs(name), ttlMs: maxTtlMs };
+      default:
+        throw dnsError('EBADQUERY', `unsupported record type ${String(rrtype)}`);
+    }
+  }
+
+  function lookup(name: string, rrtype: DnsRecordType): Promise<Answer> {
+    const key = `${rrtype} ${name.toLowerCase().replace(/\.$/, '')}`;
+    const cached = cache.get(key);
+    if (cached) return Promise.resolve(cached);
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(dnsError('ETIMEOUT', `DNS ${key} timed out`)), opts.timeoutMs);
+      timer.unref();
+    });
+    const p = Promise.race([query(name, rrtype), timeout])
+      .then(
+        ({ value, ttlMs }): Answer => {
+          const answer: Answer = { ok: true, value };
+          if (ttlMs > 0) cache.set(key, answer, { ttl: Math.min(ttlMs, maxTtlMs) });
+          return answer;
+        },
+        (err: unknown): Answer => {
+          const code = String((err as { code?: unknown })?.code ?? 'ESERVFAIL');
+          const answer: Answer = { ok: false, code, message: (err as Error)?.message ?? code };
+          if (code === 'ENOTFOUND' || code === 'ENODATA') {
+            cache.set(key, answer, { ttl: Math.min(NEGATIVE_TTL_S * 1000, maxTtlMs) });
+          }
+          return answer;
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        inFlight.delete(key);
+      });
+    inFlight.set(key, p);
+    return p;
+  }
+
+  async function resolve(name: string, rrtype: DnsRecordType): Promise<unknown[]> {
+    const answer = await lookup(name, rrtype);
+    if (!answer.ok) throw dnsError(answer.code, answer.message);
+    return answer.value;
+  }
+
+  return {
+    resolve,
+    resolveTxt: (name) => resolve(name, 'TXT') as Promise<string[][]>,
+    resolveMx: (name) => resolve(name, 'MX') as Promise<MxRecord[]>,
+  };
+}
