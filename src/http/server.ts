@@ -12,6 +12,7 @@ import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM
 import { adminRoutes } from '../rest/routes/admin.routes.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
+import { emailDomainRoutes } from '../rest/routes/email-domains.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
@@ -106,6 +107,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await eventsRoutes(http, ctx);
   await webhooksRoutes(http, ctx);
   await emailRoutes(http, ctx);
+  await emailDomainRoutes(http, ctx);
   await adminRoutes(http, ctx);
   await tcrWebhookRoutes(http, ctx);
 

@@ -79,8 +79,15 @@ export const EVENT_CATALOG = {
     ],
   },
   email: {
-    description: 'Inbound mail, agent answers, outbound delivery',
-    types: ['email.received', 'email.agent.response', 'email.agent.failed', 'email.sent', 'email.delivery_failed'],
+    description: 'Inbound mail, agent answers, outbound delivery, custom domains verified',
+    types: [
+      'email.received',
+      'email.agent.response',
+      'email.agent.failed',
+      'email.sent',
+      'email.delivery_failed',
+      'email.domain.verified',
+    ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;
 
