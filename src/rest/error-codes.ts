@@ -95,6 +95,10 @@ export const ERROR_CODES = {
   },
   DOMAIN_NOT_VERIFIED: { status: 422, meaning: 'the account’s custom domain is still `pending`; verify it first' },
   DOMAIN_TAKEN: { status: 409, meaning: 'the domain is configured, another account’s, or already the account’s' },
+  FROM_NOT_IDENTITY: {
+    status: 422,
+    meaning: 'SMTP submission only (answered `553 5.7.1`): MAIL FROM or From is not the authenticated identity',
+  },
   DOMAIN_IN_USE: { status: 422, meaning: 'active identities use the domain; deprovision them first' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
   AGENT_TEXT_MODEL_REQUIRED: { status: 422, meaning: 'the agent has no `textModel`; set one before assigning it' },

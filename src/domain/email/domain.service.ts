@@ -23,8 +23,13 @@ const domainName = z
 export const addDomainInput = z.object({ domain: domainName }).strict();
 /** Parsed addDomainInput. */
 export type AddDomainInput = z.output<typeof addDomainInput>;
-/** Path parameters of /api/email/domains/{domain}. */
-export const domainParams = z.object({ domain: domainName });
+/** Path parameters of /api/email/domains/{domain}: a DNS name (400 otherwise); one not the account's answers 404. */
+export const domainParams = z.object({
+  domain: z
+    .string()
+    .refine((v) => DOMAIN_NAME.test(v), { message: 'must be a DNS host name', params: { code: 'INVALID_FORMAT' } })
+    .describe('The domain name.'),
+});
 
 /** `pending` until its DNS records verify; configured domains (EMAIL_DOMAINS) are `verified` by configuration. */
 export type DomainStatus = 'pending' | 'verified';
