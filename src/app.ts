@@ -48,7 +48,7 @@ export interface App {
   smtpPort(): number | undefined;
   /** The port of the SMTP submission listener (implicit TLS) once listening; undefined when disabled. */
   smtpSubmissionPort(): number | undefined;
-  /** The certificate both SMTP listeners serve, once listening (undefined when both are disabled). */
+  /** The certificate both SMTP listeners serve (undefined when both are disabled). */
   smtpCertificate(): SmtpCertificate | undefined;
   /** Stops accepting requests, ends streams, stops workers, closes the bus and the database. Idempotent. */
   close(): Promise<void>;
@@ -77,7 +77,7 @@ export interface BuildOptions {
  * migrations, chooses each adapter from the configuration (event bus, campaign registry, mail transport, model
  * provider), builds the {@link AppContext}, sets up the areas, and builds the front doors (HTTP host with REST and
  * GraphQL; the SMTP listener starts on listen). Tests call this and `listen()` on port 0.
- * @throws when the database cannot be opened or a migration fails.
+ * @throws when the database cannot be opened, a migration fails, or the SMTP certificate cannot be loaded.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
@@ -88,9 +88,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     dataDir: config.DATA_DIR,
     logQueries: opts.logQueries,
   });
+  // The certificate of the SMTP listeners: a bad SMTP_TLS_CERT/SMTP_TLS_KEY stops the start here, before anything listens.
+  let certificate: SmtpCertificate | undefined;
   try {
     const report = await migrate(database);
     if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');
+    if (config.SMTP_PORT >= 0 || config.SMTP_SUBMISSION_PORT >= 0) {
+      certificate = await loadSmtpCertificate(config, database, secretsKey, log);
+    }
   } catch (err) {
     await database.close();
     throw err;
@@ -218,7 +223,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const writesAdminFile = !config.DATA_DIR.startsWith('memory://');
   let smtp: SmtpListener | undefined;
   let submission: SmtpListener | undefined;
-  let certificate: SmtpCertificate | undefined;
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -226,9 +230,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     async listen() {
       const address = await http.listen({ host: config.HOST, port: config.PORT });
       for (const m of modules) await m.start?.();
-      if (config.SMTP_PORT >= 0 || config.SMTP_SUBMISSION_PORT >= 0) {
-        certificate = await loadSmtpCertificate(config, database, secretsKey, log);
-      }
       if (config.SMTP_PORT >= 0 && certificate) {
         smtp = await startSmtpListener(ctx, config.SMTP_PORT, certificate);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
