@@ -89,6 +89,24 @@ async function fromDataDir(config: Config): Promise<{ cert: string; key: string 
 }
 
 /**
+ * `DATA_DIR=memory://` keeps nothing, so its certificate is generated per process, once, and shared by the apps of
+ * that process (tests start dozens; generating an RSA-2048 certificate costs 0.2–0.5 s each). Keyed by the names it
+ * is made for.
+ */
+const memoryCertificates = new Map<string, Promise<{ cert: string; key: string }>>();
+
+function inMemory(config: Pick<Config, 'SMTP_PUBLIC_HOST'>): Promise<{ cert: string; key: string }> {
+  const key = generatedNames(config).join(',');
+  let made = memoryCertificates.get(key);
+  if (!made) {
+    made = generate(config);
+    memoryCertificates.set(key, made);
+    made.catch(() => memoryCertificates.delete(key));
+  }
+  return made;
+}
+
+/**
  * PostgreSQL mode: one row shared by every instance, the private key encrypted with the secrets key. The first
  * instance to insert wins (ON CONFLICT DO NOTHING) and every instance serves the row it reads back.
  */
@@ -160,7 +178,7 @@ export async function loadSmtpCertificate(
     database.kind === 'postgres'
       ? await fromDatabase(config, database, secretsKey)
       : config.DATA_DIR.startsWith('memory://')
-        ? await generate(config)
+        ? await inMemory(config)
         : await fromDataDir(config);
   const fingerprint256 = fingerprintOf(made.cert);
   log.warn(
