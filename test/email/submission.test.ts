@@ -161,6 +161,11 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     const wrong = await submit({ user: box.address, pass: `${old.smtpPass}x` }, mail).catch((e) => e);
     expect(wrong.responseCode).toBe(535);
     expect(wrong.response).toContain('5.7.8');
+    // A user name no address can have (a NUL byte, 400 characters) is a wrong credential, not a server failure.
+    for (const user of [`${box.address}\u0000x`, 'x'.repeat(400)]) {
+      const odd = await submit({ user, pass: old.smtpPass }, mail, 'LOGIN').catch((e) => e);
+      expect([501, 535]).toContain(odd.responseCode); // smtp-server itself refuses a NUL in the user name: 501
+    }
     const fresh = await credentials(a, box.id);
     expect(fresh.smtpPass).not.toBe(old.smtpPass);
     const rotated = await submit({ user: box.address, pass: old.smtpPass }, mail).catch((e) => e);

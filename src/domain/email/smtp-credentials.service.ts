@@ -106,7 +106,10 @@ export async function authenticateSubmission(
   password: string,
 ): Promise<EmailIdentity | undefined> {
   const address = normalizeAddress(username);
-  const identity = address ? await ctx.db.emailIdentity.findUnique({ where: { address } }) : null;
+  // An address is at most 320 printable characters (RFC 5321 4.5.3.1); anything else (NUL bytes included, which
+  // PostgreSQL text refuses) cannot name an identity.
+  const plausible = address.length > 0 && address.length <= 320 && /^[\x21-\x7e]+$/.test(address);
+  const identity = plausible ? await ctx.db.emailIdentity.findUnique({ where: { address } }) : null;
   const credential =
     identity?.status === 'active'
       ? await ctx.db.smtpCredential.findUnique({ where: { identityId: identity.id } })
