@@ -15,6 +15,7 @@ const config = loadConfig({
   DATA_DIR: 'memory://',
   BOOTSTRAP_ACCOUNT: 'false',
   SMTP_PORT: '0',
+  SMTP_SUBMISSION_PORT: '-1',
   SECRETS_KEY: '0'.repeat(64),
 });
 const app = await buildApp(config, { logger: createLogger('silent'), startWorkers: false });

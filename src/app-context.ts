@@ -68,6 +68,11 @@ export interface AppContext {
    * feeds, src/domain/events/change-feed.ts); shutdown calls them all (`endAllChangeFeeds`) so feeds end quietly.
    */
   openFeeds: Set<() => void>;
+  /**
+   * Where the SMTP listeners are bound once the app listens (`submissionPort`: the implicit-TLS submission
+   * listener; undefined before listen or when disabled); identities report it as `smtpPort` (issue 20 section 3).
+   */
+  smtpEndpoints: { submissionPort: number | undefined };
   /** The one heartbeat timer of this app's SSE responses, which also re-checks their keys (src/rest/stream-heartbeat.ts). */
   streamHeartbeat: StreamHeartbeat;
 }

@@ -30,11 +30,13 @@ import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { loadSmtpCertificate, type SmtpCertificate } from './infra/tls/smtp-certificate.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
 import { StreamHeartbeat } from './rest/stream-heartbeat.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
+import { startSubmissionListener } from './smtp/submission.js';
 
 /** A built, not yet listening, Switchboard. */
 export interface App {
@@ -44,6 +46,10 @@ export interface App {
   listen(): Promise<string>;
   /** The port the inbound SMTP listener is bound to once listening (SMTP_PORT 0 picks one); undefined when disabled. */
   smtpPort(): number | undefined;
+  /** The port of the SMTP submission listener (implicit TLS) once listening; undefined when disabled. */
+  smtpSubmissionPort(): number | undefined;
+  /** The certificate both SMTP listeners serve (undefined when both are disabled). */
+  smtpCertificate(): SmtpCertificate | undefined;
   /** Stops accepting requests, ends streams, stops workers, closes the bus and the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -71,7 +77,7 @@ export interface BuildOptions {
  * migrations, chooses each adapter from the configuration (event bus, campaign registry, mail transport, model
  * provider), builds the {@link AppContext}, sets up the areas, and builds the front doors (HTTP host with REST and
  * GraphQL; the SMTP listener starts on listen). Tests call this and `listen()` on port 0.
- * @throws when the database cannot be opened or a migration fails.
+ * @throws when the database cannot be opened, a migration fails, or the SMTP certificate cannot be loaded.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
@@ -82,9 +88,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     dataDir: config.DATA_DIR,
     logQueries: opts.logQueries,
   });
+  // The certificate of the SMTP listeners: a bad SMTP_TLS_CERT/SMTP_TLS_KEY stops the start here, before anything listens.
+  let certificate: SmtpCertificate | undefined;
   try {
     const report = await migrate(database);
     if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');
+    if (config.SMTP_PORT >= 0 || config.SMTP_SUBMISSION_PORT >= 0) {
+      certificate = await loadSmtpCertificate(config, database, secretsKey, log);
+    }
   } catch (err) {
     await database.close();
     throw err;
@@ -167,6 +178,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openStreams: new Set(),
     openFeeds: new Set(),
     streamHeartbeat: new StreamHeartbeat({ intervalMs: config.EVENT_STREAM_HEARTBEAT_MS, clock, auth }),
+    smtpEndpoints: { submissionPort: undefined },
   };
   ctx.events.addHook({
     committed: (events) => {
@@ -210,6 +222,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // The local CLI finds this instance through DATA_DIR/admin.json (docs/operations.md "CLI").
   const writesAdminFile = !config.DATA_DIR.startsWith('memory://');
   let smtp: SmtpListener | undefined;
+  let submission: SmtpListener | undefined;
   let closed: Promise<void> | undefined;
   return {
     ctx,
@@ -217,9 +230,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     async listen() {
       const address = await http.listen({ host: config.HOST, port: config.PORT });
       for (const m of modules) await m.start?.();
-      if (config.SMTP_PORT >= 0) {
-        smtp = await startSmtpListener(ctx, config.SMTP_PORT);
+      if (config.SMTP_PORT >= 0 && certificate) {
+        smtp = await startSmtpListener(ctx, config.SMTP_PORT, certificate);
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
+      }
+      if (config.SMTP_SUBMISSION_PORT >= 0 && certificate) {
+        submission = await startSubmissionListener(ctx, config.SMTP_SUBMISSION_PORT, certificate);
+        ctx.smtpEndpoints.submissionPort = submission.port;
+        log.info(
+          { port: submission.port },
+          `SMTP submission (implicit TLS) listening on ${config.HOST}:${submission.port}`,
+        );
       }
       if (opts.startWorkers !== false && config.WORKERS) {
         await ctx.jobs.start();
@@ -243,6 +264,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return address;
     },
     smtpPort: () => smtp?.port,
+    smtpSubmissionPort: () => submission?.port,
+    smtpCertificate: () => certificate,
     close() {
       closed ??= (async () => {
         if (writesAdminFile) removeAdminFile(config.DATA_DIR, ctx.admin.localToken);
@@ -250,6 +273,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await workers.stop();
         await http.close();
         await smtp?.close();
+        await submission?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
         ctx.streamHeartbeat.stop();
         ctx.mail.close();

@@ -139,8 +139,31 @@ export const configSchema = z.object({
     .optional(),
   /** Inbound SMTP listener port (0 picks a free port; -1 disables the listener). */
   SMTP_PORT: z.coerce.number().int().min(-1).max(65535).default(2525),
-  /** Host that identities are told to use for SMTP submission (2.6 smtpHost). */
-  SMTP_PUBLIC_HOST: z.string().min(1).default('smtp.switchboard.local'),
+  /**
+   * Host name of the SMTP service as clients and other servers see it: identities report it as `smtpHost` (2.6),
+   * the listeners greet with it (EHLO/banner), the MX record of domains points at it. Unset: identities report
+   * `localhost` (reachable from the same machine) and the listeners greet with the machine's host name.
+   */
+  SMTP_PUBLIC_HOST: z.string().min(1).optional(),
+  /** Submission port identities report as `smtpPort` (e.g. 465 behind a port forward). Unset: the listener's own port. */
+  SMTP_PUBLIC_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /**
+   * SMTP submission listener with implicit TLS (RFC 8314) and AUTH PLAIN/LOGIN. Default 2465 (465 needs root; 2465
+   * mirrors SMTP_PORT's 2525); 0 picks a free port; -1 disables it.
+   */
+  SMTP_SUBMISSION_PORT: z.coerce.number().int().min(-1).max(65535).default(2465),
+  /**
+   * PEM certificate (chain) of both SMTP listeners (submission TLS, MX STARTTLS); with SMTP_TLS_KEY. Unset: a
+   * self-signed certificate is generated once and kept in DATA_DIR (PGlite) or the database (PostgreSQL).
+   */
+  SMTP_TLS_CERT: z.string().min(1).optional(),
+  /** PEM private key file of SMTP_TLS_CERT. */
+  SMTP_TLS_KEY: z.string().min(1).optional(),
+  /** DKIM selector of newly generated domain keys (RFC 6376 3.1): records are `<selector>._domainkey.<domain>`. */
+  DKIM_SELECTOR: z
+    .string()
+    .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'must be one DNS label (a-z, 0-9, inner -)')
+    .default('switchboard'),
   /** Outbound relay for mail to addresses outside this service, e.g. smtp://user:pass@relay:587. */
   SMTP_RELAY_URL: z
     .string()
@@ -258,6 +281,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       (k) => result.data[k] === undefined,
     );
     if (missing.length > 0) throw new ConfigError(missing.map((k) => `${k}: required when REGISTRY=tcr`));
+  }
+  if (Boolean(result.data.SMTP_TLS_CERT) !== Boolean(result.data.SMTP_TLS_KEY)) {
+    throw new ConfigError(['SMTP_TLS_CERT, SMTP_TLS_KEY: set both or neither']);
   }
   const { EMAIL_DOMAIN, EMAIL_DOMAINS } = result.data;
   if (EMAIL_DOMAINS && !EMAIL_DOMAINS.includes(EMAIL_DOMAIN.toLowerCase())) {

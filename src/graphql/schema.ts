@@ -12,6 +12,7 @@ import './types/agent.js';
 import './types/email-thread.js';
 import './types/email-identity.js';
 import './types/contact.js';
+import './types/email-domain.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

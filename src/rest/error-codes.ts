@@ -97,7 +97,17 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'a number belongs to another contact of the account (`field` = `phones.<i>`)',
   },
-  DOMAIN_NOT_HOSTED: { status: 422, meaning: 'the domain is not one of `EMAIL_DOMAINS`' },
+  DOMAIN_NOT_HOSTED: {
+    status: 422,
+    meaning: 'the domain is not one of `EMAIL_DOMAINS` nor a verified custom domain of the account',
+  },
+  DOMAIN_NOT_VERIFIED: { status: 422, meaning: 'the account’s custom domain is still `pending`; verify it first' },
+  DOMAIN_TAKEN: { status: 409, meaning: 'the domain is configured, another account’s, or already the account’s' },
+  FROM_NOT_IDENTITY: {
+    status: 422,
+    meaning: 'SMTP submission only (answered `553 5.7.1`): MAIL FROM or From is not the authenticated identity',
+  },
+  DOMAIN_IN_USE: { status: 422, meaning: 'active identities use the domain; deprovision them first' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
   AGENT_TEXT_MODEL_REQUIRED: { status: 422, meaning: 'the agent has no `textModel`; set one before assigning it' },
   AGENT_ASSIGNED: { status: 409, meaning: 'identities use the agent; unassign it before clearing `textModel`' },

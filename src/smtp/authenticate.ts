@@ -1,5 +1,6 @@
 import type { SMTPServerSession } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
+import { mailHostName } from '../domain/email/mail.rules.js';
 import { authenticateSender, type SenderAuthOutcome } from '../domain/email/sender-auth.js';
 
 /** The SMTP answer to mail that DMARC `p=reject` refuses: `550 5.7.1` (RFC 7489 6.6.4, RFC 3463 5.7.1). */
@@ -36,7 +37,7 @@ export async function authenticateInbound(
       helo: session.hostNameAppearsAs ?? '',
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
     },
-    { resolver: ctx.dns, authServId: ctx.config.SMTP_PUBLIC_HOST, timeoutMs: ctx.config.SMTP_AUTH_TIMEOUT_MS },
+    { resolver: ctx.dns, authServId: mailHostName(ctx.config), timeoutMs: ctx.config.SMTP_AUTH_TIMEOUT_MS },
   );
   if (outcome.disposition === 'reject') {
     throw new DmarcRejection();

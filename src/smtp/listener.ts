@@ -1,13 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
-
-/** An SMTP reply as an error smtp-server sends to the client. */
-function smtpError(code: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode: code });
-}
+import { listenSmtp, sharedSmtpOptions, smtpError } from './smtp-options.js';
 
 /** A running inbound listener. */
 export interface SmtpListener {
@@ -17,8 +13,9 @@ export interface SmtpListener {
 }
 
 /**
- * The inbound SMTP listener (smtp-server), a front door like HTTP: the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
- * terminator or on a private network). Rules:
+ * The inbound SMTP listener (smtp-server), a front door like HTTP: the MX side of the service. It offers STARTTLS
+ * (RFC 3207) with the SMTP certificate (`tls`, shared with the submission listener) and never AUTH: mail for
+ * other domains is never relayed here (submission is src/smtp/submission.ts). Rules:
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
@@ -27,16 +24,13 @@ export interface SmtpListener {
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
  *   a storage failure answers `451 4.3.0` so the sender retries.
  */
-export async function startSmtpListener(ctx: AppContext, port: number): Promise<SmtpListener> {
+export async function startSmtpListener(ctx: AppContext, port: number, tls: SmtpCertificate): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
   const server = new SMTPServer({
-    name: ctx.config.SMTP_PUBLIC_HOST,
+    ...sharedSmtpOptions(ctx, tls),
     banner: 'Switchboard inbound mail',
-    size: maxBytes,
     authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    maxClients: 200,
+    disabledCommands: ['AUTH'],
     onRcptTo(address, session, callback) {
       if (session.envelope.rcptTo.length >= ctx.config.SMTP_MAX_RECIPIENTS) {
         callback(smtpError(452, '4.5.3 Too many recipients'));
@@ -81,14 +75,7 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
     },
   });
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, ctx.config.HOST, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = (server.server.address() as AddressInfo).port;
+  const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {
     port: bound,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -173,6 +173,7 @@ async function startService(
       HOST: '127.0.0.1',
       PORT: String(port),
       SMTP_PORT: '0',
+      SMTP_SUBMISSION_PORT: '0',
       LOG_LEVEL: 'warn',
       BOOTSTRAP_ACCOUNT: 'false',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

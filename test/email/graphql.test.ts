@@ -135,7 +135,7 @@ describe('email over GraphQL', () => {
     expect(payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity).toMatchObject({
       address: `${local}@agents.switchboard.local`,
       status: 'active',
-      smtpPort: 465,
+      smtpPort: t.app.smtpSubmissionPort(),
       smtpUser: `${local}@agents.switchboard.local`,
       smtpPass: null,
       agent: { id: agentId, name: 'Front desk' },

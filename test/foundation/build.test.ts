@@ -28,7 +28,14 @@ describe('npm run build, then npm start on the built JavaScript', { timeout: 300
     expect(existsSync(path.join(ROOT, 'dist', 'pglite-template.tgz'))).toBe(true);
 
     const { dir, cleanup } = await tempDir();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir, PORT: '0', SMTP_PORT: '0', LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATA_DIR: dir,
+      PORT: '0',
+      SMTP_PORT: '0',
+      SMTP_SUBMISSION_PORT: '0',
+      LOG_LEVEL: 'info',
+    };
     for (const key of ['DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN']) delete env[key];
     const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -120,6 +120,7 @@ export async function startApp(
     DATA_DIR: opts.dataDir ?? 'memory://',
     DATABASE_URL: await testDatabaseUrl(),
     SMTP_PORT: '0',
+    SMTP_SUBMISSION_PORT: '0',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WORKER_POLL_MS: '50',
     // No test asks the network: by default DNS goes to a closed loopback port (answers ECONNREFUSED at once, so

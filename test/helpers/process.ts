@@ -21,11 +21,20 @@ export interface Spawned {
  */
 export function runEntry(entry: 'main.ts' | 'cli.ts', args: string[], env: Record<string, string>): Spawned {
   const base = { ...process.env };
-  for (const key of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'DATA_DIR', 'SMTP_PORT', 'ADMIN_TOKEN', 'SWITCHBOARD_URL'])
+  for (const key of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'PORT',
+    'DATA_DIR',
+    'SMTP_PORT',
+    'SMTP_SUBMISSION_PORT',
+    'ADMIN_TOKEN',
+    'SWITCHBOARD_URL',
+  ])
     delete base[key];
   const child = spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
     cwd: ROOT,
-    env: { ...base, LOG_LEVEL: 'info', SMTP_PORT: '0', ...env },
+    env: { ...base, LOG_LEVEL: 'info', SMTP_PORT: '0', SMTP_SUBMISSION_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -5,11 +5,10 @@ import { PRUNE_INTERVAL_MS, periodicWorker } from '../../infra/workers.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { findAgent } from './agent.service.js';
+import { requireIdentityDomain } from './domain.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
-import { hostedDomains } from './mail.rules.js';
+import { smtpEndpoint } from './smtp-credentials.service.js';
 
-/** Spec 2.6: the SMTP submission port identities are told to use (implicit TLS). */
-export const IDENTITY_SMTP_PORT = 465;
 /** Days a deprovisioning identity and its threads stay readable before the purge worker deletes them. */
 export const PURGE_AFTER_DAYS = 30;
 
@@ -39,8 +38,7 @@ export function identityView(ctx: AppContext, i: EmailIdentity): IdentityView {
     displayName: i.displayName,
     agentId: i.agentId,
     status: i.status as IdentityView['status'],
-    smtpHost: ctx.config.SMTP_PUBLIC_HOST,
-    smtpPort: IDENTITY_SMTP_PORT,
+    ...smtpEndpoint(ctx),
     smtpUser: i.address,
     smtpPass: null,
     createdAt: i.createdAt.toISOString(),
@@ -91,7 +89,8 @@ function isUniqueViolation(err: unknown): boolean {
  * capture mail that other accounts send to that domain. Addresses are lower-cased and unique across the service while the identity exists (also
  * while deprovisioning, until purged), because inbound mail is routed by address alone.
  * `data` is parsed at the door by `createIdentityInput`.
- * @throws UnprocessableError DOMAIN_NOT_HOSTED (field `domain`); NotFoundError for an unknown
+ * Custom domains of the account count once verified (src/domain/email/domain.service.ts).
+ * @throws UnprocessableError DOMAIN_NOT_HOSTED or DOMAIN_NOT_VERIFIED (field `domain`); NotFoundError for an unknown
  *   agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
  *   ConflictError ADDRESS_TAKEN (409).
  */
@@ -100,13 +99,7 @@ export async function createIdentity(ctx: AppContext, actor: Actor, data: Create
   const localPart = data.localPart.toLowerCase();
   const domain = (data.domain ?? ctx.config.EMAIL_DOMAIN).toLowerCase();
   const address = `${localPart}@${domain}`;
-  if (!hostedDomains(ctx.config).includes(domain)) {
-    throw new UnprocessableError(
-      'DOMAIN_NOT_HOSTED',
-      `The domain ${domain} is not hosted by this service (EMAIL_DOMAINS: ${hostedDomains(ctx.config).join(', ')}).`,
-      'domain',
-    );
-  }
+  await requireIdentityDomain(ctx, actor.accountId, domain);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
   const taken = await ctx.db.emailIdentity.findUnique({ where: { address } });
   if (taken) throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');

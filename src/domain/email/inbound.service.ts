@@ -5,7 +5,8 @@ import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { AGENT_JOB } from './agent.responder.js';
-import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
+import { localAddresses } from './domain.service.js';
+import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
 
@@ -46,9 +47,9 @@ export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS or a verified custom one). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
-  const hosted = list.filter((a) => isHostedAddress(ctx.config, a)).map(normalizeAddress);
+  const hosted = await localAddresses(ctx, list);
   if (hosted.length === 0) return [];
   return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
 }

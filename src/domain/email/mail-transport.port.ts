@@ -7,7 +7,10 @@
 export interface OutgoingMail {
   fromAddress: string;
   fromName: string | null;
-  to: string;
+  /** The To header: one or more addresses (the envelope too, unless `envelopeTo` is given). */
+  to: string | string[];
+  /** Envelope recipients (RCPT TO) when they differ from `to`, e.g. only the relay's share of the recipients. */
+  envelopeTo?: string[];
   subject: string;
   text: string;
   /** RFC 5322 Message-ID with angle brackets. */
@@ -17,6 +20,15 @@ export interface OutgoingMail {
   /** Extra header fields, e.g. `Auto-Submitted` (RFC 3834). */
   headers: Record<string, string>;
   date: Date;
+  /** DKIM signing key of the From domain (RFC 6376); unsigned when absent. */
+  dkim?: DkimSigner;
+}
+
+/** What signs a message with DKIM (nodemailer's `dkim` option): `d=`, `s=` and the PEM private key. */
+export interface DkimSigner {
+  domainName: string;
+  keySelector: string;
+  privateKey: string;
 }
 
 /** The fields the inbound path reads from a parsed RFC 5322 message. Strings may still contain U+0000. */

@@ -3,6 +3,16 @@
  * and when an agent must not answer (RFC 3834).
  */
 
+import { hostname } from 'node:os';
+
+/**
+ * The service's mail host name: SMTP_PUBLIC_HOST, else the machine's host name. Both SMTP listeners greet with it
+ * (banner, EHLO) and it is the authserv-id of the Authentication-Results headers the service writes (RFC 8601 2.5).
+ */
+export function mailHostName(config: { SMTP_PUBLIC_HOST?: string | undefined }): string {
+  return config.SMTP_PUBLIC_HOST ?? hostname();
+}
+
 /** RFC 5322 `atext`: the characters of a dot-atom label. */
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
 /** RFC 5321 4.1.2 Dot-string: atoms separated by single dots, no leading/trailing dot. */

@@ -12,10 +12,12 @@ import {
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import { dkimSignerFor } from './dkim.service.js';
+import { localAddresses } from './domain.service.js';
 import type { ReplyInput, SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
-import { addToThread, deliverInbound } from './inbound.service.js';
-import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import { activeIdentitiesFor, addToThread, deliverInbound } from './inbound.service.js';
+import { mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingMail, RelayError } from './mail-transport.port.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
 
@@ -50,19 +52,24 @@ export async function queueOutbound(
   identity: EmailIdentity,
   m: {
     thread: EmailThread | null;
-    to: string;
+    /** One recipient, or several (SMTP submission: every envelope recipient). */
+    to: string | string[];
     subject: string;
     body: string;
     inReplyTo: string | null;
     references: string[];
     autoReplied: boolean;
+    /** The client's own Message-ID (SMTP submission); default a new one on the identity's domain. */
+    messageId?: string;
+    /** The client's Auto-Submitted value (SMTP submission keeps loop headers, RFC 3834). */
+    autoSubmitted?: string | null;
   },
 ): Promise<EmailMessage> {
   const now = ctx.clock.now();
-  const to = normalizeAddress(m.to);
+  const to = [...new Set((Array.isArray(m.to) ? m.to : [m.to]).map(normalizeAddress))];
   const threadId = await addToThread(tx, identity, m.thread, {
     subject: m.subject,
-    participants: [identity.address, to],
+    participants: [identity.address, ...to],
     now,
   });
   return tx.emailMessage.create({
@@ -71,15 +78,15 @@ export async function queueOutbound(
       accountId: identity.accountId,
       identityId: identity.id,
       threadId,
-      messageId: newMessageId(identity),
+      messageId: m.messageId ?? newMessageId(identity),
       direction: 'outbound',
       from: identity.address,
-      to: [to],
+      to,
       subject: m.subject,
       body: m.body,
       inReplyTo: m.inReplyTo,
       references: m.references,
-      autoSubmitted: m.autoReplied ? 'auto-replied' : null,
+      autoSubmitted: m.autoReplied ? 'auto-replied' : (m.autoSubmitted ?? null),
       status: 'queued',
       nextAttemptAt: now,
       sentAt: now,
@@ -237,11 +244,10 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
   const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
   if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
-  const to = m.to[0] ?? '';
   const mail: OutgoingMail = {
     fromAddress: identity.address,
     fromName: identity.displayName || null,
-    to,
+    to: m.to,
     subject: m.subject,
     text: m.body,
     messageId: m.messageId,
@@ -249,45 +255,57 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
     references: m.references,
     headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
     date: m.sentAt,
+    dkim: await dkimSignerFor(ctx, identity.domain),
   };
-  if (isHostedAddress(ctx.config, to)) {
-    const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
-    if (local?.status !== 'active') {
-      await finish(ctx, m, job.token, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
-      return;
+  const local = await localAddresses(ctx, m.to);
+  const remote = m.to.filter((a) => !local.includes(a));
+  const refused: string[] = [];
+  if (local.length > 0) {
+    const active = new Set((await activeIdentitiesFor(ctx, local)).map((i) => i.address));
+    for (const a of local) if (!active.has(a)) refused.push(`550 5.1.1 <${a}>: mailbox unavailable`);
+    if (active.size > 0) {
+      // Composed and parsed again, so local delivery stores exactly what a relay would have carried. A retry
+      // delivers again; the inbound path stores one copy per Message-ID and identity.
+      const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
+      // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
+      const auth = localDeliveryAuthentication(identity.address, mailHostName(ctx.config));
+      const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [...active] }, auth);
+      if (stored.length === 0) for (const a of active) refused.push(`550 5.1.1 <${a}>: mailbox unavailable`);
     }
-    // Composed and parsed again, so local delivery stores exactly what a relay would have carried.
-    const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
-    // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
-    const auth = localDeliveryAuthentication(identity.address, ctx.config.SMTP_PUBLIC_HOST);
-    const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [to] }, auth);
+  }
+  const localOk = local.length > refused.length;
+  if (remote.length === 0) {
     await finish(
       ctx,
       m,
       job.token,
-      stored.length > 0
-        ? { status: 'delivered', detail: 'delivered locally' }
-        : { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` },
+      localOk
+        ? { status: 'delivered', detail: ['delivered locally', ...refused].join('; ') }
+        : { status: 'failed', detail: refused.join('; ') },
     );
     return;
   }
   if (!ctx.mail.hasRelay) {
     await finish(ctx, m, job.token, {
-      status: 'undelivered',
-      detail: 'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
+      status: localOk ? 'delivered' : 'undelivered',
+      detail: [
+        ...(localOk ? ['delivered locally'] : []),
+        'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
+        ...refused,
+      ].join('; '),
     });
     return;
   }
   try {
-    const response = await ctx.mail.relay(mail);
-    await finish(ctx, m, job.token, { status: 'sent', detail: response });
+    const response = await ctx.mail.relay({ ...mail, envelopeTo: remote });
+    await finish(ctx, m, job.token, { status: 'sent', detail: [response, ...refused].join('; ') });
   } catch (err) {
     const e = err as RelayError;
     const detail = e.response ?? e.message;
     const permanent = (e.responseCode ?? 0) >= 500;
     const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
     if (!retryAt) {
-      await finish(ctx, m, job.token, { status: 'failed', detail });
+      await finish(ctx, m, job.token, { status: 'failed', detail: [detail, ...refused].join('; ') });
     } else {
       await ctx.db.emailMessage.updateMany({
         where: { id: m.id, lockedBy: job.token },

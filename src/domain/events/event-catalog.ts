@@ -79,7 +79,7 @@ export const EVENT_CATALOG = {
     ],
   },
   email: {
-    description: 'Inbound mail, agent answers, outbound delivery',
+    description: 'Inbound mail, agent answers, outbound delivery, custom domains verified',
     types: [
       'email.received',
       'email.agent.response',
@@ -87,6 +87,7 @@ export const EVENT_CATALOG = {
       'email.agent.skipped',
       'email.sent',
       'email.delivery_failed',
+      'email.domain.verified',
     ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;

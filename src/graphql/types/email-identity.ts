@@ -7,10 +7,10 @@ import {
   createIdentity,
   deleteIdentity,
   getIdentityRow,
-  IDENTITY_SMTP_PORT,
   listIdentityRows,
   updateIdentity,
 } from '../../domain/email/identity.service.js';
+import { smtpEndpoint } from '../../domain/email/smtp-credentials.service.js';
 import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
 import type { EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
@@ -40,10 +40,13 @@ builder.prismaObject('EmailIdentity', {
       resolve: (i) => i.status as never,
     }),
     smtpHost: t.string({
-      description: 'SMTP host (SMTP_PUBLIC_HOST).',
-      resolve: (_i, _a, ctx) => ctx.app.config.SMTP_PUBLIC_HOST,
+      description: 'SMTP submission host: SMTP_PUBLIC_HOST, default `localhost`.',
+      resolve: (_i, _a, ctx) => smtpEndpoint(ctx.app).smtpHost,
     }),
-    smtpPort: t.int({ description: 'SMTP port (465).', resolve: () => IDENTITY_SMTP_PORT }),
+    smtpPort: t.int({
+      description: 'SMTP submission port (implicit TLS): SMTP_PUBLIC_PORT, else the submission listener’s port.',
+      resolve: (_i, _a, ctx) => smtpEndpoint(ctx.app).smtpPort,
+    }),
     smtpUser: t.exposeString('address', { description: 'SMTP user name: the address.' }),
     smtpPass: t.string({ nullable: true, description: 'Always null (spec 2.6).', resolve: () => null }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

@@ -109,14 +109,17 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
       .then(
         ({ value, ttlMs }): Answer => {
           const answer: Answer = { ok: true, value };
-          if (ttlMs > 0) cache.set(key, answer, { ttl: Math.min(ttlMs, maxTtlMs) });
+          // lru-cache keeps a ttl of 0 forever, so nothing is kept when either bound is 0 (DNS_CACHE_TTL_S=0).
+          const ttl = Math.min(ttlMs, maxTtlMs);
+          if (ttl > 0) cache.set(key, answer, { ttl });
           return answer;
         },
         (err: unknown): Answer => {
           const code = String((err as { code?: unknown })?.code ?? 'ESERVFAIL');
           const answer: Answer = { ok: false, code, message: (err as Error)?.message ?? code };
           if (code === 'ENOTFOUND' || code === 'ENODATA') {
-            cache.set(key, answer, { ttl: Math.min(NEGATIVE_TTL_S * 1000, maxTtlMs) });
+            const ttl = Math.min(NEGATIVE_TTL_S * 1000, maxTtlMs);
+            if (ttl > 0) cache.set(key, answer, { ttl });
           }
           return answer;
         },

@@ -11,6 +11,10 @@ import type { InboundMessage, MailTransport, OutgoingMail } from '../../domain/e
  */
 export const RELAY_TIMEOUTS_MS = { connection: 30_000, greeting: 30_000, socket: 60_000, dns: 30_000 } as const;
 
+/** Header fields a DKIM signature covers (RFC 6376 5.4.1 recommends these; From is required). */
+const DKIM_SIGNED_HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:In-Reply-To:References:Auto-Submitted';
+
 function toSendMail(mail: OutgoingMail): SendMailOptions {
   return {
     from: mail.fromName ? { name: mail.fromName, address: mail.fromAddress } : mail.fromAddress,
@@ -21,8 +25,10 @@ function toSendMail(mail: OutgoingMail): SendMailOptions {
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
     ...(mail.references.length > 0 ? { references: mail.references } : {}),
     headers: mail.headers,
-    envelope: { from: mail.fromAddress, to: [mail.to] },
+    envelope: { from: mail.fromAddress, to: mail.envelopeTo ?? (Array.isArray(mail.to) ? mail.to : [mail.to]) },
     date: mail.date,
+    // RFC 6376 signature over the composed message (nodemailer signs the From domain's key, relaxed/relaxed).
+    ...(mail.dkim ? { dkim: { ...mail.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
   };
 }
 

@@ -31,6 +31,7 @@ import {
 } from '../../domain/email/identity.service.js';
 import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { AUTH_VERDICTS } from '../../domain/email/sender-auth.js';
+import { createSmtpCredentials } from '../../domain/email/smtp-credentials.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
@@ -48,6 +49,12 @@ const identity = z.object({
   smtpUser: z.string(),
   smtpPass: z.null(),
   createdAt: z.string(),
+});
+const smtpCredentials = z.object({
+  smtpHost: z.string(),
+  smtpPort: z.number(),
+  smtpUser: z.string(),
+  smtpPass: z.string().describe('The password; shown only in this answer (stored as a salted scrypt hash).'),
 });
 const threadSummary = z.object({
   threadId: z.string(),
@@ -120,7 +127,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         operationId: 'createEmailIdentity',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'ADDRESS_TAKEN', 'DOMAIN_NOT_HOSTED', 'AGENT_TEXT_MODEL_REQUIRED'],
+        errors: [
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'ADDRESS_TAKEN',
+          'DOMAIN_NOT_HOSTED',
+          'DOMAIN_NOT_VERIFIED',
+          'AGENT_TEXT_MODEL_REQUIRED',
+        ],
         tags,
         summary: 'Provision an email identity (201). 409 ADDRESS_TAKEN for an address in use.',
         body: createIdentityInput,
@@ -184,6 +198,22 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (request) => deleteIdentity(ctx, actorOf(request), request.params.id),
+  );
+  r.post(
+    '/api/email/identities/:id/smtp-credentials',
+    {
+      schema: {
+        operationId: 'createSmtpCredentials',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        tags,
+        summary:
+          'Issue an SMTP submission password (201; shown only here). Replaces the previous one, which stops working.',
+        params: idParams,
+        response: { 201: smtpCredentials },
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send(await createSmtpCredentials(ctx, actorOf(request), request.params.id)),
   );
   r.post(
     '/api/email/identities/:id/send',
@@ -372,6 +402,10 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
 // OpenAPI component names of the response shapes declared above (docs/openapi.md).
 z.globalRegistry.add(identity, { id: 'EmailIdentity', description: 'An email identity (address) of the account.' });
+z.globalRegistry.add(smtpCredentials, {
+  id: 'SmtpCredentials',
+  description: 'Where and how a mail client submits as the identity (implicit TLS, AUTH PLAIN or LOGIN).',
+});
 z.globalRegistry.add(threadSummary, { id: 'ThreadSummary', description: 'A thread without its messages.' });
 z.globalRegistry.add(message, { id: 'EmailMessage', description: 'One message of a thread, in or out.' });
 z.globalRegistry.add(sent, { id: 'SentEmail', description: 'The queued message and its thread.' });

@@ -1,0 +1,86 @@
+import { createPublicKey, generateKeyPair } from 'node:crypto';
+import type { AppContext } from '../../app-context.js';
+import type { DkimKey } from '../../generated/prisma/client.js';
+import { decryptSecret, encryptSecret } from '../../infra/secrets.js';
+import type { DkimSigner } from './mail-transport.port.js';
+
+/** RSA modulus of DKIM keys: 2048 bits (RFC 8301 3.2: at least 1024, 2048 recommended; fits one 255-octet TXT split). */
+export const DKIM_KEY_BITS = 2048;
+
+function aad(domain: string): string {
+  return `dkim:${domain}`;
+}
+
+function newKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
+  return new Promise((resolve, reject) =>
+    generateKeyPair(
+      'rsa',
+      {
+        modulusLength: DKIM_KEY_BITS,
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      },
+      (err, publicKey, privateKey) => (err ? reject(err) : resolve({ publicKey, privateKey })),
+    ),
+  );
+}
+
+/**
+ * The DKIM key of `domain` (lower-case), generated once (RSA-2048, selector DKIM_SELECTOR) with its private key
+ * encrypted under the secrets key. Concurrent first calls (several instances) keep the first row written.
+ */
+export async function ensureDkimKey(ctx: AppContext, domain: string): Promise<DkimKey> {
+  const found = await ctx.db.dkimKey.findUnique({ where: { domain } });
+  if (found) return found;
+  const pair = await newKeyPair();
+  await ctx.db.dkimKey.createMany({
+    data: [
+      {
+        domain,
+        selector: ctx.config.DKIM_SELECTOR,
+        publicKey: pair.publicKey,
+        privateKeyEncrypted: encryptSecret(ctx.secretsKey, pair.privateKey, aad(domain)),
+        keyId: ctx.secretsKeyId,
+        createdAt: ctx.clock.now(),
+      },
+    ],
+    skipDuplicates: true,
+  });
+  return ctx.db.dkimKey.findUniqueOrThrow({ where: { domain } });
+}
+
+/**
+ * The DNS TXT value that publishes a key (RFC 6376 3.6.1): `v=DKIM1; k=rsa; p=<base64 DER SubjectPublicKeyInfo>`,
+ * at `<selector>._domainkey.<domain>`.
+ */
+export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
+  const der = createPublicKey(key.publicKey).export({ type: 'spki', format: 'der' });
+  return `v=DKIM1; k=rsa; p=${der.toString('base64')}`;
+}
+
+/**
+ * What signs outbound mail from `domain` (issue 20 section 4: every message, whatever path sent it). @returns the
+ * signer, or undefined (mail goes unsigned, with an error logged) when the stored key cannot be decrypted because
+ * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
+ */
+export async function dkimSignerFor(ctx: AppContext, domain: string): Promise<DkimSigner | undefined> {
+  const key = await ensureDkimKey(ctx, domain);
+  try {
+    return {
+      domainName: domain,
+      keySelector: key.selector,
+      privateKey: decryptSecret(ctx.secretsKey, key.privateKeyEncrypted, aad(domain)),
+    };
+  } catch {
+    ctx.log.error(
+      { domain, keyId: key.keyId },
+      'DKIM key cannot be decrypted (SECRETS_KEY is not the key that encrypted it); sending unsigned',
+    );
+    return undefined;
+  }
+}
+
+/** Removes the key of a custom domain that was deleted (a domain added again gets a new key). */
+export async function deleteDkimKey(ctx: AppContext, domain: string): Promise<void> {
+  await ctx.db.dkimKey.deleteMany({ where: { domain } });
+}
