@@ -3,12 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { RateLimitedError } from '../domain/errors.js';
 
-/** What the auth hook asks before and after checking a credential (src/rest/auth.ts). */
+/** What the auth hook tells the failed-authentication limiter (src/rest/auth.ts). */
 export interface AuthFailureGuard {
-  /** @throws RateLimitedError (429 AUTH_RATE_LIMITED) when the client address has used up its failures. */
-  check(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** Counts one failed authentication for the client address. */
-  fail(request: FastifyRequest): Promise<void>;
+  /**
+   * Counts one failed authentication for the client address.
+   * @throws RateLimitedError (429 AUTH_RATE_LIMITED, `Retry-After`) once the address is past its failures: the
+   *   failing request is answered 429 instead of 401. A valid credential never reaches here.
+   */
+  fail(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
 /**
@@ -46,7 +48,10 @@ function countBatchedOperations(http: FastifyInstance, maxBatch: number): void {
  *   the key is verified (so nobody can spend another key's budget with its id and a wrong secret); each operation
  *   of a batched GraphQL request counts as one request (countBatchedOperations);
  * - per client address: AUTH_FAILURE_LIMIT failed authentications (API key or admin token) per
- *   AUTH_FAILURE_WINDOW_MS; past it every credential from that address answers 429 until the window ends.
+ *   AUTH_FAILURE_WINDOW_MS; past it every FAILING credential from that address answers 429 (with `Retry-After`)
+ *   instead of 401 until the window ends, while a valid key from the same address keeps working (issue 26: one
+ *   client behind a NAT or proxy sending garbage locked out every customer there). Keys carry 256 random bits, so
+ *   the limit does not guard them from guessing; it slows a failing client down and bounds what its noise costs.
  * Answers carry the IETF draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and a
  * 429 carries `Retry-After` (seconds) and the one error body with code RATE_LIMITED or AUTH_RATE_LIMITED.
  * @returns the guard the auth hook uses (undefined when AUTH_FAILURE_LIMIT is 0).
@@ -93,9 +98,9 @@ export async function installRateLimits(http: FastifyInstance, ctx: AppContext):
     skipOnError: true,
   });
   return {
-    async check(request, reply) {
-      const state = await failures(request, { increment: false });
-      if (state.isAllowed || state.remaining > 0) return;
+    async fail(request, reply) {
+      const state = await failures(request);
+      if (state.isAllowed || !state.isExceeded) return;
       const retryAfter = Math.max(1, state.ttlInSeconds);
       reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retryAfter);
       throw new RateLimitedError(
@@ -103,9 +108,6 @@ export async function installRateLimits(http: FastifyInstance, ctx: AppContext):
         `Too many failed authentications from this address; retry in ${retryAfter} s.`,
         retryAfter,
       );
-    },
-    async fail(request) {
-      await failures(request);
     },
   };
 }
