@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 
 /** An SMTP reply as an error smtp-server sends to the client. */
 function smtpError(code: number, message: string): Error {
@@ -26,14 +27,15 @@ export interface SmtpListener {
  */
 export async function startSmtpListener(ctx: AppContext, port: number): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
+  const edge = new SmtpEdge(edgeLimitsFromConfig(ctx.config)); // per-address and per-session limits: edge.ts
   const server = new SMTPServer({
+    ...edge.serverOptions(),
     name: ctx.config.SMTP_PUBLIC_HOST,
     banner: 'Switchboard inbound mail',
     size: maxBytes,
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
-    maxClients: 200,
     onRcptTo(address, session, callback) {
       if (session.envelope.rcptTo.length >= ctx.config.SMTP_MAX_RECIPIENTS) {
         callback(smtpError(452, '4.5.3 Too many recipients'));
@@ -75,6 +77,7 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
       });
     },
   });
+  edge.attach(server);
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
