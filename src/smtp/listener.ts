@@ -3,6 +3,7 @@ import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
+import { storingFailureReply, unparseable } from './replies.js';
 
 /** An SMTP reply as an error smtp-server sends to the client. */
 function smtpError(code: number, message: string): Error {
@@ -23,7 +24,8 @@ export interface SmtpListener {
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
- *   a storage failure answers `451 4.3.0` so the sender retries.
+ *   unparseable MIME or data that will fail again answers `554 5.6.0`, any other storage failure `451 4.3.0` so
+ *   the sender retries (replies.ts).
  */
 export async function startSmtpListener(ctx: AppContext, port: number): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
@@ -66,12 +68,14 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
         const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
         ctx.mail
           .parse(Buffer.concat(chunks))
+          .catch(unparseable)
           .then((parsed) => deliverInbound(ctx, parsed, envelope))
           .then(
             () => callback(null),
             (err: unknown) => {
-              ctx.log.error({ err }, 'storing inbound mail failed');
-              callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+              const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
+              ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
+              callback(smtpError(reply.code, reply.message));
             },
           );
       });

@@ -201,4 +201,33 @@ describe('the SMTP edge', () => {
     expect(statuses.slice(0, 5).every((l) => l.startsWith('250'))).toBe(true);
     expect(statuses[5]).toMatch(/^451 4\.7\.1 Too many messages from senders at two\.example; try again in \d+ s$/);
   });
+
+  it('answers unparseable (over-nested) MIME 554 5.6.0, a permanent refusal, and stores what parses', async () => {
+    const nested = (depth: number) => {
+      let body = 'Content-Type: text/plain\r\n\r\nhello from the innermost part\r\n';
+      for (let i = 0; i < depth; i++) {
+        body = `Content-Type: multipart/mixed; boundary="b${i}"\r\n\r\n--b${i}\r\n${body}--b${i}--\r\n`;
+      }
+      return `From: deep@example.org\r\nTo: ${address}\r\nSubject: nested ${depth}\r\nMIME-Version: 1.0\r\n${body}`;
+    };
+    const deliver = async (raw: string) => {
+      const c = new RawSmtp(t.app.smtpPort()!, '127.0.0.9');
+      try {
+        await c.waitFor(/^220 /);
+        await c.command('EHLO client.example');
+        await c.command('MAIL FROM:<deep@example.org>');
+        expect(await c.command(`RCPT TO:<${address}>`)).toMatch(/^250/);
+        expect(await c.command('DATA')).toMatch(/^354/);
+        return await c.command(`${raw.replace(/\r\n\./g, '\r\n..')}\r\n.`);
+      } finally {
+        c.close();
+      }
+    };
+    const before = await threadCount();
+    // mailparser refuses more than 1,000 MIME nodes (EMAXLEN): the same bytes would fail on every retry.
+    expect(await deliver(nested(1200))).toMatch(/^554 5\.6\.0 /);
+    expect(await threadCount()).toBe(before);
+    expect(await deliver(nested(50))).toMatch(/^250 /);
+    expect(await threadCount()).toBe(before + 1);
+  });
 });
