@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import { storingFailureReply, unparseable } from './replies.js';
 
@@ -20,7 +21,8 @@ export interface SmtpListener {
 /**
  * The inbound SMTP listener (smtp-server), a front door like HTTP: the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
  * terminator or on a private network). Rules:
- * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
+ * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike), except
+ *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox;
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
@@ -43,6 +45,8 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
         callback(smtpError(452, '4.5.3 Too many recipients'));
         return;
       }
+      // postmaster@/abuse@ of every hosted domain reach the operator mailbox (operator-mail.service.ts).
+      if (isRoleAddress(ctx.config, address.address)) return callback();
       activeIdentitiesFor(ctx, [address.address]).then(
         (found) =>
           callback(found.length > 0 ? null : smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`)),
@@ -69,7 +73,12 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
         ctx.mail
           .parse(Buffer.concat(chunks))
           .catch(unparseable)
-          .then((parsed) => deliverInbound(ctx, parsed, envelope))
+          .then((parsed) =>
+            Promise.all([
+              deliverInbound(ctx, parsed, envelope),
+              deliverToOperator(ctx, parsed, envelope, session.remoteAddress),
+            ]),
+          )
           .then(
             () => callback(null),
             (err: unknown) => {

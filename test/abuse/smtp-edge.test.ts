@@ -52,6 +52,8 @@ class RawSmtp {
   }
 }
 
+const ADMIN_TOKEN = 'smtp-edge-admin-token-0123456789abcdef';
+
 describe('the SMTP edge', () => {
   let t: TestApp;
   let a: TestAccount;
@@ -59,7 +61,13 @@ describe('the SMTP edge', () => {
   let identityId: string;
   const extra: SmtpListener[] = [];
   beforeAll(async () => {
-    t = await startApp({ env: { SMTP_MAX_CONNECTIONS_PER_ADDRESS: '20' } });
+    t = await startApp({
+      env: {
+        SMTP_MAX_CONNECTIONS_PER_ADDRESS: '20',
+        ADMIN_TOKEN,
+        EMAIL_DOMAINS: 'agents.switchboard.local, mail.acme.test',
+      },
+    });
     a = await t.newAccount();
     const box = await a.request('POST', '/api/email/identities', { localPart: `edge${Date.now().toString(36)}` });
     expect(box.status).toBe(201);
@@ -229,5 +237,65 @@ describe('the SMTP edge', () => {
     expect(await threadCount()).toBe(before);
     expect(await deliver(nested(50))).toMatch(/^250 /);
     expect(await threadCount()).toBe(before + 1);
+  });
+
+  it('accepts postmaster@ and abuse@ of every hosted domain into the operator mailbox, read through /admin/mail', async () => {
+    const admin = (path: string) =>
+      fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as any,
+      }));
+    const before = (await admin('/admin/mail?limit=200')).body.messages.length;
+    const c = new RawSmtp(t.app.smtpPort()!, '127.0.0.10');
+    await c.waitFor(/^220 /);
+    await c.command('EHLO reporter.example');
+    expect(await c.command('MAIL FROM:<reporter@example.org>')).toMatch(/^250/);
+    for (const rcpt of ['postmaster@agents.switchboard.local', 'ABUSE@Mail.Acme.Test', 'Postmaster']) {
+      expect(await c.command(`RCPT TO:<${rcpt}>`), rcpt).toMatch(/^250/);
+    }
+    // Other role names, and role names of domains the service does not host, are not ours.
+    expect(await c.command('RCPT TO:<hostmaster@agents.switchboard.local>')).toMatch(/^550/);
+    expect(await c.command('RCPT TO:<postmaster@example.com>')).toMatch(/^550/);
+    expect(await c.command('DATA')).toMatch(/^354/);
+    const raw = [
+      'From: Reporter <reporter@example.org>',
+      'To: postmaster@agents.switchboard.local',
+      'Subject: Abuse report',
+      'Message-ID: <report-1@example.org>',
+      '',
+      'One of your identities sent spam.',
+    ].join('\r\n');
+    expect(await c.command(`${raw}\r\n.`)).toMatch(/^250/);
+    // The sender retries the same message: stored once per recipient.
+    await c.command('MAIL FROM:<reporter@example.org>');
+    await c.command('RCPT TO:<postmaster@agents.switchboard.local>');
+    await c.command('DATA');
+    expect(await c.command(`${raw}\r\n.`)).toMatch(/^250/);
+    c.close();
+
+    const list = await admin('/admin/mail?limit=200');
+    expect(list.status).toBe(200);
+    const mine = list.body.messages.slice(before);
+    expect(mine.map((m: any) => m.recipient).sort()).toEqual([
+      'abuse@mail.acme.test',
+      'postmaster',
+      'postmaster@agents.switchboard.local',
+    ]);
+    for (const m of mine) {
+      expect(m).toMatchObject({
+        messageId: '<report-1@example.org>',
+        mailFrom: 'reporter@example.org',
+        from: 'reporter@example.org',
+        subject: 'Abuse report',
+        remoteAddress: '127.0.0.10',
+      });
+      expect(m.body).toBeUndefined();
+    }
+    const one = await admin(`/admin/mail/${mine[0].id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.body).toBe('One of your identities sent spam.');
+    expect((await admin('/admin/mail/00000000-0000-7000-8000-000000000000')).status).toBe(404);
+    // Only the operator reads it: an API key is refused.
+    expect((await a.request('GET', '/admin/mail')).status).toBe(401);
   });
 });
