@@ -197,6 +197,31 @@ export const configSchema = z.object({
   DNS_CACHE_TTL_S: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Most DNS answers cached (least recently used dropped first). */
   DNS_CACHE_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  // The SMTP edge (src/smtp/edge.ts, issue 26; docs/email.md "The SMTP edge").
+  /** Connections an SMTP listener holds at once, from every address. */
+  SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(200),
+  /** Connections one client address may hold at once; more get `421 4.7.0`. */
+  SMTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Idle time awaiting a command or data, in ms (RFC 5321 4.5.3.2.7: at least 5 minutes). */
+  SMTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  /** Longest SMTP session, in ms; then `421 4.7.0` once no message is in flight. */
+  SMTP_SESSION_MAX_MS: z.coerce.number().int().min(100).max(86_400_000).default(1_800_000),
+  /** Commands one SMTP session may send. */
+  SMTP_MAX_COMMANDS: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  /** NOOP, RSET, VRFY, EXPN and HELP commands one SMTP session may send (Postfix smtpd_junk_command_limit). */
+  SMTP_MAX_JUNK_COMMANDS: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** Error replies (4xx/5xx) one SMTP session may cause before it is closed (Postfix smtpd_hard_error_limit). */
+  SMTP_MAX_ERRORS: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  /** Slowest accepted DATA transfer, in bytes/s averaged over the transfer (Postfix smtpd_min_data_rate); 0 off. */
+  SMTP_MIN_DATA_RATE: z.coerce.number().int().min(0).max(100_000_000).default(500),
+  /** How long DATA may run before its rate is first checked, in ms. */
+  SMTP_DATA_RATE_GRACE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** Messages (MAIL FROM) one client address may start per SMTP_MESSAGE_RATE_WINDOW_MS; more get `451 4.7.1`. */
+  SMTP_MESSAGES_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(120),
+  /** Messages (MAIL FROM) one sender domain may start per window, over every address; more get `451 4.7.1`. */
+  SMTP_MESSAGES_PER_SENDER_DOMAIN: z.coerce.number().int().min(1).max(10_000_000).default(300),
+  /** The window of the two SMTP message rates, in ms. */
+  SMTP_MESSAGE_RATE_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   /** Per-sender reply budget of an agent: at most this many answers to one sender per identity per window. */
   AGENT_REPLIES_PER_SENDER: z.coerce.number().int().min(0).max(1000).default(5),
   /**

@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
-import { createGraphQLServer } from './yoga.js';
+import { createBatchCheck, createGraphQLServer } from './yoga.js';
 
 /** Fastify's body errors on the GraphQL routes, as coded GraphQL errors. */
 const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
@@ -171,7 +171,17 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   };
   const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) =>
     send(reply, await yoga.handleNodeRequestAndResponse(req, reply, { req, reply }));
+  const batchCheck = createBatchCheck(ctx);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    // A batch is held to the limits as a whole before any of its operations runs (limits.ts, batchLimitError).
+    const refusal = Array.isArray(req.body) ? batchCheck(req.body) : undefined;
+    if (refusal) {
+      const { http: _http, ...extensions } = refusal.extensions as Record<string, unknown>;
+      return reply
+        .status(400)
+        .type('application/json; charset=utf-8')
+        .send({ errors: [{ message: refusal.message, extensions: { ...extensions, status: 400 } }] });
+    }
     const response = fastPath ? await plainJsonResponse(yoga, req, reply) : undefined;
     return response ? send(reply, response) : yogaHandler(req, reply);
   };

@@ -3,19 +3,25 @@
 // @escape.tech/graphql-armor (tokens, depth, aliases, directives); the list-size-aware cost from
 // @pothos/plugin-complexity's calculator, applied once per operation here so a refusal is one error, not one per
 // root field.
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxAliasesPlugin, maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin, maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin, maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   BREAK,
   type DocumentNode,
   GraphQLError,
+  type GraphQLSchema,
   Kind,
+  Lexer,
   type OperationDefinitionNode,
+  parse,
+  Source,
+  TokenKind,
   TypeInfo,
   type ValueNode,
+  validate,
   visit,
   visitWithTypeInfo,
 } from 'graphql';
@@ -234,4 +240,85 @@ export function limitPlugins(limits: GraphQLLimits): Plugin[] {
     maxDirectivesPlugin({ n: limits.maxDirectives, onReject: rejectAs('directives', limits.maxDirectives) }) as Plugin,
     costLimitPlugin(limits.maxCost),
   ];
+}
+
+/** One operation of a batched request body, as clients send it. */
+interface BatchedParams {
+  query?: unknown;
+  operationName?: unknown;
+  variables?: unknown;
+}
+
+/** Lexical tokens of a document as graphql-js's `maxTokens` counts them (comments excluded). */
+function tokenCount(query: string): number {
+  const lexer = new Lexer(new Source(query));
+  let n = 0;
+  while (lexer.advance().kind !== TokenKind.EOF) n++;
+  return n;
+}
+
+/**
+ * The limits over a whole batched request (a JSON array of operations, issue 26): tokens, aliases, directives and
+ * cost are summed over its operations and held to the same maxima as one operation, so a batch of 10 documents
+ * with 30 aliased mutations each (300 in all) is refused like one document with 300, before any of them runs.
+ * Depth is the deepest operation's: a batch's operations are siblings, not nested, and each is already held to
+ * maxDepth. Counting is graphql-armor's (its rules with an unbounded `n`, reporting each operation's figure) and
+ * the cost is {@link cachedOperationCost}. An operation that does not parse or has no query is skipped: Yoga
+ * answers it with its own error.
+ * @param operations the parsed JSON array body (length already within maxBatch, Yoga checks that).
+ * @returns a QUERY_TOO_COMPLEX error naming the limit, its maximum and the batch's total, or undefined.
+ */
+export function batchLimitError(
+  operations: readonly unknown[],
+  limits: GraphQLLimits,
+  schema: GraphQLSchema,
+): GraphQLError | undefined {
+  if (operations.length > limits.maxBatch) return undefined; // Yoga answers 413 for the batch size itself
+  const totals = { tokens: 0, aliases: 0, directives: 0, cost: 0, depth: 0 };
+  const unbounded = Number.MAX_SAFE_INTEGER;
+  for (const op of operations) {
+    const { query, operationName, variables } = (op ?? {}) as BatchedParams;
+    if (typeof query !== 'string') continue;
+    let document: DocumentNode;
+    try {
+      totals.tokens += tokenCount(query);
+      if (totals.tokens > limits.maxTokens) break;
+      document = parse(query);
+    } catch {
+      continue;
+    }
+    const count =
+      (key: 'aliases' | 'directives' | 'depth') =>
+      (_ctx: unknown, { n }: { n: number }) => {
+        totals[key] = key === 'depth' ? Math.max(totals[key], n) : totals[key] + n;
+      };
+    validate(schema, document, [
+      maxAliasesRule({ n: unbounded, onAccept: [count('aliases')] }),
+      maxDirectivesRule({ n: unbounded, onAccept: [count('directives')] }),
+      maxDepthRule({ n: unbounded, flattenFragments: true, onAccept: [count('depth')] }),
+    ]);
+    const cost = cachedOperationCost(
+      document,
+      typeof operationName === 'string' ? operationName : undefined,
+      schema as CostSchema,
+      variables && typeof variables === 'object' ? (variables as Record<string, unknown>) : undefined,
+      {},
+    );
+    totals.cost += cost ?? 0;
+  }
+  const checks: [keyof typeof totals, number, string][] = [
+    ['tokens', limits.maxTokens, 'Tokens'],
+    ['aliases', limits.maxAliases, 'Aliases'],
+    ['directives', limits.maxDirectives, 'Directives'],
+    ['depth', limits.maxDepth, 'Depth'],
+    ['cost', limits.maxCost, 'Query cost'],
+  ];
+  for (const [limit, max, label] of checks) {
+    const found = totals[limit];
+    if (found > max) {
+      const over = limit === 'depth' ? `${found}` : `${found}, summed over the ${operations.length} operations,`;
+      return tooComplex(`${label} of this batched request ${over} exceed the limit of ${max}.`, limit, max, found);
+    }
+  }
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { badTextFields } from '../domain/validation.js';
 import type { GraphQLContext } from './builder.js';
 import { BAD_USER_INPUT, createMaskError } from './errors.js';
 import { renderSwitchboardGraphiQL } from './graphiql.js';
-import { limitPlugins, limitsFromConfig } from './limits.js';
+import { batchLimitError, limitPlugins, limitsFromConfig } from './limits.js';
 import { schema } from './schema.js';
 
 /** Server context Yoga receives from the Fastify route. */
@@ -132,6 +132,15 @@ function jitPlugin(): Plugin {
 }
 function hasNoSubscription(document: { definitions: readonly { kind: string; operation?: string }[] }): boolean {
   return !document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription');
+}
+
+/**
+ * The limits over a whole batched request (limits.ts, batchLimitError), bound to this app's configuration and the
+ * schema: the HTTP mount calls it with a JSON array body before Yoga runs any of its operations.
+ */
+export function createBatchCheck(ctx: AppContext): (operations: readonly unknown[]) => GraphQLError | undefined {
+  const limits = limitsFromConfig(ctx.config);
+  return (operations) => batchLimitError(operations, limits, schema);
 }
 
 /**

@@ -3,21 +3,55 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { RateLimitedError } from '../domain/errors.js';
 
-/** What the auth hook asks before and after checking a credential (src/rest/auth.ts). */
+/** What the auth hook tells the failed-authentication limiter (src/rest/auth.ts). */
 export interface AuthFailureGuard {
-  /** @throws RateLimitedError (429 AUTH_RATE_LIMITED) when the client address has used up its failures. */
-  check(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** Counts one failed authentication for the client address. */
-  fail(request: FastifyRequest): Promise<void>;
+  /**
+   * Counts one failed authentication for the client address.
+   * @throws RateLimitedError (429 AUTH_RATE_LIMITED, `Retry-After`) once the address is past its failures: the
+   *   failing request is answered 429 instead of 401. A valid credential never reaches here.
+   */
+  fail(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
+
+/**
+ * A batched GraphQL request (a JSON array of N operations POSTed to /graphql) counts N against its key, not 1
+ * (issue 26): the per-key hook counts the request once and this counts the other N - 1 in the same counter
+ * (`createRateLimit()` without options is the global limiter: the same store, key and maximum). A batch over
+ * `maxBatch` is refused whole by Yoga (413) and counts once.
+ * @throws RateLimitedError (429 RATE_LIMITED, with `Retry-After`) once the key's budget is spent.
+ */
+function countBatchedOperations(http: FastifyInstance, maxBatch: number): void {
+  const sameCounter = http.createRateLimit();
+  http.addHook('preValidation', async (request, reply) => {
+    const body = request.body;
+    if (!Array.isArray(body) || body.length < 2 || body.length > maxBatch) return;
+    if (request.method !== 'POST' || request.routeOptions.url !== '/graphql') return;
+    for (let i = 1; i < body.length; i++) {
+      const state = await sameCounter(request);
+      if (state.isAllowed || !state.isExceeded) continue;
+      const retryAfter = Math.max(1, state.ttlInSeconds);
+      reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retryAfter);
+      reply.header('retry-after', retryAfter);
+      throw new RateLimitedError(
+        'RATE_LIMITED',
+        `This API key made more than ${state.max} GraphQL operations and requests in ${Math.round(state.timeWindow / 1000)} s (a batch counts each operation); retry in ${retryAfter} s.`,
+        retryAfter,
+      );
+    }
+  });
 }
 
 /**
  * Rate limits with @fastify/rate-limit (docs/operations.md "Rate limits"), counted in Redis when REDIS_URL is set
  * (shared by every instance; keys under REDIS_KEY_PREFIX + "ratelimit:") and in memory otherwise:
  * - per API key: RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS for every authenticated request, counted after
- *   the key is verified (so nobody can spend another key's budget with its id and a wrong secret);
+ *   the key is verified (so nobody can spend another key's budget with its id and a wrong secret); each operation
+ *   of a batched GraphQL request counts as one request (countBatchedOperations);
  * - per client address: AUTH_FAILURE_LIMIT failed authentications (API key or admin token) per
- *   AUTH_FAILURE_WINDOW_MS; past it every credential from that address answers 429 until the window ends.
+ *   AUTH_FAILURE_WINDOW_MS; past it every FAILING credential from that address answers 429 (with `Retry-After`)
+ *   instead of 401 until the window ends, while a valid key from the same address keeps working (issue 26: one
+ *   client behind a NAT or proxy sending garbage locked out every customer there). Keys carry 256 random bits, so
+ *   the limit does not guard them from guessing; it slows a failing client down and bounds what its noise costs.
  * Answers carry the IETF draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds), and a
  * 429 carries `Retry-After` (seconds) and the one error body with code RATE_LIMITED or AUTH_RATE_LIMITED.
  * @returns the guard the auth hook uses (undefined when AUTH_FAILURE_LIMIT is 0).
@@ -52,6 +86,7 @@ export async function installRateLimits(http: FastifyInstance, ctx: AppContext):
         Math.ceil(context.ttl / 1000),
       ),
   });
+  if (config.RATE_LIMIT_MAX > 0) countBatchedOperations(http, config.GRAPHQL_MAX_BATCH);
   if (config.AUTH_FAILURE_LIMIT <= 0) return undefined;
 
   const failures = http.createRateLimit({
@@ -63,9 +98,9 @@ export async function installRateLimits(http: FastifyInstance, ctx: AppContext):
     skipOnError: true,
   });
   return {
-    async check(request, reply) {
-      const state = await failures(request, { increment: false });
-      if (state.isAllowed || state.remaining > 0) return;
+    async fail(request, reply) {
+      const state = await failures(request);
+      if (state.isAllowed || !state.isExceeded) return;
       const retryAfter = Math.max(1, state.ttlInSeconds);
       reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retryAfter);
       throw new RateLimitedError(
@@ -73,9 +108,6 @@ export async function installRateLimits(http: FastifyInstance, ctx: AppContext):
         `Too many failed authentications from this address; retry in ${retryAfter} s.`,
         retryAfter,
       );
-    },
-    async fail(request) {
-      await failures(request);
     },
   };
 }

@@ -193,7 +193,7 @@ export async function openDatabase(opts: {
   if (!memory) {
     dataDir = path.resolve(opts.dataDir, 'pglite');
     mkdirSync(dataDir, { recursive: true });
-    release = lockDataDir(path.resolve(opts.dataDir));
+    release = await lockDataDir(path.resolve(opts.dataDir));
     if (!existsSync(path.join(dataDir, 'PG_VERSION')) && existsSync(PGLITE_TEMPLATE)) {
       loadDataDir = new Blob([readFileSync(PGLITE_TEMPLATE)]);
     }

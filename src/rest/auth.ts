@@ -45,7 +45,8 @@ function bearer(header: string | undefined): string | undefined {
  * Bearer, and a stream token is refused on every other route. Public routes and the GraphiQL page (GET /graphql
  * asking for HTML) need no key. Routes marked `admin` take an admin token instead (docs/operations.md). Failures
  * answer 401 UNAUTHENTICATED with `WWW-Authenticate: Bearer` and count against the client address (`guard`,
- * src/http/rate-limit.ts): past its limit, 429 AUTH_RATE_LIMITED before any credential is checked.
+ * src/http/rate-limit.ts): past its limit a failing credential answers 429 AUTH_RATE_LIMITED instead; a valid one
+ * is never held back by its address's failures (issue 26).
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthFailureGuard): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -58,7 +59,6 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
       return; // GraphiQL page; its queries carry the key
     }
     if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
-    await guard?.check(request, reply);
     try {
       if (config?.metrics) {
         ctx.admin.verify(bearer(request.headers.authorization), 'metrics');
@@ -81,7 +81,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
       }
       request.actor = await ctx.auth.authenticate(key);
     } catch (err) {
-      if (err instanceof DomainError && err.status === 401) await guard?.fail(request);
+      if (err instanceof DomainError && err.status === 401) await guard?.fail(request, reply);
       throw err;
     }
   });

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequestError } from '../domain/errors.js';
+import { BadRequestError, type ErrorDetail, ValidationError } from '../domain/errors.js';
+import { badTextFields } from '../domain/validation.js';
 import type { ErrorBody } from './errors.js';
 
 /**
@@ -17,6 +18,45 @@ import type { ErrorBody } from './errors.js';
  */
 export const MAX_PARAM_LENGTH = 16_384;
 
+/**
+ * Longest accepted query-string value (and name), in characters. The longest real one is a cursor (at most 500)
+ * or a stream token; anything longer is refused before a route reads it (issue 26), so no query value of any
+ * route, declared or not, reaches the database or a log line at megabyte size.
+ */
+export const MAX_QUERY_VALUE_LENGTH = 2_048;
+
+/**
+ * What is wrong with a parsed query string, per parameter (`query.<name>`): U+0000 (PostgreSQL error 22021
+ * answered 500 for `GET /compliance/campaigns?brandId=%00`, issue 26) and lone surrogates, as in JSON bodies
+ * (badTextFields), and values or names over MAX_QUERY_VALUE_LENGTH characters (TOO_LONG). Repeated parameters
+ * (`?a=1&a=2`) are checked value by value; the route's own schema decides whether it takes several.
+ */
+export function badQueryFields(query: unknown): ErrorDetail[] {
+  if (!query || typeof query !== 'object') return [];
+  const out = badTextFields(query, ['query']);
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    if (out.length >= 20) break;
+    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    if (name.length > MAX_QUERY_VALUE_LENGTH) {
+      out.push({
+        code: 'TOO_LONG',
+        field: `query.${shown}`,
+        message: `parameter name is longer than ${MAX_QUERY_VALUE_LENGTH} characters`,
+      });
+      continue;
+    }
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && v.length > MAX_QUERY_VALUE_LENGTH)) {
+      out.push({
+        code: 'TOO_LONG',
+        field: `query.${shown}`,
+        message: `must be at most ${MAX_QUERY_VALUE_LENGTH} characters`,
+      });
+    }
+  }
+  return out;
+}
+
 /** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
 function isNoBody(body: unknown): boolean {
   if (body === undefined || body === null) return true;
@@ -27,6 +67,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * Installs the request rules that do not belong to one route. Call before routes are registered.
+ * - Every query string, on every route but GraphQL's, is refused with 400 VALIDATION_FAILED naming the parameter
+ *   when a value holds NUL or a lone surrogate or is over-long (badQueryFields), before the route's schema runs.
  * - Bodies are JSON only: Fastify's built-in text/plain parser is removed, so any other media type answers
  *   415 UNSUPPORTED_MEDIA_TYPE (before, `text/plain` reached the routes as a string).
  * - An operation that takes no body (no `body` schema: revet, expedite, redeliver, deletes…) accepts none, an
@@ -35,6 +77,11 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function installInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
+  app.addHook('preValidation', async (request) => {
+    if (request.url.startsWith('/graphql')) return; // Yoga parses its own query string (GET operations)
+    const bad = badQueryFields(request.query);
+    if (bad.length > 0) throw new ValidationError(bad);
+  });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (route.url.startsWith('/graphql') || route.schema?.body !== undefined) return;

@@ -14,7 +14,7 @@ export const greetingName = mailHostName;
 
 /**
  * The smtp-server options the MX and submission listeners share: greeting name, SIZE (RFC 1870) =
- * SMTP_MAX_MESSAGE_BYTES, the client cap, and the TLS certificate (TLS 1.2 at least) that the submission listener
+ * SMTP_MAX_MESSAGE_BYTES and the TLS certificate (TLS 1.2 at least) that the submission listener
  * serves on connect and the MX listener after STARTTLS.
  */
 export function sharedSmtpOptions(ctx: AppContext, tls: SmtpCertificate): SMTPServerOptions {
@@ -22,7 +22,6 @@ export function sharedSmtpOptions(ctx: AppContext, tls: SmtpCertificate): SMTPSe
     name: greetingName(ctx.config),
     size: ctx.config.SMTP_MAX_MESSAGE_BYTES,
     logger: false,
-    maxClients: 200,
     key: tls.key,
     cert: tls.cert,
     minVersion: 'TLSv1.2',

@@ -5,6 +5,7 @@ import { requireOwnSender, SUBMISSION_MAX_RECIPIENTS, submitMessage } from '../d
 import { DomainError } from '../domain/errors.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import type { SmtpListener } from './listener.js';
+import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import { listenSmtp, readMessage, sharedSmtpOptions, smtpError, tooBig } from './smtp-options.js';
 
 /** Failed AUTH attempts one client address may make per window before it is refused (issue 20 section 3). */
@@ -79,8 +80,16 @@ export async function startSubmissionListener(
 ): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
   const failures = new AuthFailures(() => Date.now());
+  // The MX listener's connection and session limits (edge.ts). Not its message rates: those bound anonymous senders,
+  // and a submitting client has authenticated as an identity.
+  const edge = new SmtpEdge({
+    ...edgeLimitsFromConfig(ctx.config),
+    messagesPerAddress: Number.MAX_SAFE_INTEGER,
+    messagesPerSenderDomain: Number.MAX_SAFE_INTEGER,
+  });
   const server = new SMTPServer({
     ...sharedSmtpOptions(ctx, tls),
+    ...edge.serverOptions(),
     secure: true,
     banner: 'Switchboard mail submission',
     authMethods: ['PLAIN', 'LOGIN'],
@@ -163,6 +172,7 @@ export async function startSubmissionListener(
         );
     },
   });
+  edge.attach(server);
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP submission listener error'));
   const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {

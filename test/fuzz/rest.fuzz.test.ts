@@ -79,6 +79,7 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
   let t: TestApp;
   let a: TestAccount;
   let ops: Operation[];
+  let queryNames: string[] = [];
   const ids: string[] = [];
   const figures = { requests: 0, status: {} as Record<string, number>, fiveHundreds: 0 };
 
@@ -87,6 +88,8 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
     t = await startApp({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
     a = await t.newAccount();
     ops = await loadOperations(t);
+    // Every query parameter any operation declares, so each is fuzzed (issue 26: `?brandId=%00` was a 500).
+    queryNames = [...new Set(ops.flatMap((o) => o.params.filter((p) => p.in === 'query').map((p) => p.name)))];
     // Real ids of the account, so mutated requests also reach existing rows.
     const brand = await a.request('POST', '/compliance/brands', {
       name: 'Fuzz LLC',
@@ -115,7 +118,10 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
       rawPath: fc.boolean(),
       query: fc.array(
         fc.tuple(
-          fc.oneof(fc.constantFrom('limit', 'cursor', 'after', 'brandId', 'channels', 'token'), hostileString),
+          fc.oneof(
+            fc.constantFrom('limit', 'cursor', 'after', 'brandId', 'channels', 'token', ...queryNames),
+            hostileString,
+          ),
           hostileString,
         ),
         { maxLength: 3 },

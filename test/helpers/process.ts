@@ -17,9 +17,15 @@ export interface Spawned {
 
 /**
  * Runs `src/<entry>` under tsx exactly as `npm start` / `npm run cli` do, with `env` added to a clean environment
- * (no DATABASE_URL/REDIS_URL from the outer test run unless given).
+ * (no DATABASE_URL/REDIS_URL from the outer test run unless given). `wrap` runs it under another command, e.g.
+ * `['unshare', '--pid', '--fork']` (then `child` is that command, not node).
  */
-export function runEntry(entry: 'main.ts' | 'cli.ts', args: string[], env: Record<string, string>): Spawned {
+export function runEntry(
+  entry: 'main.ts' | 'cli.ts',
+  args: string[],
+  env: Record<string, string>,
+  wrap: string[] = [],
+): Spawned {
   const base = { ...process.env };
   for (const key of [
     'DATABASE_URL',
@@ -32,7 +38,9 @@ export function runEntry(entry: 'main.ts' | 'cli.ts', args: string[], env: Recor
     'SWITCHBOARD_URL',
   ])
     delete base[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/${entry}`, ...args], {
+  const argv = [process.execPath, '--import', 'tsx', `src/${entry}`, ...args];
+  const [command, ...rest] = [...wrap, ...argv] as [string, ...string[]];
+  const child = spawn(command, rest, {
     cwd: ROOT,
     env: { ...base, LOG_LEVEL: 'info', SMTP_PORT: '0', SMTP_SUBMISSION_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../../infra/db.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decimalInt } from '../validation.js';
 import { createAccount, issueKey, SCOPES, type Scope } from './account.service.js';
 
 /*
@@ -78,8 +79,8 @@ export type AdminKeyInput = z.output<typeof adminKeyInput>;
 
 /** Query of GET /admin/accounts. */
 export const adminListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional().describe('nextCursor of the previous page.'),
+  limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
+  cursor: z.string().min(1).max(200).optional().describe('nextCursor of the previous page.'),
 });
 /** Parsed adminListQuery. */
 export type AdminListQuery = z.output<typeof adminListQuery>;

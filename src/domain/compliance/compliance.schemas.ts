@@ -1,7 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from 'zod';
 import type { ErrorDetail } from '../errors.js';
-import { decimalInt } from '../validation.js';
+import { decimalInt, resourceId } from '../validation.js';
 import {
   ALT_BUSINESS_ID_TYPES,
   BRAND_RELATIONSHIPS,
@@ -401,7 +401,7 @@ export type PageQuery = z.output<typeof pageQuery>;
 
 /** `?limit&cursor&brandId` of GET /compliance/campaigns. */
 export const campaignListQuery = pageQuery
-  .extend({ brandId: z.string().min(1).optional().describe('Only campaigns of this brand.') })
+  .extend({ brandId: resourceId.optional().describe('Only campaigns of this brand.') })
   .strict();
 /** Parsed campaignListQuery. */
 export type CampaignListQuery = z.output<typeof campaignListQuery>;

@@ -12,7 +12,19 @@ import {
   adminListQuery,
   adminRevokeKey,
 } from '../../domain/accounts/admin.service.js';
+import { getOperatorMail, listOperatorMail, operatorMailQuery } from '../../domain/email/operator-mail.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
+
+const operatorMessage = z.object({
+  id: z.string(),
+  recipient: z.string().describe('The role address: postmaster@<hosted domain>, abuse@<hosted domain> or postmaster.'),
+  messageId: z.string(),
+  mailFrom: z.string().describe('SMTP reverse-path; empty for the null reverse-path.'),
+  from: z.string(),
+  subject: z.string(),
+  remoteAddress: z.string().describe("The SMTP client's address."),
+  receivedAt: z.string(),
+});
 
 const issued = z.object({
   accountId: z.string(),
@@ -131,5 +143,37 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
       await adminRevokeKey(ctx, request.params.keyId);
       return reply.status(204).send();
     },
+  );
+
+  r.get(
+    '/admin/mail',
+    {
+      config,
+      schema: {
+        operationId: 'adminListOperatorMail',
+        tags,
+        summary: 'The operator mailbox: mail to postmaster@ and abuse@ of every hosted domain, in arrival order.',
+        errors: ['INVALID_CURSOR'],
+        querystring: operatorMailQuery,
+        response: { 200: z.object({ messages: z.array(operatorMessage), nextCursor: z.string().nullable() }) },
+      },
+    },
+    async (request) => listOperatorMail(ctx.db, request.query),
+  );
+
+  r.get(
+    '/admin/mail/:id',
+    {
+      config,
+      schema: {
+        operationId: 'adminGetOperatorMail',
+        tags,
+        summary: 'One message of the operator mailbox, with its text body.',
+        errors: ['NOT_FOUND'],
+        params: idParams,
+        response: { 200: operatorMessage.extend({ body: z.string() }) },
+      },
+    },
+    async (request) => getOperatorMail(ctx.db, request.params.id),
   );
 }
