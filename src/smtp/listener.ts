@@ -1,8 +1,8 @@
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
-import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
+import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import { storingFailureReply, unparseable } from './replies.js';

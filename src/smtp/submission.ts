@@ -4,8 +4,8 @@ import { authenticateSubmission } from '../domain/email/smtp-credentials.service
 import { requireOwnSender, SUBMISSION_MAX_RECIPIENTS, submitMessage } from '../domain/email/submission.service.js';
 import { DomainError } from '../domain/errors.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
-import type { SmtpListener } from './listener.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
+import type { SmtpListener } from './listener.js';
 import { listenSmtp, readMessage, sharedSmtpOptions, smtpError, tooBig } from './smtp-options.js';
 
 /** Failed AUTH attempts one client address may make per window before it is refused (issue 20 section 3). */

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import type { EmailDomain } from '../../generated/prisma/client.js';
@@ -86,9 +86,9 @@ export function proposedSpf(ctx: AppContext): string {
   const bare = relay?.replace(/^\[|\]$/g, '');
   const mechanism = !bare
     ? []
-    : isIP(bare) === 4
+    : ipaddr.IPv4.isValidFourPartDecimal(bare)
       ? [`ip4:${bare}`]
-      : isIP(bare) === 6
+      : ipaddr.IPv6.isValid(bare)
         ? [`ip6:${bare}`]
         : [`a:${bare}`];
   return ['v=spf1', 'mx', ...(bare && bare !== mxHost(ctx) ? mechanism : []), '~all'].join(' ');
