@@ -70,6 +70,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
         DNS_TIMEOUT_MS: '1000',
         SMTP_RELAY_URL: sink.url,
         SMTP_PUBLIC_HOST: 'mx.switchboard.test',
+        SMTP_PUBLIC_PORT: '465',
       },
     });
     t.app.ctx.bus.subscribe((e) => events.push(e));
@@ -318,7 +319,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     const creds = await a.gql(CreateCredentials, { input: { identityId: box.body.id } });
     expect(payload(creds.data!.createSmtpCredentials, 'CreateSmtpCredentialsPayload')).toMatchObject({
       smtpHost: 'mx.switchboard.test',
-      smtpPort: t.app.smtpSubmissionPort(),
+      smtpPort: 465, // SMTP_PUBLIC_PORT, e.g. a port forward to SMTP_SUBMISSION_PORT
       smtpUser: box.body.address,
       smtpPass: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
