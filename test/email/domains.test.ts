@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
+import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { graphql } from '../generated/gql.js';
@@ -70,6 +71,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
         DNS_TIMEOUT_MS: '1000',
         SMTP_RELAY_URL: sink.url,
         SMTP_PUBLIC_HOST: 'mx.switchboard.test',
+        SMTP_PUBLIC_PORT: '465',
       },
     });
     t.app.ctx.bus.subscribe((e) => events.push(e));
@@ -90,7 +92,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
         const [priority, exchange] = r.value.split(' ');
         z.MX = [{ priority: Number(priority), exchange: exchange! }];
       } else {
-        z.TXT = [...(z.TXT ?? []), r.value];
+        if (!z.TXT?.includes(r.value)) z.TXT = [...(z.TXT ?? []), r.value];
       }
     }
   }
@@ -169,6 +171,50 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
       resolver: (name: string, rr: string) => resolver.resolve(name, rr as 'TXT'),
     });
     expect(bad.dkim.results[0]!.status.result).toBe('fail');
+  });
+
+  it('a mail client submits with the issued credentials over TLS; the relayed mail passes DKIM at mailauth', async () => {
+    const a = await t.newAccount();
+    const box = await a.request('POST', '/api/email/identities', { localPart: unique('client') });
+    publish(((await a.request('GET', '/api/email/domains')).body.domains as Domain[])[0]!.dnsRecords, ['dkim']);
+    const creds = (await a.request('POST', `/api/email/identities/${box.body.id}/smtp-credentials`)).body;
+    const peer = `${unique('peer')}@example.net`;
+    const client = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: t.app.smtpSubmissionPort()!,
+      secure: true,
+      tls: { ca: t.app.smtpCertificate()!.cert, servername: 'localhost' },
+      auth: { user: creds.smtpUser, pass: creds.smtpPass },
+    });
+    try {
+      await client.sendMail({
+        from: box.body.address,
+        to: peer,
+        subject: 'From Thunderbird',
+        html: '<p>Hi <b>there</b></p>',
+      });
+    } finally {
+      client.close();
+    }
+    const relayed = await vi.waitFor(
+      () => {
+        const m = sink.messages.find((x) => x.rcptTo.includes(peer));
+        expect(m).toBeDefined();
+        return m!;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    const resolver = new Resolver({ timeout: 1000, tries: 1 });
+    resolver.setServers([dns.address]);
+    const result = await authenticate(relayed.raw, {
+      ip: '127.0.0.1',
+      helo: 'relay.test',
+      sender: box.body.address,
+      mta: 'mx.example.net',
+      resolver: (name: string, rr: string) => resolver.resolve(name, rr as 'TXT'),
+    });
+    expect(result.dkim.results[0]!.status.result).toBe('pass');
+    expect(relayed.parsed.text?.trim()).toBe('Hi there');
   });
 
   it('custom domain: pending, verified through DNS, identities and inbound mail only then, removal guarded', async () => {
@@ -318,7 +364,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     const creds = await a.gql(CreateCredentials, { input: { identityId: box.body.id } });
     expect(payload(creds.data!.createSmtpCredentials, 'CreateSmtpCredentialsPayload')).toMatchObject({
       smtpHost: 'mx.switchboard.test',
-      smtpPort: t.app.smtpSubmissionPort(),
+      smtpPort: 465, // SMTP_PUBLIC_PORT, e.g. a port forward to SMTP_SUBMISSION_PORT
       smtpUser: box.body.address,
       smtpPass: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });

@@ -47,6 +47,16 @@ describe('SMTP TLS certificate', () => {
       } finally {
         await second.close();
       }
+      if (usingPostgres) {
+        // An instance with another SECRETS_KEY (a misconfiguration) still starts, with a certificate of its own.
+        const third = await startApp({ dataDir: dir, env: { SECRETS_KEY: 'b'.repeat(64) } });
+        try {
+          expect(third.app.smtpCertificate()!.fingerprint256).not.toBe(cert.fingerprint256);
+          expect(await served(third.app.smtpSubmissionPort()!)).toBe(third.app.smtpCertificate()!.fingerprint256);
+        } finally {
+          await third.close();
+        }
+      }
     } finally {
       await cleanup();
     }

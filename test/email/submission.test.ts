@@ -280,8 +280,6 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
       requireTLS: true,
       tls: { ca, servername: 'localhost' },
     });
-    let secured = false;
-    transport.on('token', () => {});
     try {
       const info = await transport.sendMail({
         from: 'someone@example.org',
@@ -289,12 +287,10 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
         subject: 'over STARTTLS',
         text: 'hi',
       });
-      secured = true;
       expect(info.response).toMatch(/^250/);
     } finally {
       transport.close();
     }
-    expect(secured).toBe(true);
     await vi.waitFor(async () => expect(await threadsOf(a, box.id)).toHaveLength(1), { timeout: 10_000, interval: 50 });
     // The certificate served after STARTTLS is the submission listener's one.
     const fp = await new Promise<string>((resolve, reject) => {

@@ -114,6 +114,7 @@ async function fromDatabase(
   config: Config,
   database: Database,
   secretsKey: Buffer,
+  log: Logger,
 ): Promise<{ cert: string; key: string }> {
   const db = database.prisma;
   let row = await db.smtpTlsCertificate.findUnique({ where: { id: ROW_ID } });
@@ -137,10 +138,14 @@ async function fromDatabase(
   try {
     return { cert: row.certPem, key: decryptSecret(secretsKey, row.keyEncrypted, `smtp-tls:${ROW_ID}`) };
   } catch {
-    throw new Error(
-      'The stored SMTP TLS private key cannot be decrypted: SECRETS_KEY is not the key that encrypted it ' +
-        `(key id ${row.keyId}). Restore that key, or set SMTP_TLS_CERT/SMTP_TLS_KEY.`,
+    // Instances with different SECRETS_KEYs are a misconfiguration, but this one still serves mail: with a
+    // certificate of its own, which clients pinning the shared one will refuse.
+    log.error(
+      { keyId: row.keyId, ownKeyId: secretsKeyId(secretsKey) },
+      'SMTP TLS: the stored private key cannot be decrypted (SECRETS_KEY differs from the key that encrypted it); ' +
+        'serving a certificate of this instance only. Give every instance the same SECRETS_KEY, or set SMTP_TLS_CERT/SMTP_TLS_KEY.',
     );
+    return inMemory(config);
   }
 }
 
@@ -149,6 +154,7 @@ async function fromDatabase(
  * otherwise a self-signed certificate generated once: in DATA_DIR (PGlite), in the database (PostgreSQL, so every
  * instance serves the same one; key encrypted with the secrets key), or in memory for `DATA_DIR=memory://`.
  * A generated certificate is logged with its SHA-256 fingerprint as a warning (clients must pin it or skip checks).
+ * An instance whose SECRETS_KEY cannot decrypt the stored key logs an error and serves a certificate of its own.
  * @throws Error when the files cannot be read or do not form a certificate and its key.
  */
 export async function loadSmtpCertificate(
@@ -176,7 +182,7 @@ export async function loadSmtpCertificate(
   }
   const made =
     database.kind === 'postgres'
-      ? await fromDatabase(config, database, secretsKey)
+      ? await fromDatabase(config, database, secretsKey, log)
       : config.DATA_DIR.startsWith('memory://')
         ? await inMemory(config)
         : await fromDataDir(config);
