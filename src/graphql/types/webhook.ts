@@ -3,6 +3,7 @@ import {
   createWebhookInput,
   redeliverFailedInput,
   testWebhookInput,
+  updateWebhookInput,
   webhookLogsQuery,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
@@ -20,6 +21,7 @@ import {
   redeliverFailedSince,
   rotateWebhookSecret,
   testWebhook,
+  updateWebhook,
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
@@ -101,7 +103,10 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
     id: t.exposeID('id'),
     url: t.exposeString('url', { description: 'Receiving URL.' }),
     events: t.exposeStringList('events', { description: 'Event types or glob patterns (spec 6.1).' }),
-    active: t.exposeBoolean('active', { description: 'False once deleted or disabled (410 Gone).' }),
+    description: t.exposeString('description', { nullable: true, description: 'Free text; null when none.' }),
+    active: t.exposeBoolean('active', {
+      description: 'False once deleted or disabled (410 Gone, or updateWebhook enabled: false).',
+    }),
     disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why it is inactive.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (w) => w.createdAt }),
     logs: t.field({
@@ -115,11 +120,30 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
 });
 
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
-  description: 'A webhook to register; both fields required.',
+  description: 'A webhook to register; url and events required.',
   fields: (t) => ({
     url: t.string({ required: true, description: 'Absolute http(s) URL.' }),
     events: t.stringList({ required: true, description: 'Event types or glob patterns, e.g. ["sms.*"].' }),
+    description: t.string({ description: 'Free text, at most 500 characters.' }),
   }),
+});
+
+const UpdateWebhookInput = builder.inputType('UpdateWebhookInput', {
+  description: 'The webhook and the fields to change (PATCH /api/webhooks/{id}); absent fields keep their value.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The webhook.' }),
+    url: t.string({ description: 'Absolute http(s) URL.' }),
+    events: t.stringList({ description: 'Event types or glob patterns.' }),
+    description: t.string({ description: 'Free text; null clears it.' }),
+    enabled: t.boolean({
+      description: 'false disables the endpoint; true re-enables it and its cancelled-by-disable deliveries.',
+    }),
+  }),
+});
+
+const UpdateWebhookPayload = builder.objectRef<{ webhook: WebhookView }>('UpdateWebhookPayload').implement({
+  description: 'The webhook after the change.',
+  fields: (t) => ({ webhook: t.field({ type: Webhook, resolve: (p) => p.webhook }) }),
 });
 
 const CreateWebhookPayload = builder
@@ -257,6 +281,25 @@ builder.mutationFields((t) => ({
         parseArgs(ctx, 'webhooks', createWebhookInput, args.input, { keepNulls: true }),
       );
       return { webhook, secret };
+    },
+  }),
+  updateWebhook: t.field({
+    type: UpdateWebhookPayload,
+    errors: {},
+    description:
+      'Changes url, events, description or enabled (PATCH /api/webhooks/{id}); enabled: true re-enables a disabled ' +
+      'endpoint and makes its deliveries cancelled by the disable pending again.',
+    args: { input: t.arg({ type: UpdateWebhookInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { id, ...fields } = input;
+      return {
+        webhook: await updateWebhook(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'webhooks', updateWebhookInput, fields, { keepNulls: true }),
+        ),
+      };
     },
   }),
   deleteWebhook: t.field({
