@@ -1,4 +1,5 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
+import { requireScope } from '../../domain/accounts/account.service.js';
 import {
   createWebhookInput,
   redeliverFailedInput,
@@ -27,6 +28,7 @@ import {
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
+import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -368,7 +370,61 @@ const WebhookDeliveryAttempted = builder.objectRef<DeliveryAttempted>('WebhookDe
   }),
 });
 
+const WebhookChangeRef = builder.objectRef<Change<WebhookView>>('WebhookChange').implement({
+  description:
+    'A change of a webhook endpoint (created, updated, disabled, re-enabled, secret rotated, deleted) and the ' +
+    'webhook re-read after it. Never carries a secret.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'webhook.created, webhook.updated, webhook.disabled (a 410), webhook.deleted.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    changes: t.stringList({
+      description: 'For webhook.updated: the fields that changed (url, events, description, enabled, secret).',
+      resolve: (c) => (Array.isArray(c.payload.changes) ? c.payload.changes.map(String) : []),
+    }),
+    webhook: t.field({
+      type: Webhook,
+      nullable: true,
+      description: 'The webhook now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+/** The `webhook` channel's events about an endpoint (not `webhook.delivery.failed`, which is about a delivery). */
+const ENDPOINT_EVENTS = new Set(['webhook.created', 'webhook.updated', 'webhook.disabled', 'webhook.deleted']);
+
 builder.subscriptionFields((t) => ({
+  webhookUpdated: t.field({
+    type: WebhookChangeRef,
+    description:
+      'Changes of one webhook endpoint, or of every webhook of the account when `id` is omitted: created, updated, ' +
+      'disabled (a 410 or the API), re-enabled, secret rotated (never the secret), deleted (scopes webhooks and ' +
+      'events:read). With `lastEventId`, first the changes after it, then live ones, on every instance (Redis). ' +
+      'NOT_FOUND for another account’s webhook.',
+    args: {
+      id: t.arg.id({ description: 'The webhook; omitted: every webhook of the account.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = args.id === null || args.id === undefined ? undefined : String(args.id);
+      if (id) await getWebhook(ctx.app, ctx.actor, id);
+      else requireScope(ctx.actor, 'webhooks');
+      return changesOf(ctx, {
+        channels: ['webhook'],
+        topic: ['webhook', topicId(id)],
+        lastEventId: args.lastEventId,
+        matches: (e) => {
+          const webhookId = payloadString(e, 'webhookId');
+          return ENDPOINT_EVENTS.has(e.eventType) && webhookId !== undefined && (id === undefined || webhookId === id);
+        },
+        load: (e) => orNull(getWebhook(ctx.app, ctx.actor, payloadString(e, 'webhookId')!)),
+      });
+    },
+    resolve: (change) => change,
+  }),
   webhookDeliveryAttempted: t.field({
     type: WebhookDeliveryAttempted,
     description:
