@@ -82,7 +82,8 @@ builder.queryFields((t) => ({
 }));
 
 const CreateAgentInput = builder.inputType('CreateAgentInput', {
-  description: 'An agent to create; only `name` is required, as on REST (systemPrompt "", contextSources [] by default).',
+  description:
+    'An agent to create; only `name` is required, as on REST (systemPrompt "", contextSources [] by default).',
   fields: (t) => ({
     name: t.string({ required: true }),
     systemPrompt: t.string({ description: 'Default "".' }),
@@ -167,13 +168,7 @@ builder.mutationFields((t) => ({
     description: 'Creates an agent (spec 4.5).',
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
     resolve: async (_root, args, ctx) => ({
-      agentId: (
-        await createAgent(
-          ctx.app,
-          ctx.actor,
-          parseArgs(ctx, 'email', createAgentInput, args.input),
-        )
-      ).id,
+      agentId: (await createAgent(ctx.app, ctx.actor, parseArgs(ctx, 'email', createAgentInput, args.input))).id,
     }),
   }),
   updateAgent: t.field({
