@@ -87,8 +87,8 @@ export class ConflictError extends DomainError {
 
 /** 422 with a specific code: well-formed, but the resource's state does not allow the operation. */
 export class UnprocessableError extends DomainError {
-  constructor(code: string, message: string, field?: string) {
-    super(code, message, 422, field);
+  constructor(code: string, message: string, field?: string, details?: ErrorDetail[]) {
+    super(code, message, 422, field, details);
   }
 }
 

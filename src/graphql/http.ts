@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
+import { BAD_USER_INPUT } from './errors.js';
 import { createBatchCheck, createGraphQLServer } from './yoga.js';
 
 /** Fastify's body errors on the GraphQL routes, as coded GraphQL errors. */
@@ -60,20 +61,37 @@ function graphqlErrorHandler(err: FastifyError | Error, request: FastifyRequest,
 }
 
 /**
- * The status of a JSON result. Yoga answers `application/json` requests whose document failed parsing or validation
- * with 200 (the legacy rule of GraphQL over HTTP); we answer every request that failed as a whole (an `errors` list
- * and no `data`: syntax, validation, limits, variables) with a 4xx, as GraphQL over HTTP does for
- * `application/graphql-response+json`: the highest client status among the errors, else 400.
+ * The status of a JSON result (GraphQL over HTTP, "Status Codes"). A request that failed as a whole (an `errors`
+ * list and no `data`) answers:
+ * - with `application/graphql-response+json`: a 4xx, the highest client status among the errors, else 400;
+ * - with `application/json` (the legacy media type): 200 when the document failed parsing, validation or variable
+ *   coercion (Yoga's GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED, and graphql-js's `Variable "$x" got invalid
+ *   value …` that src/graphql/errors.ts codes BAD_USER_INPUT), as the spec's SHOULDs and
+ *   graphql-http's audit ask (test/graphql/http-audit.test.ts); the error's `extensions.status` still says 400.
+ *   Errors outside the document (no query, a missing scope, limits, rate limits) keep their 4xx.
  */
-function requestErrorStatus(status: number, text: string): number {
-  if (status !== 200 || !text.startsWith('{"errors"')) return status;
-  let body: { errors?: { extensions?: { status?: unknown } }[]; data?: unknown };
+function requestErrorStatus(status: number, text: string, contentType: string): number {
+  if (!text.startsWith('{"errors"')) return status;
+  let body: {
+    errors?: { message?: string; extensions?: { status?: unknown; code?: unknown } }[];
+    data?: unknown;
+  };
   try {
     body = JSON.parse(text);
   } catch {
     return status;
   }
-  if (!Array.isArray(body.errors) || 'data' in body) return status;
+  if (!Array.isArray(body.errors) || body.errors.length === 0 || 'data' in body) return status;
+  if (contentType.startsWith('application/json')) {
+    const documentErrors = body.errors.every(
+      (e) =>
+        e.extensions?.code === 'GRAPHQL_PARSE_FAILED' ||
+        e.extensions?.code === 'GRAPHQL_VALIDATION_FAILED' ||
+        (e.extensions?.code === BAD_USER_INPUT && /^Variable "\$/.test(e.message ?? '')),
+    );
+    if (documentErrors) return 200;
+  }
+  if (status !== 200) return status;
   const statuses = body.errors
     .map((e) => e.extensions?.status)
     .filter((s): s is number => typeof s === 'number' && s >= 400 && s < 500);
@@ -167,7 +185,7 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     }
     // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.
     const text = await response.text();
-    return reply.status(requestErrorStatus(response.status, text)).send(text);
+    return reply.status(requestErrorStatus(response.status, text, type)).send(text);
   };
   const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) =>
     send(reply, await yoga.handleNodeRequestAndResponse(req, reply, { req, reply }));

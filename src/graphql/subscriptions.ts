@@ -6,7 +6,7 @@
 // replay are not forwarded (the object is re-read, so the latest state is never lost); `events` shows them.
 
 import { openChangeFeed } from '../domain/events/change-feed.js';
-import { changeTopic } from '../domain/events/change-notices.port.js';
+import { changeTopic, EVERY } from '../domain/events/change-notices.port.js';
 import { eventStreamInput } from '../domain/events/event.service.js';
 import type { Channel } from '../domain/events/event-catalog.js';
 import type { StoredEvent } from '../domain/events/event-log.js';
@@ -39,10 +39,13 @@ export async function changesOf<T>(
   ctx: GraphQLContext,
   opts: {
     channels: Channel[];
+    /** Kind and id of the topic; id `*` ({@link EVERY}) listens to every object of the kind in the account. */
     topic: [kind: string, id: string];
     lastEventId?: string | null;
     matches: (event: StoredEvent) => boolean;
     load: (event: StoredEvent) => Promise<T | null>;
+    /** A last filter on the re-read object (e.g. a campaign's brand); every change is kept without it. */
+    keep?: (node: T | null, event: StoredEvent) => boolean;
   },
 ): Promise<AsyncGenerator<Change<T>>> {
   const { lastEventId } = parseArgs(ctx, 'events:read', eventStreamInput, { lastEventId: opts.lastEventId });
@@ -55,13 +58,9 @@ export async function changesOf<T>(
   async function* changes(): AsyncGenerator<Change<T>> {
     try {
       for await (const item of feed) {
-        yield {
-          eventId: item.id,
-          eventType: item.eventType,
-          timestamp: item.timestamp,
-          payload: item.payload,
-          node: await opts.load(item),
-        };
+        const node = await opts.load(item);
+        if (opts.keep && !opts.keep(node, item)) continue;
+        yield { eventId: item.id, eventType: item.eventType, timestamp: item.timestamp, payload: item.payload, node };
       }
     } finally {
       await feed.return(undefined);
@@ -75,6 +74,11 @@ export async function changesOf<T>(
     return originalReturn(value);
   };
   return iterator;
+}
+
+/** The topic id of an optional id argument: the id, or {@link EVERY} (the whole account) when omitted. */
+export function topicId(id: string | number | null | undefined): string {
+  return id === null || id === undefined ? EVERY : String(id);
 }
 
 /** The payload's string field `key`, if any. */

@@ -11,16 +11,31 @@ export interface ErrorBody {
   };
 }
 
-/** Body of a {@link DomainError}. */
-export function errorBody(err: DomainError): ErrorBody {
+/** Body of a {@link DomainError}; `field` overrides the error's own (see {@link notFoundField}). */
+export function errorBody(err: DomainError, field: string | undefined = err.field): ErrorBody {
   return {
     error: {
       code: err.code,
       message: err.message,
-      ...(err.field ? { field: err.field } : {}),
+      ...(field ? { field } : {}),
       ...(err.details ? { details: err.details } : {}),
     },
   };
+}
+
+/**
+ * The `field` of a REST 404 (issue 22): always the name of the path parameter that was not found, whatever name the
+ * domain gave it (`agentId` for the `{id}` of /api/agents/{id}/knowledge). The domain's field is kept when it is a
+ * path parameter of the route (`threadId`, `documentId`, `deliveryId`) or a top-level body field (a referenced
+ * object that does not exist, e.g. `agentId` of PATCH /api/email/identities/{id}); otherwise it is the route's first
+ * path parameter, the outermost resource, which the domain looks up first. Routes without path parameters keep it.
+ */
+export function notFoundField(err: DomainError, params: unknown, body: unknown): string | undefined {
+  const names = params && typeof params === 'object' ? Object.keys(params) : [];
+  if (names.length === 0) return err.field;
+  if (err.field && names.includes(err.field)) return err.field;
+  if (err.field && body && typeof body === 'object' && Object.hasOwn(body, err.field)) return err.field;
+  return names[0];
 }
 
 /** Fastify's own request errors, mapped to stable codes. */
@@ -54,7 +69,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err instanceof DomainError) {
       if (err.status === 401) reply.header('www-authenticate', 'Bearer');
       if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.status(err.status).send(errorBody(err));
+      const field = err.code === 'NOT_FOUND' ? notFoundField(err, request.params, request.body) : err.field;
+      return reply.status(err.status).send(errorBody(err, field));
     }
     const fastifyErr = err as FastifyError;
     const known = fastifyErr.code ? FASTIFY_CODES[fastifyErr.code] : undefined;

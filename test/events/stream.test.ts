@@ -215,9 +215,10 @@ describe('GET /api/events (SSE stream)', () => {
     const all = await publishMany(a, 1100, 'sms.sent', 8);
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent'], { 'last-event-id': all[0]! });
     await es.waitFor((m) => m.length === 1001);
+    // The notice's `id:` is the id just before firstAvailableId (spec 6.2: three lines per message).
     expect(es.messages[0]).toEqual({
       type: 'stream.truncated',
-      id: '',
+      id: (BigInt(all[100]!) - 1n).toString(),
       data: { reason: 'limit', lastEventId: all[0], firstAvailableId: all[100], replayLimit: 1000 },
     });
     expect(ids(es.messages)).toEqual(all.slice(100));
@@ -227,7 +228,8 @@ describe('GET /api/events (SSE stream)', () => {
     es.close();
 
     const unknown = await rawSse(`${t.url}/api/events?token=${a.apiKey}&lastEventId=not-an-id`);
-    const [, data] = await unknown.waitFor(/event: stream\.truncated\ndata: (.*)\n\n/);
+    const [, noticeId, data] = await unknown.waitFor(/event: stream\.truncated\nid: (\d+)\ndata: (.*)\n\n/);
+    expect(noticeId).toBe((BigInt(all[101]!) - 1n).toString());
     expect(JSON.parse(data!)).toMatchObject({
       reason: 'unknown_id',
       lastEventId: 'not-an-id',
@@ -249,7 +251,15 @@ describe('GET /api/events (SSE stream)', () => {
       replayLimit: 1000,
     });
     expect(ids(pruned.messages)).toEqual([...all.slice(101), live]);
+    // Reconnecting with the notice's id as Last-Event-ID gives exactly the retained events, without a notice.
+    const resumeId = pruned.messages[0]!.id;
+    expect(resumeId).toBe((BigInt(all[101]!) - 1n).toString());
     pruned.close();
+    const resumed = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent'], { 'last-event-id': resumeId });
+    await resumed.waitFor((m) => m.length === 1000);
+    expect(resumed.messages.some((m) => m.type === 'stream.truncated')).toBe(false);
+    expect(ids(resumed.messages)).toEqual([...all.slice(101), live]);
+    resumed.close();
     // A cursor inside the retained window replays without a notice.
     const inside = openSse(`${t.url}/api/events?token=${a.apiKey}&lastEventId=${all[1097]}`, ['sms.sent']);
     await inside.waitFor((m) => m.length === 3);

@@ -130,12 +130,21 @@ describe('GraphQL limits and client mistakes', () => {
     expect(negative.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(negative.body.errors[0].extensions.status).toBe(400);
 
-    const coercion = await post({
+    const coercionBody = {
       query: 'query($n: Int) { brands(first: $n) { edges { node { id } } } }',
       variables: { n: 'abc' },
-    });
-    expect(coercion.status).toBe(400);
+    };
+    // The legacy `application/json` (also what no Accept means) answers a request error 200 (GraphQL over HTTP);
+    // `application/graphql-response+json` answers it 400.
+    const coercion = await post(coercionBody);
+    expect(coercion.status).toBe(200);
     expect(coercion.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(coercion.body.errors[0].extensions.status).toBe(400);
+    const coercionNew = await a.request('POST', '/graphql', coercionBody, {
+      accept: 'application/graphql-response+json',
+    });
+    expect(coercionNew.status).toBe(400);
+    expect(coercionNew.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
 
     const nul = await post({
       query:
@@ -152,12 +161,17 @@ describe('GraphQL limits and client mistakes', () => {
     expect(nulVariable.status).toBe(400);
     expect(nulVariable.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
 
+    // Parse and validation failures: 200 with `application/json`, 400 with `application/graphql-response+json`.
     const syntax = await post({ query: '{ viewer { ' });
-    expect(syntax.status).toBe(400);
+    expect(syntax.status).toBe(200);
+    expect(
+      (await a.request('POST', '/graphql', { query: '{ viewer { ' }, { accept: 'application/graphql-response+json' }))
+        .status,
+    ).toBe(400);
     expect(syntax.body.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');
 
     const unknownField = await post({ query: '{ nope }' });
-    expect(unknownField.status).toBe(400);
+    expect(unknownField.status).toBe(200);
     expect(unknownField.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
 
     const malformed = await a.request('POST', '/graphql', '{"query": ', { 'content-type': 'application/json' });

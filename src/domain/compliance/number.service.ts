@@ -1,6 +1,6 @@
 import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { ConflictError, DomainError, type ErrorDetail, NotFoundError } from '../errors.js';
+import { ConflictError, type ErrorDetail, NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
@@ -197,7 +197,7 @@ export interface AssignResult {
  * warming (did.state_changed); otherwise it waits in PENDING_ASSIGNMENT (FAILED_ASSIGNMENT with failureReasons on a
  * rejected or suspended campaign) until the campaign is approved (did-lifecycle.ts).
  * `input` is parsed at the door by `numbersInput`.
- * @throws NotFoundError; 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
+ * @throws NotFoundError; UnprocessableError 422 NUMBERS_NOT_PROVISIONED (a detail per number) when any number is not
  *   provisioned in the account; ConflictError 409 NUMBER_ASSIGNED_ELSEWHERE when any is linked to another campaign
  *   (details name each number; nothing of the call is assigned); ConflictError 409 NUMBER_COOLING while a number
  *   still cools down from an earlier campaign.
@@ -219,10 +219,9 @@ export async function assignNumbers(
     const byNumber = new Map(rows.map((r) => [r.number, r]));
     const missing = wanted.filter((w) => !byNumber.has(w.number));
     if (missing.length > 0) {
-      throw new DomainError(
+      throw new UnprocessableError(
         'NUMBERS_NOT_PROVISIONED',
         `Not provisioned in this account: ${missing.map((m) => m.number).join(', ')}; nothing was assigned.`,
-        422,
         `numbers.${missing[0]!.index}`,
         missing.map((w) => ({
           code: 'NUMBER_NOT_PROVISIONED',
@@ -299,7 +298,7 @@ export async function assignNumbers(
  * then become unassigned after DID_COOLDOWN_MS. Emits 10dlc.numbers.removed.
  * @returns `{campaignId, removed, numbers}` (numbers = still linked).
  * `input` is parsed at the door by `numbersInput`.
- * @throws NotFoundError; 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
+ * @throws NotFoundError; UnprocessableError 422 NUMBERS_NOT_ASSIGNED (a detail per number) when any number is not
  *   linked to this campaign.
  */
 export async function removeNumbers(
@@ -318,10 +317,9 @@ export async function removeNumbers(
     const linked = new Set(rows.map((r) => r.number));
     const notLinked = wanted.filter((w) => !linked.has(w.number));
     if (notLinked.length > 0) {
-      throw new DomainError(
+      throw new UnprocessableError(
         'NUMBERS_NOT_ASSIGNED',
         `Not assigned to this campaign: ${notLinked.map((m) => m.number).join(', ')}; nothing was removed.`,
-        422,
         `numbers.${notLinked[0]!.index}`,
         notLinked.map((w) => ({
           code: 'NUMBER_NOT_ASSIGNED',

@@ -45,6 +45,15 @@ export function identityView(ctx: AppContext, i: EmailIdentity): IdentityView {
   };
 }
 
+/**
+ * Payload of `email.identity.created` / `.updated` / `.deprovisioned` (channel `email`, issue 22): the identity as
+ * spec 2.6 shows it (no password exists to leak: `smtpPass` is always null), under `identityId`.
+ */
+export function identityEventPayload(ctx: AppContext, i: EmailIdentity): Record<string, unknown> {
+  const { id, ...rest } = identityView(ctx, i);
+  return { identityId: id, ...rest };
+}
+
 /** The account's identity in any status. @throws NotFoundError (another account's id answers the same). */
 export async function findIdentity(ctx: AppContext, accountId: string, identityId: string): Promise<EmailIdentity> {
   const identity = await ctx.db.emailIdentity.findFirst({ where: { id: identityId, accountId } });
@@ -85,7 +94,7 @@ function isUniqueViolation(err: unknown): boolean {
 
 /**
  * POST /api/email/identities (spec 4.4, 2.6): provisions an inbox `localPart@domain` (domain default EMAIL_DOMAIN),
- * status `active`. The domain must be one this service hosts (EMAIL_DOMAINS): an identity on any other domain would
+ * status `active`; emits `email.identity.created`. The domain must be one this service hosts (EMAIL_DOMAINS): an identity on any other domain would
  * capture mail that other accounts send to that domain. Addresses are lower-cased and unique across the service while the identity exists (also
  * while deprovisioning, until purged), because inbound mail is routed by address alone.
  * `data` is parsed at the door by `createIdentityInput`.
@@ -104,20 +113,23 @@ export async function createIdentity(ctx: AppContext, actor: Actor, data: Create
   const taken = await ctx.db.emailIdentity.findUnique({ where: { address } });
   if (taken) throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');
   try {
-    const row = await ctx.db.emailIdentity.create({
-      data: {
-        id: uuidv7(),
-        accountId: actor.accountId,
-        address,
-        localPart,
-        domain,
-        displayName: data.displayName ?? null,
-        agentId: data.agentId ?? null,
-        status: 'active',
-        createdAt: ctx.clock.now(),
-      },
+    return await ctx.events.transaction(async (tx, emit) => {
+      const row = await tx.emailIdentity.create({
+        data: {
+          id: uuidv7(),
+          accountId: actor.accountId,
+          address,
+          localPart,
+          domain,
+          displayName: data.displayName ?? null,
+          agentId: data.agentId ?? null,
+          status: 'active',
+          createdAt: ctx.clock.now(),
+        },
+      });
+      await emit(actor.accountId, 'email.identity.created', identityEventPayload(ctx, row));
+      return identityView(ctx, row);
     });
-    return identityView(ctx, row);
   } catch (err) {
     if (isUniqueViolation(err)) {
       throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');
@@ -143,7 +155,8 @@ export async function getIdentity(ctx: AppContext, actor: Actor, identityId: str
 }
 
 /**
- * PATCH /api/email/identities/{id} (spec 4.4): displayName and agentId; null clears, absent keeps.
+ * PATCH /api/email/identities/{id} (spec 4.4): displayName and agentId; null clears, absent keeps. Emits
+ * `email.identity.updated`.
  * @throws NotFoundError (identity or agent); UnprocessableError AGENT_TEXT_MODEL_REQUIRED or IDENTITY_DEPROVISIONING.
  */
 export async function updateIdentity(
@@ -155,15 +168,18 @@ export async function updateIdentity(
   requireScope(actor, 'email');
   await findActiveIdentity(ctx, actor.accountId, identityId);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
-  const row = await ctx.db.emailIdentity.update({ where: { id: identityId }, data });
-  return identityView(ctx, row);
+  return ctx.events.transaction(async (tx, emit) => {
+    const row = await tx.emailIdentity.update({ where: { id: identityId }, data });
+    await emit(actor.accountId, 'email.identity.updated', identityEventPayload(ctx, row));
+    return identityView(ctx, row);
+  });
 }
 
 /**
  * DELETE /api/email/identities/{id} (spec 4.4, 3): moves the identity to `deprovisioning`. From then on the SMTP
  * listener refuses mail for it (550), it cannot send, and pending agent answers are skipped; its threads stay
  * readable for {@link PURGE_AFTER_DAYS} days, then the purge worker deletes identity, threads and messages and the
- * address becomes free. Repeating the delete answers the same.
+ * address becomes free. Emits `email.identity.deprovisioned` once; repeating the delete answers the same.
  * @throws NotFoundError.
  */
 export async function deleteIdentity(
@@ -174,9 +190,16 @@ export async function deleteIdentity(
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   if (identity.status === 'active') {
-    await ctx.db.emailIdentity.updateMany({
-      where: { id: identityId, status: 'active' },
-      data: { status: 'deprovisioning', deprovisionedAt: ctx.clock.now() },
+    await ctx.events.transaction(async (tx, emit) => {
+      const { count } = await tx.emailIdentity.updateMany({
+        where: { id: identityId, status: 'active' },
+        data: { status: 'deprovisioning', deprovisionedAt: ctx.clock.now() },
+      });
+      // Emitted once: a concurrent second delete finds nothing active and emits nothing.
+      if (count === 1) {
+        const row = await tx.emailIdentity.findUniqueOrThrow({ where: { id: identityId } });
+        await emit(actor.accountId, 'email.identity.deprovisioned', identityEventPayload(ctx, row));
+      }
     });
   }
   return { status: 'deprovisioning' };

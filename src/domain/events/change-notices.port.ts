@@ -46,30 +46,46 @@ export interface ChangeNotices {
   close(): Promise<void>;
 }
 
-/** The account-scoped topic of one object: `<accountId>:<kind>:<id>` (kind: brand, campaign, numbers, thread, webhookDelivery). */
+/**
+ * The account-scoped topic of one object: `<accountId>:<kind>:<id>` (kind: brand, campaign, numbers, thread,
+ * identity, webhook, webhookDelivery); with id {@link EVERY} (`*`), the topic of every object of that kind in the
+ * account (the subscriptions whose id argument is omitted, issue 22).
+ */
 export function changeTopic(accountId: string, kind: string, id: string): string {
   return `${accountId}:${kind}:${id}`;
 }
 
+/** The id of an account-wide topic: `<accountId>:<kind>:*` carries the notices of every object of that kind. */
+export const EVERY = '*';
+
 /**
- * The topics an event is a notice for, from its payload: `brand:<brandId>`, `campaign:<campaignId>`,
- * `numbers:<accountId>` (number assignment events), `thread:<identityId>` (email events: `data.identityId`), each prefixed by the
- * event's account. An event about nothing typed has none.
+ * The topics an event is a notice for, from its payload, each prefixed by the event's account and each also on its
+ * kind's account-wide topic (`<kind>:*`, {@link EVERY}): `brand:<brandId>`, `campaign:<campaignId>`,
+ * `numbers:<accountId>` (number assignment events), `thread:<identityId>` (email events: `data.identityId`),
+ * `identity:<identityId>` (`email.identity.*`), `webhook:<webhookId>` (the `webhook` channel's lifecycle and health
+ * events). An event about nothing typed has none.
  */
 export function topicsOfEvent(event: StoredEvent): string[] {
   const topics: string[] = [];
+  const add = (kind: string, id: string) => {
+    topics.push(changeTopic(event.accountId, kind, id), changeTopic(event.accountId, kind, EVERY));
+  };
   const field = (key: string) => {
     const v = event.payload[key];
     return typeof v === 'string' && v.length > 0 ? v : undefined;
   };
   const brandId = field('brandId');
-  if (brandId) topics.push(changeTopic(event.accountId, 'brand', brandId));
+  if (brandId && event.channel === '10dlc') add('brand', brandId);
   const campaignId = field('campaignId');
-  if (campaignId) topics.push(changeTopic(event.accountId, 'campaign', campaignId));
+  if (campaignId && event.channel === '10dlc') add('campaign', campaignId);
   if (event.eventType === '10dlc.numbers.assigned' || event.eventType === '10dlc.numbers.removed')
     topics.push(changeTopic(event.accountId, 'numbers', event.accountId));
   const data = event.payload.data as Record<string, unknown> | undefined;
   const identityId = typeof data?.identityId === 'string' ? data.identityId : undefined;
-  if (event.channel === 'email' && identityId) topics.push(changeTopic(event.accountId, 'thread', identityId));
+  if (event.channel === 'email' && identityId) add('thread', identityId);
+  const ownIdentityId = field('identityId');
+  if (event.eventType.startsWith('email.identity.') && ownIdentityId) add('identity', ownIdentityId);
+  const webhookId = field('webhookId');
+  if (event.channel === 'webhook' && webhookId) add('webhook', webhookId);
   return topics;
 }

@@ -52,8 +52,8 @@ export const EVENT_CATALOG = {
     types: ['billing.usage'],
   },
   webhook: {
-    description: 'Webhook delivery health',
-    types: ['webhook.delivery.failed', 'webhook.disabled'],
+    description: 'Webhook endpoints (created, updated, deleted) and their delivery health',
+    types: ['webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.delivery.failed', 'webhook.disabled'],
   },
   reputation: {
     description: 'DID reputation changes',
@@ -79,8 +79,12 @@ export const EVENT_CATALOG = {
     ],
   },
   email: {
-    description: 'Inbound mail, agent answers, outbound delivery, custom domains verified',
+    description:
+      'Identities (created, updated, deprovisioned), inbound mail, agent answers, outbound delivery, custom domains verified',
     types: [
+      'email.identity.created',
+      'email.identity.updated',
+      'email.identity.deprovisioned',
       'email.received',
       'email.agent.response',
       'email.agent.failed',

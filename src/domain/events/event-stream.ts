@@ -16,6 +16,9 @@ export const REPLAY_LIMIT = 1000;
  * - `unknown_id`: `lastEventId` is not an id this service issued (malformed or newer than every event).
  * `firstAvailableId` is the id of the first replayed event (null when nothing is replayed); events between
  * `lastEventId` and it may be missing, so a client re-syncs from its own source of truth or the history list.
+ * `resumeId` is the SSE `id:` of the notice (spec 6.2: every message has `event:`, `id:`, `data:`): the id just
+ * before `firstAvailableId` (the log's newest id when nothing is replayed), so a client reconnecting with it as
+ * `Last-Event-ID` receives exactly the retained events (issue 22). It is not part of the notice's data.
  */
 export interface TruncationNotice {
   kind: 'truncated';
@@ -23,6 +26,13 @@ export interface TruncationNotice {
   lastEventId: string;
   firstAvailableId: string | null;
   replayLimit: number;
+  resumeId: string;
+}
+
+/** The `id:` of a truncation notice: the id before the first replayed one, else the log's newest id, else 0. */
+function resumeIdOf(firstAvailableId: bigint | null | undefined, newest: bigint | null | undefined): string {
+  if (firstAvailableId !== null && firstAvailableId !== undefined) return (BigInt(firstAvailableId) - 1n).toString();
+  return BigInt(newest ?? 0n).toString();
 }
 
 /** What a stream yields: events (replayed, then live) and at most one truncation notice, first. */
@@ -306,6 +316,7 @@ async function readReplayRows(ctx: AppContext, filter: StreamFilter, lastEventId
         lastEventId,
         firstAvailableId: rows[0]?.id?.toString() ?? null,
         replayLimit: REPLAY_LIMIT,
+        resumeId: resumeIdOf(rows[0]?.id, newest),
       }
     : undefined;
   return { rows, notice, unknown };
@@ -331,10 +342,13 @@ export async function readReplay(ctx: AppContext, filter: StreamFilter, lastEven
   return notice ? [notice, ...events] : events;
 }
 
-/** The SSE frame of a truncation notice (spec 6.2/8): `event: stream.truncated`, no `id:`. */
+/**
+ * The SSE frame of a truncation notice (spec 6.2/8): `event: stream.truncated`, `id:` its
+ * {@link TruncationNotice.resumeId}, `data:` the notice without `kind` and `resumeId`.
+ */
 export function truncationFrame(notice: TruncationNotice): string {
-  const { kind: _kind, ...data } = notice;
-  return `event: stream.truncated\ndata: ${JSON.stringify(data)}\n\n`;
+  const { kind: _kind, resumeId, ...data } = notice;
+  return `event: stream.truncated\nid: ${resumeId}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 const frameCache = new WeakMap<StoredEvent, string>();
@@ -414,6 +428,7 @@ export async function readReplayFrames(
         lastEventId,
         firstAvailableId: row?.first_id?.toString() ?? null,
         replayLimit: REPLAY_LIMIT,
+        resumeId: resumeIdOf(row?.first_id, newest),
       })
     : '';
   const last = row?.last_id ?? undefined;

@@ -60,36 +60,68 @@ function hasNoCredentials(value: string): boolean {
   }
 }
 
-/** Body of POST /api/webhooks and input of `createWebhook`: both fields required (spec 4.6 leaves it open). */
-export const createWebhookInput = z
-  .object({
-    url: z
-      .string()
-      .max(2048)
-      .refine(isHttpUrl, { message: 'must be an absolute http:// or https:// URL', params: { code: 'INVALID_FORMAT' } })
-      .refine(hasNoCredentials, {
-        message: 'must not contain user:password (it would be stored and logged in clear)',
-        params: { code: 'INVALID_FORMAT' },
-      })
-      .describe('Absolute http(s) URL that receives the deliveries.'),
-    events: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .max(200)
-          .refine(isKnownTypeOrGlob, {
-            message: 'is neither a known event type nor a pattern matching one (see GET /api/events/catalog)',
-            params: { code: 'UNKNOWN_EVENT_TYPE' },
-          }),
-      )
-      .min(1)
-      .max(100)
-      .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].'),
+const webhookUrl = z
+  .string()
+  .max(2048)
+  .refine(isHttpUrl, { message: 'must be an absolute http:// or https:// URL', params: { code: 'INVALID_FORMAT' } })
+  .refine(hasNoCredentials, {
+    message: 'must not contain user:password (it would be stored and logged in clear)',
+    params: { code: 'INVALID_FORMAT' },
   })
+  .describe('Absolute http(s) URL that receives the deliveries.');
+
+const webhookEvents = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .refine(isKnownTypeOrGlob, {
+        message: 'is neither a known event type nor a pattern matching one (see GET /api/events/catalog)',
+        params: { code: 'UNKNOWN_EVENT_TYPE' },
+      }),
+  )
+  .min(1)
+  .max(100)
+  .describe('Event types or glob patterns (spec 6.1), e.g. ["sms.*", "voice.ai.completed"].');
+
+/** Most characters of a webhook's `description`. */
+export const WEBHOOK_DESCRIPTION_MAX = 500;
+
+const webhookDescription = z
+  .string()
+  .max(WEBHOOK_DESCRIPTION_MAX)
+  .describe(`Free text for your own use, at most ${WEBHOOK_DESCRIPTION_MAX} characters.`);
+
+/**
+ * Body of POST /api/webhooks and input of `createWebhook`: `url` and `events` required (spec 4.6 leaves it open),
+ * `description` optional.
+ */
+export const createWebhookInput = z
+  .object({ url: webhookUrl, events: webhookEvents, description: webhookDescription.nullable().optional() })
   .strict();
 /** Parsed createWebhookInput. */
 export type CreateWebhookInput = z.output<typeof createWebhookInput>;
+
+/**
+ * Body of PATCH /api/webhooks/{id} and input of `updateWebhook` (issue 25): any of `url`, `events`, `description`
+ * (null clears it) and `enabled` (false disables the endpoint, true re-enables it, e.g. after a 410 auto-disable);
+ * absent fields keep their value, at least one is required.
+ */
+export const updateWebhookInput = z
+  .object({
+    url: webhookUrl.optional(),
+    events: webhookEvents.optional(),
+    description: webhookDescription.nullable().optional(),
+    enabled: z.boolean().optional().describe('false disables the endpoint; true re-enables it.'),
+  })
+  .strict()
+  .refine((v) => Object.values(v).some((x) => x !== undefined), {
+    message: 'send at least one of url, events, description, enabled',
+    params: { code: 'REQUIRED' },
+  });
+/** Parsed updateWebhookInput. */
+export type UpdateWebhookInput = z.output<typeof updateWebhookInput>;
 
 /** Query of GET /api/webhooks/{id}/logs. */
 export const webhookLogsQuery = z

@@ -14,6 +14,7 @@ import {
   MAX_WEBHOOKS_PER_ACCOUNT,
   type RedeliverFailedInput,
   type TestWebhookInput,
+  type UpdateWebhookInput,
   type WebhookLogsQuery,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
@@ -29,6 +30,8 @@ export interface WebhookView {
   id: string;
   url: string;
   events: string[];
+  /** Free text for the account's own use; null when none (issue 25). */
+  description: string | null;
   active: boolean;
   /** Why `active` is false (e.g. `the receiver answered 410 Gone`); null while active. */
   disabledReason: string | null;
@@ -97,10 +100,21 @@ export function view(w: WebhookRow): WebhookView {
     id: w.id,
     url: w.url,
     events: w.events,
+    description: w.description,
     active: w.active,
     disabledReason: w.disabledReason,
     createdAt: w.createdAt.toISOString(),
   };
+}
+
+/**
+ * Payload of `webhook.created` / `webhook.updated` / `webhook.deleted` (channel `webhook`, issue 22): the webhook as
+ * listed, under `webhookId`, never a secret; `webhook.updated` adds `changes`, the fields that changed (`url`,
+ * `events`, `description`, `enabled`, `secret` for a rotation: the secret itself is never sent).
+ */
+export function webhookEventPayload(w: WebhookRow, changes?: string[]): Record<string, unknown> {
+  const { id, ...rest } = view(w);
+  return { webhookId: id, ...rest, ...(changes ? { changes } : {}) };
 }
 
 /** Converts a delivery row (with its attempts) to a log entry. */
@@ -144,6 +158,7 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  * (`whsec_<base64 of 32 random bytes>`), stores it AES-256-GCM encrypted and returns it only here.
  * `input` is parsed at the door by `createWebhookInput` (400 naming each bad field: `events.2` UNKNOWN_EVENT_TYPE,
  * `url` INVALID_FORMAT…).
+ * Emits `webhook.created` (no secret in it).
  * @throws UnprocessableError WEBHOOK_LIMIT_REACHED at {@link MAX_WEBHOOKS_PER_ACCOUNT} webhooks; UnprocessableError
  *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
  *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
@@ -151,15 +166,7 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
 export async function createWebhook(ctx: AppContext, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
   requireScope(actor, 'webhooks');
   const { url, events } = input;
-  // A literal special address can never receive a delivery: say so now rather than fail every attempt later.
-  const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
-  if (refused) {
-    throw new UnprocessableError(
-      'URL_NOT_PUBLIC',
-      `url: ${refused}; webhooks are delivered to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS)`,
-      'url',
-    );
-  }
+  refusePrivateUrl(ctx, url);
   const count = await ctx.db.webhook.count({ where: { accountId: actor.accountId, deletedAt: null } });
   if (count >= MAX_WEBHOOKS_PER_ACCOUNT) {
     throw new UnprocessableError(
@@ -169,18 +176,119 @@ export async function createWebhook(ctx: AppContext, actor: Actor, input: Create
   }
   const id = uuidv7();
   const secret = generateWebhookSecret();
-  const row = await ctx.db.webhook.create({
-    data: {
-      id,
-      accountId: actor.accountId,
-      url,
-      events,
-      secretKeyId: ctx.secretsKeyId,
-      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
-      createdAt: ctx.clock.now(),
-    },
+  const row = await ctx.events.transaction(async (tx, emit) => {
+    const created = await tx.webhook.create({
+      data: {
+        id,
+        accountId: actor.accountId,
+        url,
+        events,
+        description: input.description ?? null,
+        secretKeyId: ctx.secretsKeyId,
+        secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
+        createdAt: ctx.clock.now(),
+      },
+    });
+    await emit(actor.accountId, 'webhook.created', webhookEventPayload(created));
+    return created;
   });
   return { ...view(row), secret };
+}
+
+/** A literal special address can never receive a delivery: say so at once rather than fail every attempt later. */
+function refusePrivateUrl(ctx: AppContext, url: string): void {
+  const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
+  if (refused) {
+    throw new UnprocessableError(
+      'URL_NOT_PUBLIC',
+      `url: ${refused}; webhooks are delivered to public addresses only (WEBHOOK_ALLOW_PRIVATE_NETWORKS)`,
+      'url',
+    );
+  }
+}
+
+/** `disabledReason` of an endpoint disabled through PATCH /api/webhooks/{id} `{"enabled": false}`. */
+export const DISABLED_BY_API = 'disabled through the API';
+
+/**
+ * PATCH /api/webhooks/{id} and GraphQL `updateWebhook` (issue 25): changes `url`, `events`, `description` (null
+ * clears) and `enabled`. Absent fields keep their value; the secret never changes here (rotateWebhookSecret).
+ * - `enabled: false` disables the endpoint as a 410 does: its pending deliveries become `cancelled` (lastError
+ *   `webhook disabled`) and events are no longer fanned out to it.
+ * - `enabled: true` on a disabled endpoint (after a 410 auto-disable or a manual disable) re-enables it: every
+ *   delivery the disable cancelled (`cancelled`, lastError `webhook disabled`) is pending again, due now, with the
+ *   attempts it had left, so nothing that was pending is lost; new events fan out to it again. Events that
+ *   happened while it was disabled were not queued for it (`GET /api/events/history` has them).
+ * Emits `webhook.updated` with `changes` (the fields whose value changed) when anything changed.
+ * `input` is parsed at the door by `updateWebhookInput`.
+ * @returns the webhook as listed.
+ * @throws NotFoundError for an unknown, deleted or another account's id; UnprocessableError URL_NOT_PUBLIC (as
+ *   createWebhook).
+ */
+export async function updateWebhook(
+  ctx: AppContext,
+  actor: Actor,
+  id: string,
+  input: UpdateWebhookInput,
+): Promise<WebhookView> {
+  requireScope(actor, 'webhooks');
+  if (input.url !== undefined) refusePrivateUrl(ctx, input.url);
+  const now = ctx.clock.now();
+  const row = await ctx.events.transaction(async (tx, emit) => {
+    const before = await tx.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });
+    if (!before) throw new NotFoundError('Webhook', id, 'id');
+    const changes: string[] = [];
+    const data: Record<string, unknown> = {};
+    if (input.url !== undefined && input.url !== before.url) {
+      data.url = input.url;
+      changes.push('url');
+    }
+    if (input.events !== undefined && JSON.stringify(input.events) !== JSON.stringify(before.events)) {
+      data.events = input.events;
+      changes.push('events');
+    }
+    if (input.description !== undefined && input.description !== before.description) {
+      data.description = input.description;
+      changes.push('description');
+    }
+    if (input.enabled !== undefined && input.enabled !== before.active) {
+      data.active = input.enabled;
+      data.disabledReason = input.enabled ? null : DISABLED_BY_API;
+      changes.push('enabled');
+    }
+    if (changes.length === 0) return before;
+    const after = await tx.webhook.update({ where: { id }, data });
+    if (input.enabled === false && changes.includes('enabled')) {
+      await tx.webhookDelivery.updateMany({
+        where: { webhookId: id, status: 'pending' },
+        data: {
+          status: 'cancelled',
+          nextAttemptAt: null,
+          lockedUntil: null,
+          lockedBy: null,
+          lastError: 'webhook disabled',
+          updatedAt: now,
+        },
+      });
+    }
+    if (input.enabled === true && changes.includes('enabled')) {
+      const { count } = await tx.webhookDelivery.updateMany({
+        where: { webhookId: id, status: 'cancelled', lastError: 'webhook disabled' },
+        data: {
+          status: 'pending',
+          nextAttemptAt: now,
+          lockedUntil: null,
+          lockedBy: null,
+          lastError: null,
+          updatedAt: now,
+        },
+      });
+      if (count > 0) await ctx.jobs.notify(tx, WEBHOOK_JOB);
+    }
+    await emit(actor.accountId, 'webhook.updated', webhookEventPayload(after, changes));
+    return after;
+  });
+  return view(row);
 }
 
 /** The account's webhooks, oldest first (spec 4.6). The secret is never part of it. */
@@ -203,6 +311,7 @@ export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Pro
  * Deletes a webhook (spec 4.6): it disappears from every read, receives nothing more, its encrypted secrets are
  * erased, and all its pending deliveries become `cancelled`, claimed ones included (an attempt already in flight
  * still reaches the receiver, but its result no longer changes the cancelled delivery).
+ * Emits `webhook.deleted`.
  * @returns `{id, deleted: true, cancelledDeliveries}`.
  * @throws NotFoundError for an unknown, already deleted or another account's id.
  */
@@ -213,13 +322,15 @@ export async function deleteWebhook(
 ): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
   requireScope(actor, 'webhooks');
   const now = ctx.clock.now();
-  return ctx.db.$transaction(async (tx) => {
+  return ctx.events.transaction(async (tx, emit) => {
     const { count } = await tx.webhook.updateMany({
       where: { id, accountId: actor.accountId, deletedAt: null },
       // The secret goes with it: nothing may be signed for a deleted webhook again.
       data: { deletedAt: now, active: false, secretCiphertext: '', previousSecretCiphertext: null },
     });
     if (count === 0) throw new NotFoundError('Webhook', id, 'id');
+    const deleted = await tx.webhook.findUniqueOrThrow({ where: { id } });
+    await emit(actor.accountId, 'webhook.deleted', webhookEventPayload(deleted));
     const cancelled = await tx.webhookDelivery.updateMany({
       // Claimed ones too (an attempt in flight, or a claim of a crashed instance): the dispatcher's record of an
       // attempt is fenced on `status = 'pending'`, so a result arriving later never revives a cancelled delivery.
@@ -262,7 +373,8 @@ export async function listWebhookLogs(
 /**
  * Rotates the secret (beyond the spec, as Stripe/Svix): a new secret is returned once; for
  * {@link ROTATION_OVERLAP_MS} (24 h) deliveries carry signatures with both (README "Webhooks" › Rotation). Rotating
- * again within the overlap drops the oldest secret.
+ * again within the overlap drops the oldest secret. Emits `webhook.updated` with `changes: ["secret"]` (never the
+ * secret).
  * @returns `{id, secret, previousSecretExpiresAt}`.
  * @throws NotFoundError for another account's webhook.
  */
@@ -275,16 +387,19 @@ export async function rotateWebhookSecret(
   const w = await ownWebhook(ctx, actor, id);
   const secret = generateWebhookSecret();
   const expires = new Date(ctx.clock.now().getTime() + ROTATION_OVERLAP_MS);
-  const { count } = await ctx.db.webhook.updateMany({
-    where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
-    data: {
-      secretKeyId: ctx.secretsKeyId,
-      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
-      previousSecretCiphertext: w.secretCiphertext,
-      previousSecretExpiresAt: expires,
-    },
+  await ctx.events.transaction(async (tx, emit) => {
+    const { count } = await tx.webhook.updateMany({
+      where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
+      data: {
+        secretKeyId: ctx.secretsKeyId,
+        secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
+        previousSecretCiphertext: w.secretCiphertext,
+        previousSecretExpiresAt: expires,
+      },
+    });
+    if (count === 0) throw new ConflictError('WEBHOOK_CHANGED', 'The webhook changed meanwhile; rotate again.');
+    await emit(actor.accountId, 'webhook.updated', webhookEventPayload(w, ['secret']));
   });
-  if (count === 0) throw new ConflictError('WEBHOOK_CHANGED', 'The webhook changed meanwhile; rotate again.');
   return { id, secret, previousSecretExpiresAt: expires.toISOString() };
 }
 
@@ -429,7 +544,7 @@ export async function redeliverFailedSince(
 function inactive(w: WebhookRow): ConflictError {
   return new ConflictError(
     'WEBHOOK_INACTIVE',
-    `The webhook is disabled (${w.disabledReason ?? 'inactive'}); register a new one to receive deliveries.`,
+    `The webhook is disabled (${w.disabledReason ?? 'inactive'}); re-enable it (PATCH /api/webhooks/{id} {"enabled": true}) to receive deliveries.`,
     'id',
   );
 }

@@ -82,11 +82,16 @@ builder.queryFields((t) => ({
 }));
 
 const CreateAgentInput = builder.inputType('CreateAgentInput', {
+  description:
+    'An agent to create; only `name` is required, as on REST (systemPrompt "", contextSources [] by default).',
   fields: (t) => ({
     name: t.string({ required: true }),
-    systemPrompt: t.string({ required: true }),
-    textModel: t.string(),
-    contextSources: t.field({ type: [ContextSourceEnum], required: true, description: CONTEXT_SOURCES_DESCRIPTION }),
+    systemPrompt: t.string({ description: 'Default "".' }),
+    textModel: t.string({ description: 'Needed before the agent can be assigned to an identity (spec 4.4).' }),
+    contextSources: t.field({
+      type: [ContextSourceEnum],
+      description: `${CONTEXT_SOURCES_DESCRIPTION} Default [].`,
+    }),
   }),
 });
 
@@ -163,13 +168,7 @@ builder.mutationFields((t) => ({
     description: 'Creates an agent (spec 4.5).',
     args: { input: t.arg({ type: CreateAgentInput, required: true }) },
     resolve: async (_root, args, ctx) => ({
-      agentId: (
-        await createAgent(
-          ctx.app,
-          ctx.actor,
-          parseArgs(ctx, 'email', createAgentInput, args.input, { keepNulls: true }),
-        )
-      ).id,
+      agentId: (await createAgent(ctx.app, ctx.actor, parseArgs(ctx, 'email', createAgentInput, args.input))).id,
     }),
   }),
   updateAgent: t.field({

@@ -34,7 +34,7 @@ import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
-import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
+import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import {
   AltBusinessIdTypeEnum,
   BrandRelationshipEnum,
@@ -498,22 +498,26 @@ builder.subscriptionField('brandUpdated', (t) =>
   t.field({
     type: BrandChangeRef,
     description:
-      'Changes of one brand (registration, updates, identity decision, vetting, deletion), each with the brand as it ' +
-      'is now (scopes compliance and events:read). With `lastEventId`, first the changes after it (replay), then ' +
-      'live ones, in event order. NOT_FOUND for another account’s brand.',
+      'Changes of one brand, or of every brand of the account when `id` is omitted (registration, updates, identity ' +
+      'decision, vetting, deletion), each with the brand as it is now (scopes compliance and events:read). With ' +
+      '`lastEventId`, first the changes after it (replay), then live ones, in event order, on every instance (Redis). ' +
+      'NOT_FOUND for another account’s brand.',
     args: {
-      id: t.arg.id({ required: true }),
+      id: t.arg.id({ description: 'The brand; omitted: every brand of the account.' }),
       lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const id = String(args.id);
-      await getBrand(ctx.app, ctx.actor, id);
+      const id = args.id === null || args.id === undefined ? undefined : String(args.id);
+      if (id) await getBrand(ctx.app, ctx.actor, id);
       return changesOf(ctx, {
         channels: ['10dlc'],
-        topic: ['brand', id],
+        topic: ['brand', topicId(id)],
         lastEventId: args.lastEventId,
-        matches: (e) => payloadString(e, 'brandId') === id,
-        load: () => orNull(getBrand(ctx.app, ctx.actor, id)),
+        matches: (e) => {
+          const brandId = payloadString(e, 'brandId');
+          return brandId !== undefined && (id === undefined || brandId === id);
+        },
+        load: (e) => orNull(getBrand(ctx.app, ctx.actor, payloadString(e, 'brandId')!)),
       });
     },
     resolve: (change) => change,

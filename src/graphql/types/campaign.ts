@@ -1,6 +1,7 @@
 // The Campaign noun (spec 2.3, 2.4): its type with carriers, readiness, brand and numbers, its queries and mutations.
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { getBrand } from '../../domain/compliance/brand.service.js';
 import type { CarrierPrediction, LintFinding } from '../../domain/compliance/campaign.lint.js';
 import type { BlockingReason } from '../../domain/compliance/campaign.rules.js';
 import {
@@ -24,7 +25,7 @@ import { decodeCursor, encodeCursor } from '../../domain/paging.js';
 import { builder, type InputFields } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
-import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
+import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { BrandRef, CarrierLimitRef, HistoryPageRef } from './brand.js';
 import {
   AssignmentStatusEnum,
@@ -407,22 +408,101 @@ builder.subscriptionField('campaignUpdated', (t) =>
   t.field({
     type: CampaignChangeRef,
     description:
-      'Changes of one campaign: carrier decisions, status, readiness (`sendable`, `blockingReasons`), numbers, ' +
-      'updates and deletion, each with the campaign as it is now (scopes compliance and events:read). With ' +
-      '`lastEventId`, first the changes after it, then live ones. NOT_FOUND for another account’s campaign.',
+      'Changes of one campaign, of every campaign of a brand (`brandId`), or of every campaign of the account (both ' +
+      'omitted): carrier decisions, status, readiness (`sendable`, `blockingReasons`), numbers, updates and ' +
+      'deletion, each with the campaign as it is now (scopes compliance and events:read). With `lastEventId`, first ' +
+      'the changes after it, then live ones, on every instance (Redis). NOT_FOUND for another account’s campaign or brand.',
     args: {
-      id: t.arg.id({ required: true }),
+      id: t.arg.id({ description: 'The campaign; omitted: every campaign (of `brandId` when given).' }),
+      brandId: t.arg.id({ description: 'Only campaigns of this brand.' }),
       lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const id = String(args.id);
-      await getCampaign(ctx.app, ctx.actor, id);
+      const id = args.id === null || args.id === undefined ? undefined : String(args.id);
+      const brandId = args.brandId === null || args.brandId === undefined ? undefined : String(args.brandId);
+      if (id) await getCampaign(ctx.app, ctx.actor, id);
+      if (brandId) await getBrand(ctx.app, ctx.actor, brandId);
       return changesOf(ctx, {
         channels: ['10dlc'],
-        topic: ['campaign', id],
+        topic: ['campaign', topicId(id)],
         lastEventId: args.lastEventId,
-        matches: (e) => payloadString(e, 'campaignId') === id,
-        load: () => orNull(getCampaign(ctx.app, ctx.actor, id)),
+        matches: (e) => {
+          const campaignId = payloadString(e, 'campaignId');
+          return campaignId !== undefined && (id === undefined || campaignId === id);
+        },
+        load: (e) => orNull(getCampaign(ctx.app, ctx.actor, payloadString(e, 'campaignId')!)),
+        // A deleted campaign's event names its brand; a live one is matched by the campaign re-read.
+        keep: (campaign, e) =>
+          brandId === undefined || (campaign ? campaign.brandId : payloadString(e, 'brandId')) === brandId,
+      });
+    },
+    resolve: (change) => change,
+  }),
+);
+
+/** One carrier decision of a campaign (event `10dlc.carrier.status_changed`). */
+const CarrierStatusChangeRef = builder.objectRef<Change<CampaignDto>>('CarrierStatusChange').implement({
+  description:
+    'A carrier’s review of a campaign changed status: the carrier row now, its previous status, and the campaign.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    campaignId: t.string({ resolve: (c) => String(c.payload.campaignId) }),
+    networkId: t.int({ description: 'TCR network id of the carrier.', resolve: (c) => Number(c.payload.networkId) }),
+    previousStatus: t.string({
+      nullable: true,
+      description: 'The carrier’s status before this change; null for its first review.',
+      resolve: (c) => (typeof c.payload.previousStatus === 'string' ? c.payload.previousStatus : null),
+    }),
+    status: t.string({ description: 'The status the event set.', resolve: (c) => String(c.payload.status) }),
+    reason: t.string({
+      nullable: true,
+      description: 'Why (a rejection’s reason), when given.',
+      resolve: (c) => (typeof c.payload.reason === 'string' ? c.payload.reason : null),
+    }),
+    carrier: t.field({
+      type: CarrierApprovalRef,
+      nullable: true,
+      description: 'The carrier row now (from the campaign re-read); null once the campaign is deleted.',
+      resolve: (c) => c.node?.carriers.find((r) => r.networkId === Number(c.payload.networkId)) ?? null,
+    }),
+    campaign: t.field({
+      type: CampaignRef,
+      nullable: true,
+      description: 'The campaign now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('carrierStatusChanged', (t) =>
+  t.field({
+    type: CarrierStatusChangeRef,
+    description:
+      'Carrier decisions (10dlc.carrier.status_changed) of one campaign, or of every campaign of the account when ' +
+      '`campaignId` is omitted, each with the carrier row, its previous status and the campaign now (scopes ' +
+      'compliance and events:read). With `lastEventId`, first the decisions after it, then live ones, on every ' +
+      'instance (Redis). NOT_FOUND for another account’s campaign.',
+    args: {
+      campaignId: t.arg.id({ description: 'The campaign; omitted: every campaign of the account.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = args.campaignId === null || args.campaignId === undefined ? undefined : String(args.campaignId);
+      if (id) await getCampaign(ctx.app, ctx.actor, id);
+      return changesOf(ctx, {
+        channels: ['10dlc'],
+        topic: ['campaign', topicId(id)],
+        lastEventId: args.lastEventId,
+        matches: (e) => {
+          const campaignId = payloadString(e, 'campaignId');
+          return (
+            e.eventType === '10dlc.carrier.status_changed' &&
+            campaignId !== undefined &&
+            (id === undefined || campaignId === id)
+          );
+        },
+        load: (e) => orNull(getCampaign(ctx.app, ctx.actor, payloadString(e, 'campaignId')!)),
       });
     },
     resolve: (change) => change,

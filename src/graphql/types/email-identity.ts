@@ -1,5 +1,6 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { requireScope } from '../../domain/accounts/account.service.js';
 import { countIdentities } from '../../domain/email/email.batch.js';
 import { IDENTITY_STATUSES } from '../../domain/email/email.enums.js';
 import { createIdentityInput, updateIdentityInput } from '../../domain/email/email.schemas.js';
@@ -12,9 +13,10 @@ import {
 } from '../../domain/email/identity.service.js';
 import { smtpEndpoint } from '../../domain/email/smtp-credentials.service.js';
 import { pageThreads, threadCursor } from '../../domain/email/thread.service.js';
-import type { EmailThread } from '../../generated/prisma/client.js';
+import type { EmailIdentity as EmailIdentityRow, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
+import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { EmailThreadRef } from './email-thread.js';
 import { NodeRef } from './node.js';
 
@@ -23,7 +25,7 @@ const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
   values: IDENTITY_STATUSES,
 });
 
-builder.prismaObject('EmailIdentity', {
+const EmailIdentityRef = builder.prismaObject('EmailIdentity', {
   interfaces: [NodeRef],
   description: 'An email identity (inbox), spec 2.6.',
   fields: (t) => ({
@@ -173,3 +175,56 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+// Subscriptions ----------------------------------------------------------------------------------------------------
+
+const EmailIdentityChangeRef = builder.objectRef<Change<EmailIdentityRow>>('EmailIdentityChange').implement({
+  description: 'A change of an identity (created, updated, deprovisioned) and the identity re-read after it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'email.identity.created, email.identity.updated or email.identity.deprovisioned.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    emailIdentity: t.field({
+      type: EmailIdentityRef,
+      nullable: true,
+      description: 'The identity now; null once purged.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+builder.subscriptionField('emailIdentityUpdated', (t) =>
+  t.field({
+    type: EmailIdentityChangeRef,
+    description:
+      'Changes of one identity, or of every identity of the account when `id` is omitted (created, updated, ' +
+      'deprovisioned), each with the identity as it is now (scopes email and events:read). With `lastEventId`, first ' +
+      'the changes after it, then live ones, on every instance (Redis). NOT_FOUND for another account’s identity.',
+    args: {
+      id: t.arg.id({ description: 'The identity; omitted: every identity of the account.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = args.id === null || args.id === undefined ? undefined : String(args.id);
+      if (id) await getIdentityRow(ctx.app, ctx.actor, id);
+      else requireScope(ctx.actor, 'email');
+      return changesOf(ctx, {
+        channels: ['email'],
+        topic: ['identity', topicId(id)],
+        lastEventId: args.lastEventId,
+        matches: (e) => {
+          const identityId = payloadString(e, 'identityId');
+          return (
+            e.eventType.startsWith('email.identity.') &&
+            identityId !== undefined &&
+            (id === undefined || identityId === id)
+          );
+        },
+        load: (e) => orNull(getIdentityRow(ctx.app, ctx.actor, payloadString(e, 'identityId')!)),
+      });
+    },
+    resolve: (change) => change,
+  }),
+);

@@ -1,3 +1,4 @@
+import { requireScope } from '../../domain/accounts/account.service.js';
 import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
 import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
@@ -8,7 +9,7 @@ import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
-import { type Change, changesOf, orNull } from '../subscriptions.js';
+import { type Change, changesOf, orNull, topicId } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
 const AgentAnswerStatusEnum = builder.enumType('AgentAnswerStatus', {
@@ -227,22 +228,31 @@ builder.subscriptionFields((t) => ({
   threadUpdated: t.field({
     type: ThreadChangeRef,
     description:
-      'Changes of the threads of one identity (scopes email and events:read): each yields the thread re-read ' +
-      'after the change. With `lastEventId`, first the changes after it, then live ones. NOT_FOUND for another ' +
-      'account’s identity.',
+      'Changes of the threads of one identity, or of every identity of the account when `identityId` is omitted ' +
+      '(scopes email and events:read): each yields the thread re-read after the change. With `lastEventId`, first ' +
+      'the changes after it, then live ones, on every instance (Redis). NOT_FOUND for another account’s identity.',
     args: {
-      identityId: t.arg.id({ required: true }),
+      identityId: t.arg.id({ description: 'The identity; omitted: every identity of the account.' }),
       lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const identityId = String(args.identityId);
-      await getIdentity(ctx.app, ctx.actor, identityId);
+      const identityId =
+        args.identityId === null || args.identityId === undefined ? undefined : String(args.identityId);
+      if (identityId) await getIdentity(ctx.app, ctx.actor, identityId);
+      else requireScope(ctx.actor, 'email');
       return changesOf(ctx, {
         channels: ['email'],
-        topic: ['thread', identityId],
+        topic: ['thread', topicId(identityId)],
         lastEventId: args.lastEventId,
-        matches: (e) => dataString(e, 'identityId') === identityId && dataString(e, 'threadId') !== undefined,
-        load: (e) => orNull(getThreadRow(ctx.app, ctx.actor, identityId, dataString(e, 'threadId')!)),
+        matches: (e) => {
+          const of = dataString(e, 'identityId');
+          return (
+            of !== undefined &&
+            (identityId === undefined || of === identityId) &&
+            dataString(e, 'threadId') !== undefined
+          );
+        },
+        load: (e) => orNull(getThreadRow(ctx.app, ctx.actor, dataString(e, 'identityId')!, dataString(e, 'threadId')!)),
       });
     },
     resolve: (change) => change,

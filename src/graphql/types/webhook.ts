@@ -1,8 +1,10 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
+import { requireScope } from '../../domain/accounts/account.service.js';
 import {
   createWebhookInput,
   redeliverFailedInput,
   testWebhookInput,
+  updateWebhookInput,
   webhookLogsQuery,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
@@ -20,11 +22,13 @@ import {
   redeliverFailedSince,
   rotateWebhookSecret,
   testWebhook,
+  updateWebhook,
   type WebhookView,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
+import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -101,7 +105,10 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
     id: t.exposeID('id'),
     url: t.exposeString('url', { description: 'Receiving URL.' }),
     events: t.exposeStringList('events', { description: 'Event types or glob patterns (spec 6.1).' }),
-    active: t.exposeBoolean('active', { description: 'False once deleted or disabled (410 Gone).' }),
+    description: t.exposeString('description', { nullable: true, description: 'Free text; null when none.' }),
+    active: t.exposeBoolean('active', {
+      description: 'False once deleted or disabled (410 Gone, or updateWebhook enabled: false).',
+    }),
     disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why it is inactive.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (w) => w.createdAt }),
     logs: t.field({
@@ -115,11 +122,30 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
 });
 
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
-  description: 'A webhook to register; both fields required.',
+  description: 'A webhook to register; url and events required.',
   fields: (t) => ({
     url: t.string({ required: true, description: 'Absolute http(s) URL.' }),
     events: t.stringList({ required: true, description: 'Event types or glob patterns, e.g. ["sms.*"].' }),
+    description: t.string({ description: 'Free text, at most 500 characters.' }),
   }),
+});
+
+const UpdateWebhookInput = builder.inputType('UpdateWebhookInput', {
+  description: 'The webhook and the fields to change (PATCH /api/webhooks/{id}); absent fields keep their value.',
+  fields: (t) => ({
+    id: t.id({ required: true, description: 'The webhook.' }),
+    url: t.string({ description: 'Absolute http(s) URL.' }),
+    events: t.stringList({ description: 'Event types or glob patterns.' }),
+    description: t.string({ description: 'Free text; null clears it.' }),
+    enabled: t.boolean({
+      description: 'false disables the endpoint; true re-enables it and its cancelled-by-disable deliveries.',
+    }),
+  }),
+});
+
+const UpdateWebhookPayload = builder.objectRef<{ webhook: WebhookView }>('UpdateWebhookPayload').implement({
+  description: 'The webhook after the change.',
+  fields: (t) => ({ webhook: t.field({ type: Webhook, resolve: (p) => p.webhook }) }),
 });
 
 const CreateWebhookPayload = builder
@@ -259,6 +285,25 @@ builder.mutationFields((t) => ({
       return { webhook, secret };
     },
   }),
+  updateWebhook: t.field({
+    type: UpdateWebhookPayload,
+    errors: {},
+    description:
+      'Changes url, events, description or enabled (PATCH /api/webhooks/{id}); enabled: true re-enables a disabled ' +
+      'endpoint and makes its deliveries cancelled by the disable pending again.',
+    args: { input: t.arg({ type: UpdateWebhookInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { id, ...fields } = input;
+      return {
+        webhook: await updateWebhook(
+          ctx.app,
+          ctx.actor,
+          String(id),
+          parseArgs(ctx, 'webhooks', updateWebhookInput, fields, { keepNulls: true }),
+        ),
+      };
+    },
+  }),
   deleteWebhook: t.field({
     type: DeleteWebhookPayload,
     errors: {},
@@ -325,7 +370,61 @@ const WebhookDeliveryAttempted = builder.objectRef<DeliveryAttempted>('WebhookDe
   }),
 });
 
+const WebhookChangeRef = builder.objectRef<Change<WebhookView>>('WebhookChange').implement({
+  description:
+    'A change of a webhook endpoint (created, updated, disabled, re-enabled, secret rotated, deleted) and the ' +
+    'webhook re-read after it. Never carries a secret.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId', { description: 'Event id; pass it as `lastEventId` to resume after it.' }),
+    eventType: t.exposeString('eventType', {
+      description: 'webhook.created, webhook.updated, webhook.disabled (a 410), webhook.deleted.',
+    }),
+    timestamp: t.exposeString('timestamp', { description: 'When the event was recorded (ISO 8601 UTC).' }),
+    changes: t.stringList({
+      description: 'For webhook.updated: the fields that changed (url, events, description, enabled, secret).',
+      resolve: (c) => (Array.isArray(c.payload.changes) ? c.payload.changes.map(String) : []),
+    }),
+    webhook: t.field({
+      type: Webhook,
+      nullable: true,
+      description: 'The webhook now; null once deleted.',
+      resolve: (c) => c.node,
+    }),
+  }),
+});
+
+/** The `webhook` channel's events about an endpoint (not `webhook.delivery.failed`, which is about a delivery). */
+const ENDPOINT_EVENTS = new Set(['webhook.created', 'webhook.updated', 'webhook.disabled', 'webhook.deleted']);
+
 builder.subscriptionFields((t) => ({
+  webhookUpdated: t.field({
+    type: WebhookChangeRef,
+    description:
+      'Changes of one webhook endpoint, or of every webhook of the account when `id` is omitted: created, updated, ' +
+      'disabled (a 410 or the API), re-enabled, secret rotated (never the secret), deleted (scopes webhooks and ' +
+      'events:read). With `lastEventId`, first the changes after it, then live ones, on every instance (Redis). ' +
+      'NOT_FOUND for another account’s webhook.',
+    args: {
+      id: t.arg.id({ description: 'The webhook; omitted: every webhook of the account.' }),
+      lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const id = args.id === null || args.id === undefined ? undefined : String(args.id);
+      if (id) await getWebhook(ctx.app, ctx.actor, id);
+      else requireScope(ctx.actor, 'webhooks');
+      return changesOf(ctx, {
+        channels: ['webhook'],
+        topic: ['webhook', topicId(id)],
+        lastEventId: args.lastEventId,
+        matches: (e) => {
+          const webhookId = payloadString(e, 'webhookId');
+          return ENDPOINT_EVENTS.has(e.eventType) && webhookId !== undefined && (id === undefined || webhookId === id);
+        },
+        load: (e) => orNull(getWebhook(ctx.app, ctx.actor, payloadString(e, 'webhookId')!)),
+      });
+    },
+    resolve: (change) => change,
+  }),
   webhookDeliveryAttempted: t.field({
     type: WebhookDeliveryAttempted,
     description:

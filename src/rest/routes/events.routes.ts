@@ -28,7 +28,7 @@ import { actorOf } from '../auth.js';
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
 const SHUTDOWN_GRACE_MS = 2_000;
 
-/** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope); the notice has no `id:`. */
+/** Formats one SSE message (spec 6.2): `event:`, `id:`, `data:` (2.11 envelope; the notice's `id:` is its resume id). */
 export function formatSse(item: StreamItem): string {
   return isTruncation(item) ? truncationFrame(item) : sseFrame(item);
 }
@@ -41,7 +41,7 @@ export function formatSse(item: StreamItem): string {
  */
 export function unnamedFrames(frames: string): string {
   return frames
-    .replace(/^event: stream\.truncated\ndata: \{/gm, 'data: {"eventType":"stream.truncated",')
+    .replace(/^event: stream\.truncated\n(id: [^\n]*\n)data: \{/gm, '$1data: {"eventType":"stream.truncated",')
     .replace(/^event: [^\n]*\n/gm, '');
 }
 

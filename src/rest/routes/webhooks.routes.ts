@@ -7,6 +7,7 @@ import {
   createWebhookInput,
   redeliverFailedInput,
   testWebhookInput,
+  updateWebhookInput,
   webhookLogsQuery,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
@@ -21,6 +22,7 @@ import {
   redeliverFailedSince,
   rotateWebhookSecret,
   testWebhook,
+  updateWebhook,
 } from '../../domain/webhooks/webhook.service.js';
 import { actorOf } from '../auth.js';
 
@@ -28,6 +30,7 @@ const webhookShape = z.object({
   id: z.string(),
   url: z.string(),
   events: z.array(z.string()),
+  description: z.string().nullable(),
   active: z.boolean(),
   disabledReason: z.string().nullable(),
   createdAt: z.string(),
@@ -103,6 +106,24 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
       },
     },
     async (request) => getWebhook(ctx, actorOf(request), request.params.id),
+  );
+
+  r.patch(
+    '/api/webhooks/:id',
+    {
+      schema: {
+        operationId: 'updateWebhook',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'URL_NOT_PUBLIC'],
+        tags,
+        summary:
+          'Change url, events, description or enabled; `enabled: true` re-enables a disabled endpoint (e.g. after a ' +
+          '410) and its deliveries cancelled by the disable are pending again.',
+        params: idParams,
+        body: updateWebhookInput,
+        response: { 200: webhookShape },
+      },
+    },
+    async (request) => updateWebhook(ctx, actorOf(request), request.params.id, request.body),
   );
 
   r.delete(
