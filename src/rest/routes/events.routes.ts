@@ -231,7 +231,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const sub = await openEventStream(ctx, actorOf(request), input, { sse: true });
       reply.hijack();
       const res = reply.raw;
+      // Hijacked, so Fastify no longer writes the headers its hooks set on `reply` (CORS's Access-Control-*,
+      // x-request-id…): they are carried over here, or a browser EventSource on another origin is blocked.
       res.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string | string[]>),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',
