@@ -29,6 +29,7 @@ import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { listenError, waitForDatabase } from './infra/startup.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
@@ -82,6 +83,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     logQueries: opts.logQueries,
   });
   try {
+    if (config.DATABASE_URL) {
+      await waitForDatabase(database, config.DATABASE_URL, log, config.DATABASE_CONNECT_TIMEOUT_SECONDS * 1000);
+    }
     const report = await migrate(database);
     if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');
   } catch (err) {
@@ -208,10 +212,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ctx,
     http,
     async listen() {
-      const address = await http.listen({ host: config.HOST, port: config.PORT });
+      const address = await http.listen({ host: config.HOST, port: config.PORT }).catch((err) => {
+        throw listenError(err, 'PORT', config.HOST, config.PORT);
+      });
       for (const m of modules) await m.start?.();
       if (config.SMTP_PORT >= 0) {
-        smtp = await startSmtpListener(ctx, config.SMTP_PORT);
+        smtp = await startSmtpListener(ctx, config.SMTP_PORT).catch((err) => {
+          throw listenError(err, 'SMTP_PORT', config.HOST, config.SMTP_PORT);
+        });
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
       if (opts.startWorkers !== false && config.WORKERS) {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import { InProcessEventBus } from './memory-bus.js';
 
@@ -105,6 +105,11 @@ export class RedisEventBus implements EventBus {
     });
     clearTimeout(timer);
     if (outcome === 'timeout') this.log.warn('redis event bus not reachable yet; retrying in the background');
+  }
+
+  /** Up while both connections are ready (the subscribed one has its channel, the publishing one can send). */
+  health(): BusHealth {
+    return { kind: 'redis', up: this.#up && this.#pub.status === 'ready' && !this.#closed };
   }
 
   /** Publishes the events in one pipeline (one round trip, in order on the one publishing connection). */
