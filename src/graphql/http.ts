@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
+import { mountGraphQLWs } from './ws.js';
 import { createGraphQLServer } from './yoga.js';
 
 /** Fastify's body errors on the GraphQL routes, as coded GraphQL errors. */
@@ -193,4 +194,6 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     errorHandler: graphqlErrorHandler,
     handler: yogaHandler,
   });
+  // graphql-ws on the same path, through the HTTP server's upgrade (src/graphql/ws.ts).
+  mountGraphQLWs(http, ctx, yoga);
 }
