@@ -17,6 +17,7 @@ import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
+import { registerCompression } from './compress.js';
 import { registerCors } from './cors.js';
 import { registerOpenApi } from './openapi.js';
 import { installRateLimits } from './rate-limit.js';
@@ -99,6 +100,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
+  await registerCompression(http); // after idempotency (see there), before every route
   await registerOpenApi(http, ctx.config);
 
   await systemRoutes(http, ctx);
