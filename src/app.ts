@@ -30,6 +30,7 @@ import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { listenError, waitForDatabase } from './infra/startup.js';
+import { startTracing } from './infra/tracing.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
@@ -77,6 +78,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
+  // Before anything makes a span: the HTTP host, the bus and the webhook transport decide on tracing when built.
+  const stopTracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -257,6 +260,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await notices.close();
         await bus.close();
         await database.close();
+        await stopTracing?.().catch(() => {});
       })();
       return closed;
     },

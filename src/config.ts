@@ -198,6 +198,13 @@ export const configSchema = z.object({
   /** GraphQL: execute queries and mutations with graphql-jit (compiled per document, cached). */
   GRAPHQL_JIT: bool.default(true),
 
+  /**
+   * OpenTelemetry: an OTLP/HTTP collector (e.g. http://otel-collector:4318) switches tracing on; unset, no span is
+   * recorded and the SDK is not loaded. The standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS…)
+   * are read by the SDK itself (docs/operations.md "Traces").
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+
   /** OpenAI-compatible endpoint for agents (chat completions). Unset: agents answer with the offline sandbox model. */
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),

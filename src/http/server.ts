@@ -5,6 +5,7 @@ import { ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
 import { mountGraphQL } from '../graphql/http.js';
 import { markRequestBound, requestScope } from '../infra/logger.js';
+import { tracingEnabled } from '../infra/tracing.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
@@ -21,6 +22,7 @@ import { registerCompression } from './compress.js';
 import { registerCors } from './cors.js';
 import { registerOpenApi } from './openapi.js';
 import { installRateLimits } from './rate-limit.js';
+import { installHttpSpans } from './tracing.js';
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
@@ -69,6 +71,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     reply.header('x-request-id', request.id);
     requestScope.run({ reqId: request.id }, done);
   });
+  if (tracingEnabled()) installHttpSpans(http);
   // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
   // reach onResponse; they are counted by switchboard_open_streams instead.
   http.addHook('onResponse', async (request, reply) => {
