@@ -20,7 +20,7 @@ await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20.19',
+  target: 'node22.19',
   sourcemap: true,
   logLevel: 'warning',
 });

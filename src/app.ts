@@ -30,7 +30,9 @@ import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
+import { listenError, waitForDatabase } from './infra/startup.js';
 import { loadSmtpCertificate, type SmtpCertificate } from './infra/tls/smtp-certificate.js';
+import { startTracing } from './infra/tracing.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
@@ -83,6 +85,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
+  // Before anything makes a span: the HTTP host, the bus and the webhook transport decide on tracing when built.
+  const stopTracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -91,6 +95,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // The certificate of the SMTP listeners: a bad SMTP_TLS_CERT/SMTP_TLS_KEY stops the start here, before anything listens.
   let certificate: SmtpCertificate | undefined;
   try {
+    if (config.DATABASE_URL) {
+      await waitForDatabase(database, config.DATABASE_URL, log, config.DATABASE_CONNECT_TIMEOUT_SECONDS * 1000);
+    }
     const report = await migrate(database);
     if (report.applied.length > 0) log.info({ applied: report.applied }, 'migrations applied');
     if (config.SMTP_PORT >= 0 || config.SMTP_SUBMISSION_PORT >= 0) {
@@ -228,14 +235,20 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ctx,
     http,
     async listen() {
-      const address = await http.listen({ host: config.HOST, port: config.PORT });
+      const address = await http.listen({ host: config.HOST, port: config.PORT }).catch((err) => {
+        throw listenError(err, 'PORT', config.HOST, config.PORT);
+      });
       for (const m of modules) await m.start?.();
       if (config.SMTP_PORT >= 0 && certificate) {
-        smtp = await startSmtpListener(ctx, config.SMTP_PORT, certificate);
+        smtp = await startSmtpListener(ctx, config.SMTP_PORT, certificate).catch((err) => {
+          throw listenError(err, 'SMTP_PORT', config.HOST, config.SMTP_PORT);
+        });
         log.info({ port: smtp.port }, `inbound SMTP listening on ${config.HOST}:${smtp.port}`);
       }
       if (config.SMTP_SUBMISSION_PORT >= 0 && certificate) {
-        submission = await startSubmissionListener(ctx, config.SMTP_SUBMISSION_PORT, certificate);
+        submission = await startSubmissionListener(ctx, config.SMTP_SUBMISSION_PORT, certificate).catch((err) => {
+          throw listenError(err, 'SMTP_SUBMISSION_PORT', config.HOST, config.SMTP_SUBMISSION_PORT);
+        });
         ctx.smtpEndpoints.submissionPort = submission.port;
         log.info(
           { port: submission.port },
@@ -280,6 +293,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await notices.close();
         await bus.close();
         await database.close();
+        await stopTracing?.().catch(() => {});
       })();
       return closed;
     },

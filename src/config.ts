@@ -21,11 +21,18 @@ export const configSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .refine((v) => URL.canParse(v), 'is not a valid URL (postgres://user:password@host:5432/database)')
     .optional(),
+  /**
+   * At start, how long to retry reaching DATABASE_URL before giving up (the database may start together with the
+   * service), in seconds; 0 tries once.
+   */
+  DATABASE_CONNECT_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** redis://… switches the live event bus from in-process to Redis pub/sub. */
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .refine((v) => URL.canParse(v), 'is not a valid URL (redis://host:6379)')
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json`: one JSON object per line (pino; for log collectors). `pretty`: coloured, readable lines (pino-pretty). */
@@ -269,6 +276,13 @@ export const configSchema = z.object({
   GRAPHQL_MAX_BATCH: z.coerce.number().int().min(1).max(100).default(10),
   /** GraphQL: execute queries and mutations with graphql-jit (compiled per document, cached). */
   GRAPHQL_JIT: bool.default(true),
+
+  /**
+   * OpenTelemetry: an OTLP/HTTP collector (e.g. http://otel-collector:4318) switches tracing on; unset, no span is
+   * recorded and the SDK is not loaded. The standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS…)
+   * are read by the SDK itself (docs/operations.md "Traces").
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
 
   /** OpenAI-compatible endpoint for agents (chat completions). Unset: agents answer with the offline sandbox model. */
   LLM_BASE_URL: z.string().url().optional(),

@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { countAccounts, createAccount } from './domain/accounts/account.service.js';
 import { DataDirLockedError, EXIT_DATA_DIR_LOCKED } from './infra/data-dir-lock.js';
+import { StartupError } from './infra/startup.js';
 
 /** Entry point of `npm start`: reads the configuration, builds the app, listens, and shuts down on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -10,7 +11,7 @@ async function main(): Promise<void> {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
+      process.stderr.write(`Switchboard not started: invalid configuration: ${err.problems.join('; ')}\n`);
       process.exit(1);
     }
     throw err;
@@ -45,6 +46,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof StartupError) {
+    process.stderr.write(`Switchboard not started: ${err.message}\n`);
+    process.exit(1);
+  }
   if (err instanceof DataDirLockedError) {
     process.stderr.write(`Switchboard not started: ${err.message}\n`);
     process.exit(EXIT_DATA_DIR_LOCKED);

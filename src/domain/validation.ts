@@ -1,6 +1,103 @@
 import { z } from 'zod';
 import { type ErrorDetail, ValidationError } from './errors.js';
 
+const plural = (n: number | bigint, one: string, many = `${one}s`) => `${n} ${Number(n) === 1 ? one : many}`;
+
+/** What a value of a zod type is called in a message ("must be a string"). */
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  bigint: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  date: 'a date',
+  null: 'null',
+  record: 'an object',
+  map: 'an object',
+  set: 'an array',
+  literal: 'a fixed value',
+  nan: 'NaN',
+};
+
+/** Our wording of a string format a value failed ("must be an email address"). */
+const FORMAT_WORDS: Record<string, string> = {
+  email: 'must be an email address',
+  url: 'must be an absolute URL (https://…)',
+  uuid: 'must be a UUID',
+  guid: 'must be a UUID',
+  datetime: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z',
+  date: 'must be a date, YYYY-MM-DD',
+  time: 'must be a time, HH:MM[:SS]',
+  duration: 'must be an ISO 8601 duration',
+  ipv4: 'must be an IPv4 address',
+  ipv6: 'must be an IPv6 address',
+  e164: 'must be a phone number in E.164 form, e.g. +14155550100',
+  base64: 'must be base64',
+  base64url: 'must be base64url',
+  regex: 'has an invalid format',
+};
+
+/**
+ * The message of a zod issue in this service's own words (spec 9 error body `details[].message`): short, about the
+ * field, without zod's "Invalid input: expected string, received number" wording, which is an implementation
+ * detail. Messages a schema states itself (`.regex(re, 'must be …')`, `refine(…, { message })`) take precedence:
+ * zod consults this map only for issues without one. Installed with `z.config({ customError })` below.
+ * @returns the message, never undefined (every issue code has a wording).
+ */
+export function messageOf(issue: z.core.$ZodRawIssue): string {
+  const i = issue as z.core.$ZodRawIssue & Record<string, any>;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (i.input === undefined) return 'is required';
+      return `must be ${TYPE_NAMES[String(i.expected)] ?? `of type ${String(i.expected)}`}`;
+    case 'too_small':
+    case 'too_big': {
+      const small = issue.code === 'too_small';
+      const bound = small ? i.minimum : i.maximum;
+      const inclusive = i.inclusive !== false;
+      const word = i.exact ? 'exactly' : small ? 'at least' : 'at most';
+      if (i.origin === 'string') {
+        if (small && Number(bound) === 1 && !i.exact) return 'must not be empty';
+        return `must be ${word} ${plural(bound, 'character')} long`;
+      }
+      if (i.origin === 'array' || i.origin === 'set') {
+        if (small && Number(bound) === 1 && !i.exact) return 'must have at least one item';
+        return `must have ${word} ${plural(bound, 'item')}`;
+      }
+      if (i.origin === 'date')
+        return `must be ${small ? 'on or after' : 'on or before'} ${new Date(Number(bound)).toISOString()}`;
+      if (!inclusive) return `must be ${small ? 'greater' : 'less'} than ${bound}`;
+      return `must be ${word} ${bound}`;
+    }
+    case 'invalid_format':
+      if (i.format === 'starts_with') return `must start with "${i.prefix}"`;
+      if (i.format === 'ends_with') return `must end with "${i.suffix}"`;
+      if (i.format === 'includes') return `must contain "${i.includes}"`;
+      return FORMAT_WORDS[String(i.format)] ?? `must be a valid ${String(i.format)}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${i.divisor}`;
+    case 'invalid_value': {
+      const values = (i.values as unknown[]).map((v) => JSON.stringify(v));
+      return values.length === 1 ? `must be ${values[0]}` : `must be one of ${values.join(', ')}`;
+    }
+    case 'unrecognized_keys':
+      return `unknown ${(i.keys as string[]).length === 1 ? 'field' : 'fields'} ${(i.keys as string[]).map((k) => `"${k}"`).join(', ')}`;
+    case 'invalid_union':
+      return 'matches none of the accepted forms';
+    case 'invalid_key':
+      return 'has an invalid key';
+    case 'invalid_element':
+      return 'has an invalid item';
+    default:
+      return 'is invalid';
+  }
+}
+
+// Every zod schema of the service (domain inputs, REST parameters, configuration) words its issues with messageOf.
+z.config({ customError: messageOf });
+
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
   let cur: unknown = input;
   for (const key of path) {

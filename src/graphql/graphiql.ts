@@ -37,12 +37,18 @@ const keyBar = `
     status.textContent = k ? 'Key saved in this browser (localStorage); sent with every request.'
       : 'No key: paste an API key and press Save key (requests answer 401 UNAUTHENTICATED without one).';
   }
+  // GraphiQL fetched the schema when the page loaded, without a key (or with the old one): fetch it again with the
+  // new key through GraphiQL's own "Re-fetch GraphQL schema" button, or reload when this GraphiQL has none.
+  function refetchSchema() {
+    var button = document.querySelector('[aria-label^="Re-fetch GraphQL schema"]');
+    if (button) button.click(); else location.reload();
+  }
   document.getElementById('sb-save-key').addEventListener('click', function () {
-    localStorage.setItem(STORAGE, input.value.trim()); show();
+    localStorage.setItem(STORAGE, input.value.trim()); show(); refetchSchema();
   });
   input.addEventListener('keydown', function (e) { if (e.key === 'Enter') document.getElementById('sb-save-key').click(); });
   document.getElementById('sb-forget-key').addEventListener('click', function () {
-    localStorage.removeItem(STORAGE); show();
+    localStorage.removeItem(STORAGE); show(); refetchSchema();
   });
   // Every request of this page to this origin carries the saved key unless the headers editor sets one.
   var originalFetch = window.fetch.bind(window);

@@ -7,6 +7,7 @@ import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
 import { BAD_USER_INPUT } from './errors.js';
+import { mountGraphQLWs } from './ws.js';
 import { createBatchCheck, createGraphQLServer } from './yoga.js';
 
 /** Fastify's body errors on the GraphQL routes, as coded GraphQL errors. */
@@ -221,4 +222,6 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     errorHandler: graphqlErrorHandler,
     handler: yogaHandler,
   });
+  // graphql-ws on the same path, through the HTTP server's upgrade (src/graphql/ws.ts).
+  mountGraphQLWs(http, ctx, yoga);
 }

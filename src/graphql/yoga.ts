@@ -6,6 +6,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { type ErrorDetail, UnauthenticatedError, ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
+import { SpanKind, SpanStatusCode, tracer, tracingEnabled } from '../infra/tracing.js';
 import type { GraphQLContext } from './builder.js';
 import { BAD_USER_INPUT, createMaskError } from './errors.js';
 import { renderSwitchboardGraphiQL } from './graphiql.js';
@@ -144,6 +145,39 @@ export function createBatchCheck(ctx: AppContext): (operations: readonly unknown
 }
 
 /**
+ * One INTERNAL span per GraphQL operation (`graphql query viewer`…, OpenTelemetry GraphQL conventions: operation
+ * type and name), a child of the HTTP request's span (or of nothing, over graphql-ws). Only while tracing is on.
+ */
+function tracingPlugin(): Plugin {
+  const start = (document: DocumentNode, operationName: string | undefined | null) => {
+    const op = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION) as
+      | { operation: string; name?: { value: string } }
+      | undefined;
+    const type = op?.operation ?? 'unknown';
+    const name = operationName ?? op?.name?.value ?? '';
+    return tracer().startSpan(`graphql ${type}${name ? ` ${name}` : ''}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: { 'graphql.operation.type': type, 'graphql.operation.name': name },
+    });
+  };
+  const finish = (span: ReturnType<typeof start>, result: unknown) => {
+    const errors = (result as { errors?: readonly unknown[] } | undefined)?.errors;
+    if (errors && errors.length > 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `${errors.length} errors` });
+    span.end();
+  };
+  return {
+    onExecute({ args }) {
+      const span = start(args.document, args.operationName);
+      return { onExecuteDone: ({ result }) => finish(span, result) };
+    },
+    onSubscribe({ args }) {
+      const span = start(args.document, args.operationName);
+      return { onSubscribeResult: ({ result }) => finish(span, result) };
+    },
+  };
+}
+
+/**
  * Yoga at /graphql: masked errors with our codes in `extensions`, request limits (limits.ts), graphql-jit,
  * GraphiQL from packaged assets, Yoga's SSE transport for subscriptions, and the graphql-sse protocol at
  * /graphql/stream (distinct and single-connection modes). Batched requests (a JSON array) up to GRAPHQL_MAX_BATCH.
@@ -173,6 +207,7 @@ export function createGraphQLServer(ctx: AppContext) {
       streamTokenSubscribesOnly,
       refuseUnstorableText,
       ...(ctx.config.GRAPHQL_JIT ? [jitPlugin()] : []),
+      ...(tracingEnabled() ? [tracingPlugin()] : []),
       subscribeErrorsWithData,
       useGraphQLSSE({ endpoint: '/graphql/stream' }),
     ],

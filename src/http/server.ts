@@ -5,6 +5,7 @@ import { ValidationError } from '../domain/errors.js';
 import { badTextFields } from '../domain/validation.js';
 import { mountGraphQL } from '../graphql/http.js';
 import { markRequestBound, requestScope } from '../infra/logger.js';
+import { tracingEnabled } from '../infra/tracing.js';
 import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
@@ -19,9 +20,11 @@ import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
 import { jsonSerializerCompiler, zodValidatorCompiler } from '../rest/zod.js';
+import { registerCompression } from './compress.js';
 import { registerCors } from './cors.js';
 import { registerOpenApi } from './openapi.js';
 import { installRateLimits } from './rate-limit.js';
+import { installHttpSpans } from './tracing.js';
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
@@ -70,6 +73,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     reply.header('x-request-id', request.id);
     requestScope.run({ reqId: request.id }, done);
   });
+  if (tracingEnabled()) installHttpSpans(http);
   // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
   // reach onResponse; they are counted by switchboard_open_streams instead.
   http.addHook('onResponse', async (request, reply) => {
@@ -101,6 +105,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await registerCors(http, ctx.config); // before auth: preflights need no key
   installAuth(http, ctx, await installRateLimits(http, ctx));
   installIdempotency(http, ctx);
+  await registerCompression(http); // after idempotency (see there), before every route
   await registerOpenApi(http, ctx.config);
 
   await systemRoutes(http, ctx);

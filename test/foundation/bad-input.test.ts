@@ -50,6 +50,19 @@ async function raw(t: TestApp, a: TestAccount, method: string, path: string, ini
   return { status: res.status, headers: res.headers, body };
 }
 
+/** zod's own wording ("Invalid input: expected string, received number", "Too small: …"): never in a reply. */
+const ZOD_WORDING =
+  /Invalid (input|option|string|email|url|uuid|UUID|ISO|element|key)|expected [\w ]+, received|Too (small|big)|Unrecognized key/;
+
+/** Every message of an error body (top level and details) is in the service's own words, not zod's. */
+function expectOwnWords(body: any, label: string) {
+  const messages = [
+    body?.error?.message,
+    ...((body?.error?.details ?? []) as { message: string }[]).map((d) => d.message),
+  ];
+  for (const m of messages) expect(m, label).not.toMatch(ZOD_WORDING);
+}
+
 function expectEnvelope(
   res: { status: number; headers: Headers; body: any },
   status: number,
@@ -63,6 +76,7 @@ function expectEnvelope(
   expect(typeof res.body?.error?.message, label).toBe('string');
   expect(Object.keys(res.body), label).toEqual(['error']);
   if (code) expect(res.body.error.code, label).toBe(code);
+  expectOwnWords(res.body, label);
 }
 
 describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', () => {
@@ -153,6 +167,40 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
       'huge URL',
       'HEADERS_TOO_LARGE',
     );
+  });
+
+  it('words every 400 in its own terms: wrong types, missing fields, bad formats and enums name the field plainly', async () => {
+    const json = { 'content-type': 'application/json' };
+    const events = await raw(t, a, 'POST', '/api/events', {
+      headers: json,
+      body: JSON.stringify({ eventType: 5, payload: 'text' }),
+    });
+    expectEnvelope(events, 400, 'POST /api/events with wrong types', 'VALIDATION_FAILED');
+    const byField = Object.fromEntries(
+      (events.body.error.details as { field: string; message: string }[]).map((d) => [d.field, d.message]),
+    );
+    expect(byField.eventType).toBe('must be a string');
+    expect(byField.payload).toBe('must be an object');
+    const brand = await raw(t, a, 'POST', '/compliance/brands', { headers: json, body: '{}' });
+    expectEnvelope(brand, 400, 'POST /compliance/brands {}', 'VALIDATION_FAILED');
+    expect((brand.body.error.details as { message: string }[]).some((d) => d.message === 'is required')).toBe(true);
+    const hook = await raw(t, a, 'POST', '/api/webhooks', {
+      headers: json,
+      body: JSON.stringify({ url: 'not a url', events: [7], extra: true }),
+    });
+    expectEnvelope(hook, 400, 'POST /api/webhooks with a bad url', 'VALIDATION_FAILED');
+    for (const path of [
+      '/compliance/campaigns',
+      '/compliance/vettings',
+      '/api/email/identities',
+      '/api/email/agents',
+    ]) {
+      const res = await raw(t, a, 'POST', path, {
+        headers: json,
+        body: JSON.stringify({ name: 1, brandId: [], x: null }),
+      });
+      if (res.status === 400) expectEnvelope(res, 400, `POST ${path}`);
+    }
   });
 
   it('reads cursors and limits strictly: decimal only, range-checked', async () => {

@@ -63,6 +63,7 @@ describe('npm run build, then npm start on the built JavaScript', { timeout: 300
       expect((await (await fetch(`${address}/readyz`)).json()) as object).toEqual({
         status: 'ready',
         database: 'pglite',
+        bus: 'in-process',
       });
       // The template already holds every migration, and the service runs the built code, not tsx.
       expect(out).not.toContain('migrations applied');

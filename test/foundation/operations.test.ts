@@ -20,6 +20,7 @@ describe('operations surface', () => {
     expect(await res.json()).toEqual({
       status: 'ready',
       database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite',
+      bus: 'in-process',
     });
   });
 

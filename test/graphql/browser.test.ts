@@ -80,4 +80,31 @@ describe.skipIf(!available)('GraphiQL in Chromium', () => {
     expect(foreign).toEqual([]);
     await page.close();
   });
+
+  it('fetches the schema again once a key is saved, without a reload (no lasting "Error fetching schema")', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/graphql`);
+    await page.locator('.graphiql-execute-button').waitFor({ timeout: 60_000 });
+    await page.locator('#sb-forget-key').click(); // a key saved by the previous test would make this pass trivially
+    // Saving the key makes the page introspect again, with the key, and the schema arrives (200 with __schema).
+    const introspected = page.waitForResponse(
+      async (res) =>
+        res.url().startsWith(`${t.url}/graphql`) &&
+        res.request().method() === 'POST' &&
+        (res.request().postData() ?? '').includes('__schema') &&
+        res.request().headers().authorization === `Bearer ${a.apiKey}`,
+      { timeout: 60_000 },
+    );
+    let navigated = false;
+    page.on('framenavigated', () => {
+      navigated = true;
+    });
+    await page.locator('#sb-api-key').fill(a.apiKey);
+    await page.locator('#sb-save-key').click();
+    const res = await introspected;
+    expect(res.status()).toBe(200);
+    expect(((await res.json()) as any).data.__schema.queryType.name).toBe('Query');
+    expect(navigated).toBe(false); // GraphiQL's own re-fetch, not a reload
+    await page.close();
+  });
 });

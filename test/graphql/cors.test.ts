@@ -24,7 +24,7 @@ describe('CORS with CORS_ORIGINS', () => {
   afterAll(() => t.close());
 
   it('answers a preflight for /graphql and REST without a key', async () => {
-    for (const path of ['/graphql', '/compliance/brands', '/api/events/stream']) {
+    for (const path of ['/graphql', '/compliance/brands', '/api/events']) {
       const res = await preflight(`${t.url}${path}`, APP_ORIGIN);
       expect(res.status, path).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
@@ -46,6 +46,21 @@ describe('CORS with CORS_ORIGINS', () => {
     expect(denied.status).toBe(401);
     expect(denied.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
     expect(((await denied.json()) as any).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('sends the CORS headers on the SSE stream (GET /api/events), whose response is written by hand', async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${t.url}/api/events`, {
+      headers: { origin: APP_ORIGIN, authorization: `Bearer ${a.apiKey}` },
+      signal: ac.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(res.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    expect(res.headers.get('access-control-expose-headers')).toMatch(/x-request-id/);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    ac.abort();
+    await res.body?.cancel().catch(() => {});
   });
 
   it('gives other origins no CORS headers', async () => {

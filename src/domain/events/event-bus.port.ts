@@ -16,7 +16,16 @@ export interface BusScope {
   channels?: readonly string[];
 }
 
+/** What /readyz reports of the bus: its kind and whether it can deliver across instances right now. */
+export interface BusHealth {
+  kind: 'in-process' | 'redis';
+  /** false while Redis is unreachable (live delivery then degrades to replay on reconnect). */
+  up: boolean;
+}
+
 export interface EventBus {
+  /** The bus's state for readiness probes (docs/configuration.md, /readyz). */
+  health(): BusHealth;
   /** Publishes committed events, in id order. Never throws: failures are logged. */
   publish(events: StoredEvent[]): Promise<void>;
   /**

@@ -1,10 +1,15 @@
 import { EventEmitter } from 'node:events';
-import type { EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 
 /** The embedded default: an in-process bus (one instance). It never loses an event, so it never reports a gap. */
 export class InProcessEventBus implements EventBus {
   readonly #emitter = new EventEmitter().setMaxListeners(0);
+
+  /** Always up: it lives in this process. */
+  health(): BusHealth {
+    return { kind: 'in-process', up: true };
+  }
 
   async publish(events: StoredEvent[]): Promise<void> {
     for (const event of events) this.#emitter.emit('event', event);

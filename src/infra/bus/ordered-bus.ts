@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BusScope, EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, BusScope, EventBus } from '../../domain/events/event-bus.port.js';
 import { type StoredEvent, storedEventFromRow } from '../../domain/events/event-log.js';
 import type { Db } from '../db.js';
 
@@ -171,6 +171,11 @@ export class OrderedEventBus implements EventBus {
 
   onGap(listener: () => void): () => void {
     return this.inner.onGap(listener);
+  }
+
+  /** The raw bus's health (this layer adds no connection of its own). */
+  health(): BusHealth {
+    return this.inner.health();
   }
 
   async close(): Promise<void> {

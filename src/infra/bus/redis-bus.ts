@@ -2,8 +2,9 @@ import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
+import { EVENT_ID_ATTRIBUTE, inSpan, SpanKind, tracingEnabled } from '../tracing.js';
 import { InProcessEventBus } from './memory-bus.js';
 
 /** Control message on the Redis channel: "a publish was lost; resume by replay". Never a valid event. */
@@ -28,6 +29,8 @@ export class RedisEventBus implements EventBus {
   #up = false;
   #closed = false;
   #lostPublish = false;
+  /** Tracing was on when this bus was made (src/infra/tracing.ts). */
+  readonly #traced = tracingEnabled();
 
   constructor(
     url: string,
@@ -107,9 +110,28 @@ export class RedisEventBus implements EventBus {
     if (outcome === 'timeout') this.log.warn('redis event bus not reachable yet; retrying in the background');
   }
 
+  /** Up while both connections are ready (the subscribed one has its channel, the publishing one can send). */
+  health(): BusHealth {
+    return { kind: 'redis', up: this.#up && this.#pub.status === 'ready' && !this.#closed };
+  }
+
   /** Publishes the events in one pipeline (one round trip, in order on the one publishing connection). */
   async publish(events: StoredEvent[]): Promise<void> {
     if (events.length === 0) return;
+    if (!this.#traced) return this.#publish(events);
+    return inSpan(
+      'redis PUBLISH',
+      SpanKind.PRODUCER,
+      {
+        'messaging.system': 'redis',
+        'messaging.destination.name': this.#channel,
+        [EVENT_ID_ATTRIBUTE]: events.map((e) => e.id).join(','),
+      },
+      () => this.#publish(events),
+    );
+  }
+
+  async #publish(events: StoredEvent[]): Promise<void> {
     let failed: string | undefined;
     try {
       const pipeline = this.#pub.pipeline();

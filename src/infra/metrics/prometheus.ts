@@ -15,6 +15,22 @@ export interface QueueState {
 }
 
 /**
+ * Node's default process metrics (CPU, memory, event-loop lag, GC), once per process in a registry of their own.
+ * prom-client's collectors keep process-wide observers (GC PerformanceObserver, event-loop monitor) that are never
+ * disconnected: registered in an app's registry, they held that registry, its scrape-time gauges, the app's
+ * database and (on the embedded default) its PGlite instance for the life of the process: every test file's app
+ * stayed in memory (about 250 MB each; `npm test` peaked near 8 GB per worker).
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'switchboard_' });
+  }
+  return processRegistry;
+}
+
+/**
  * Prometheus metrics of one app (its own prom-client Registry, so several apps in one process do not collide):
  * HTTP requests and latency per route, events ingested, open streams, webhook attempts by outcome, agent model
  * calls and jobs by status, queue depth and age per kind (queried at scrape time), plus Node's default process
@@ -45,7 +61,7 @@ export class PrometheusMetrics implements MetricsRecorder {
 
   constructor(database: Database) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });
+    processMetrics();
     this.#http = new Counter({
       name: 'switchboard_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -180,7 +196,8 @@ export class PrometheusMetrics implements MetricsRecorder {
 
   /** The exposition text and its content type (Prometheus text format 0.0.4). */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    const [own, node] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return { contentType: this.registry.contentType, body: `${node}${own}` };
   }
 }
 

@@ -4,6 +4,15 @@ import { isIP } from 'node:net';
 import { Agent, errors as undiciErrors } from 'undici';
 import { refusedAddressReason } from '../../domain/webhooks/webhook.ssrf.js';
 import type { AttemptResult, WebhookTransport } from '../../domain/webhooks/webhook-transport.port.js';
+import {
+  context,
+  EVENT_ID_ATTRIBUTE,
+  inSpan,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  tracingEnabled,
+} from '../tracing.js';
 
 /** Answer bytes read (and dropped) per attempt; a longer answer is cut and its connection closed. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -55,6 +64,8 @@ export interface HttpTransportOptions {
  */
 export class UndiciWebhookTransport implements WebhookTransport {
   readonly #agent: Agent;
+  /** Tracing was on when this transport was made (src/infra/tracing.ts). */
+  readonly #traced = tracingEnabled();
 
   constructor(private readonly opts: HttpTransportOptions) {
     this.#agent = new Agent({
@@ -69,7 +80,36 @@ export class UndiciWebhookTransport implements WebhookTransport {
     });
   }
 
+  /**
+   * One delivery attempt as a CLIENT span `webhook POST` (receiver host, event and delivery ids, attempt, status),
+   * sending `traceparent` so the receiver can continue the trace; a no-op wrapper while tracing is off.
+   */
   async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+    if (!this.#traced) return this.#post(url, body, headers);
+    return inSpan(
+      'webhook POST',
+      SpanKind.CLIENT,
+      {
+        'http.request.method': 'POST',
+        'server.address': URL.canParse(url) ? new URL(url).hostname : 'invalid',
+        [EVENT_ID_ATTRIBUTE]: headers['x-switchboard-event-id'] ?? '',
+        'switchboard.delivery_id': headers['x-switchboard-delivery'] ?? '',
+        'switchboard.attempt': Number(headers['x-switchboard-attempt'] ?? 0),
+      },
+      async (span) => {
+        const carried = { ...headers };
+        propagation.inject(context.active(), carried);
+        const result = await this.#post(url, body, carried);
+        if (result.status !== undefined) span.setAttribute('http.response.status_code', result.status);
+        if (result.error || (result.status ?? 0) >= 400) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? `HTTP ${result.status}` });
+        }
+        return result;
+      },
+    );
+  }
+
+  async #post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
     let target: URL;
     try {
       target = new URL(url);

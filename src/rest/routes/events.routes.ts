@@ -23,6 +23,7 @@ import {
   truncationFrame,
 } from '../../domain/events/event-stream.js';
 import { parseInput } from '../../domain/validation.js';
+import { EVENT_ID_ATTRIBUTE } from '../../infra/tracing.js';
 import { actorOf } from '../auth.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
@@ -182,6 +183,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     },
     async (request, reply) => {
       const event = await publishEvent(ctx, actorOf(request), request.body);
+      request.otelSpan?.setAttribute(EVENT_ID_ATTRIBUTE, event.id);
       return reply
         .status(202)
         .send({ id: event.id, channel: event.channel, eventType: event.eventType, timestamp: event.timestamp });
@@ -231,7 +233,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const sub = await openEventStream(ctx, actorOf(request), input, { sse: true });
       reply.hijack();
       const res = reply.raw;
+      // Hijacked, so Fastify no longer writes the headers its hooks set on `reply` (CORS's Access-Control-*,
+      // x-request-id…): they are carried over here, or a browser EventSource on another origin is blocked.
       res.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string | string[]>),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',

@@ -30,27 +30,48 @@ export async function systemRoutes(app: FastifyInstance, ctx: AppContext): Promi
       schema: {
         operationId: 'getReadiness',
         tags: ['operations'],
-        summary: 'Readiness: the database answers and every migration is applied (503 otherwise).',
+        summary:
+          'Readiness: the database answers with every migration applied, and the event bus (Redis with REDIS_URL) is ' +
+          'connected; 503 naming what is not.',
         response: {
-          200: z.object({ status: z.literal('ready'), database: z.string() }),
-          503: z.object({ status: z.literal('unavailable'), reason: z.string() }),
+          200: z.object({
+            status: z.literal('ready'),
+            database: z.string().describe('`pglite` or `postgres`'),
+            bus: z.string().describe('`in-process` or `redis`'),
+          }),
+          503: z.object({
+            status: z.literal('unavailable'),
+            reason: z.string().describe('What is not ready, e.g. `event bus (REDIS_URL): not connected`.'),
+            database: z.enum(['up', 'down']),
+            bus: z.enum(['up', 'down']),
+          }),
         },
       },
     },
     async (_request, reply) => {
+      const reasons: string[] = [];
+      let database: 'up' | 'down' = 'up';
       try {
         const pending = await pendingMigrations(ctx.database);
         if (pending.length > 0) {
-          return reply
-            .status(503)
-            .send({ status: 'unavailable' as const, reason: `pending migrations: ${pending.join(', ')}` });
+          database = 'down';
+          reasons.push(`pending migrations: ${pending.join(', ')}`);
         }
-        return { status: 'ready' as const, database: ctx.database.kind };
       } catch (err) {
-        return reply
-          .status(503)
-          .send({ status: 'unavailable' as const, reason: `database: ${(err as Error).message}` });
+        database = 'down';
+        reasons.push(`database${ctx.database.kind === 'postgres' ? ' (DATABASE_URL)' : ''}: ${(err as Error).message}`);
       }
+      const busHealth = ctx.bus.health();
+      if (!busHealth.up) reasons.push('event bus (REDIS_URL): not connected');
+      if (reasons.length > 0) {
+        return reply.status(503).send({
+          status: 'unavailable' as const,
+          reason: reasons.join('; '),
+          database,
+          bus: busHealth.up ? ('up' as const) : ('down' as const),
+        });
+      }
+      return { status: 'ready' as const, database: ctx.database.kind, bus: busHealth.kind };
     },
   );
   r.get(

@@ -1,0 +1,102 @@
+// Start-up failures an operator can fix answer one line naming the variable (no stack trace, no credentials), the
+// database gets a bounded retry at start, and /readyz reports the event bus (Redis) beside the database.
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type TestApp, tempDir } from '../helpers/app.js';
+import { runEntry, type Spawned } from '../helpers/process.js';
+
+/** A port nothing listens on (bound, read, released). */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as { port: number };
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+/** The one line the service printed before exiting 1. */
+async function failureLine(p: Spawned): Promise<string> {
+  expect(await p.exited, `stdout:\n${p.stdout()}\nstderr:\n${p.stderr()}`).toBe(1);
+  const lines = p.stderr().trim().split('\n');
+  expect(lines, p.stderr()).toHaveLength(1);
+  expect(lines[0]).toMatch(/^Switchboard not started: /);
+  expect(lines[0]).not.toMatch(/\n\s+at |\.ts:\d+/); // no stack trace
+  return lines[0]!;
+}
+
+describe('start-up errors name the variable at fault, in one line', { timeout: 180_000 }, () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let held: Server;
+  let heldPort: number;
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir());
+    held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    heldPort = (held.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => held.close(resolve));
+    await cleanup();
+  });
+
+  it('an unreachable DATABASE_URL: retried within DATABASE_CONNECT_TIMEOUT_SECONDS, then one line without the password', async () => {
+    const port = await closedPort();
+    const p = runEntry('main.ts', [], {
+      DATA_DIR: dir,
+      PORT: '0',
+      DATABASE_URL: `postgres://app:s3cret-pw@127.0.0.1:${port}/switchboard`,
+      DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
+    });
+    const line = await failureLine(p);
+    expect(line).toMatch(
+      new RegExp(
+        `DATABASE_URL: cannot reach the database at 127\\.0\\.0\\.1:${port}/switchboard \\(ECONNREFUSED\\); tried [2-9]\\d* times`,
+      ),
+    );
+    expect(p.stdout()).toMatch(/not reachable yet \(ECONNREFUSED\); retrying/);
+    expect(p.stdout() + p.stderr()).not.toContain('s3cret-pw');
+  });
+
+  it('a DATABASE_URL that is not a URL, and one of another scheme', async () => {
+    const bad = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', DATABASE_URL: 'postgres://host:port:x/db' });
+    expect(await failureLine(bad)).toMatch(/DATABASE_URL: is not a valid URL/);
+    const scheme = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', REDIS_URL: 'http://localhost:6379' });
+    expect(await failureLine(scheme)).toMatch(/REDIS_URL: must start with redis:\/\//);
+  });
+
+  it('a PORT in use', async () => {
+    const p = runEntry('main.ts', [], { DATA_DIR: dir, PORT: String(heldPort) });
+    expect(await failureLine(p)).toBe(
+      `Switchboard not started: PORT: port ${heldPort} on 127.0.0.1 is already in use (EADDRINUSE): stop the process using it or set another PORT`,
+    );
+  });
+
+  it('an SMTP_PORT in use', async () => {
+    const p = runEntry('main.ts', [], { DATA_DIR: dir, PORT: '0', SMTP_PORT: String(heldPort) });
+    expect(await failureLine(p)).toMatch(
+      new RegExp(`^Switchboard not started: SMTP_PORT: port ${heldPort} on 127\\.0\\.0\\.1 is already in use`),
+    );
+  });
+});
+
+describe('/readyz reports the event bus', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A Redis that is not there: the service still starts (live delivery degrades to replay), but is not ready.
+    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` } });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 naming REDIS_URL while Redis is unreachable, with the database up', async () => {
+    const res = await fetch(`${t.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      status: 'unavailable',
+      reason: 'event bus (REDIS_URL): not connected',
+      database: 'up',
+      bus: 'down',
+    });
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+});
