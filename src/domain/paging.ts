@@ -59,3 +59,24 @@ export async function keysetPage<T>(limit: number, fetch: (take: number) => Prom
   const items = hasMore ? rows.slice(0, limit) : rows;
   return { items, last: hasMore ? items.at(-1) : undefined, hasMore };
 }
+
+/** Rows read per statement when a list is answered whole ({@link everyItem}). */
+export const STREAM_CHUNK = 200;
+
+/**
+ * Every item of a keyset list after `after`, in key order, read {@link STREAM_CHUNK} rows at a time so the whole list
+ * is never held (spec 4.1/4.2 lists "all" brands and campaigns): `fetch` reads one window, `keyOf` gives an item's key.
+ */
+export async function* everyItem<T>(
+  after: string | undefined,
+  fetch: (window: KeysetWindow) => Promise<T[]>,
+  keyOf: (item: T) => string,
+): AsyncGenerator<T[]> {
+  let cursor = after;
+  for (;;) {
+    const rows = await fetch({ after: cursor, limit: STREAM_CHUNK });
+    if (rows.length > 0) yield rows;
+    if (rows.length < STREAM_CHUNK) return;
+    cursor = keyOf(rows.at(-1)!);
+  }
+}

@@ -10,6 +10,7 @@ import { installAuth } from '../rest/auth.js';
 import { installErrorHandling } from '../rest/errors.js';
 import { installIdempotency } from '../rest/idempotency.js';
 import { clientErrorHandler, frameworkErrorHandler, installInputRules, MAX_PARAM_LENGTH } from '../rest/inputs.js';
+import { refuseQueryWithoutSchema } from '../rest/no-query.js';
 import { adminRoutes } from '../rest/routes/admin.routes.js';
 import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { contactsRoutes } from '../rest/routes/contacts.routes.js';
@@ -108,6 +109,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await registerCompression(http); // after idempotency (see there), before every route
   await registerOpenApi(http, ctx.config);
 
+  refuseQueryWithoutSchema(http);
   await systemRoutes(http, ctx);
   await complianceRoutes(http, ctx);
   await eventsRoutes(http, ctx);

@@ -39,6 +39,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
           createdAt: res.body.createdAt,
         },
       ],
+      nextCursor: null,
     });
     expect(JSON.stringify(list.body)).not.toContain(res.body.secret);
     const stored = await t.app.ctx.db.webhook.findUniqueOrThrow({ where: { id: res.body.id } });

@@ -53,7 +53,7 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     });
     expect(JSON.stringify(gql.body)).toMatch(/URL_NOT_PUBLIC/);
     // Nothing was stored.
-    expect((await a.request('GET', '/api/webhooks')).body).toEqual({ webhooks: [] });
+    expect((await a.request('GET', '/api/webhooks')).body).toEqual({ webhooks: [], nextCursor: null });
     // A public literal address is accepted.
     expect(
       (await a.request('POST', '/api/webhooks', { url: 'http://93.184.215.14/hook', events: ['sms.sent'] })).status,

@@ -6,7 +6,7 @@ import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { WRITE_OK } from '../events/event-log.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import { minMsgSamples } from './campaign.lint.js';
 import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES } from './compliance.enums.js';
@@ -214,6 +214,20 @@ export async function listBrands(
   const after = decodeCursor(q.cursor);
   const page = await keysetPage(q.limit, (limit) => pageBrands(ctx, actor, { after, limit }));
   return { brands: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
+}
+
+/**
+ * GET /compliance/brands without `limit` (spec 4.1: all brands of the account): every brand after `cursor`, oldest
+ * first, in chunks of STREAM_CHUNK read one statement at a time (the list is never held whole).
+ * @throws ForbiddenError; BadRequestError INVALID_CURSOR (both before the first chunk).
+ */
+export function allBrands(ctx: AppContext, actor: Actor, cursor: string | undefined): AsyncGenerator<BrandDto[]> {
+  requireScope(actor, 'compliance');
+  return everyItem(
+    decodeCursor(cursor),
+    (w) => pageBrands(ctx, actor, w),
+    (b) => b.id,
+  );
 }
 
 /** GET /compliance/brands/{id}. @throws NotFoundError. */

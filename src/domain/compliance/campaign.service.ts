@@ -5,7 +5,7 @@ import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
 import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
@@ -159,8 +159,22 @@ export async function listCampaigns(
   q: CampaignListQuery,
 ): Promise<{ campaigns: CampaignDto[]; nextCursor: string | null }> {
   const after = decodeCursor(q.cursor);
-  const page = await keysetPage(q.limit, (limit) => pageCampaigns(ctx, actor, { after, limit }, q));
+  const page = await keysetPage(q.limit ?? 50, (limit) => pageCampaigns(ctx, actor, { after, limit }, q));
   return { campaigns: page.items, nextCursor: page.last ? encodeCursor(page.last.id) : null };
+}
+
+/**
+ * GET /compliance/campaigns without `limit` (spec 4.2: all campaigns): every campaign (of `q.brandId` when given)
+ * after `q.cursor`, oldest first, in chunks of STREAM_CHUNK (never held whole).
+ * @throws ForbiddenError; BadRequestError INVALID_CURSOR (both before the first chunk).
+ */
+export function allCampaigns(ctx: AppContext, actor: Actor, q: CampaignListQuery): AsyncGenerator<CampaignDto[]> {
+  requireScope(actor, 'compliance');
+  return everyItem(
+    decodeCursor(q.cursor),
+    (w) => pageCampaigns(ctx, actor, w, q),
+    (c) => c.id,
+  );
 }
 
 /** GET /compliance/campaigns/{id}: the campaign with carriers, `sendable` and `blockingReasons`. @throws NotFoundError. */

@@ -399,8 +399,22 @@ export const pageQuery = z
 /** Parsed pageQuery. */
 export type PageQuery = z.output<typeof pageQuery>;
 
-/** `?limit&cursor&brandId` of GET /compliance/campaigns. */
-export const campaignListQuery = pageQuery
+/**
+ * `?limit&cursor` of GET /compliance/brands: without `limit`, every brand after `cursor` (spec 4.1: "all brands of
+ * the account"); with it, one page (1–200).
+ */
+export const brandListQuery = pageQuery
+  .extend({
+    limit: decimalInt(1, 200)
+      .optional()
+      .describe('Page size, 1–200; omitted: every item (spec 4.1/4.2), streamed, with nextCursor null.'),
+  })
+  .strict();
+/** Parsed brandListQuery. */
+export type BrandListQuery = z.output<typeof brandListQuery>;
+
+/** `?limit&cursor&brandId` of GET /compliance/campaigns (without `limit`: every campaign, spec 4.2). */
+export const campaignListQuery = brandListQuery
   .extend({ brandId: resourceId.optional().describe('Only campaigns of this brand.') })
   .strict();
 /** Parsed campaignListQuery. */

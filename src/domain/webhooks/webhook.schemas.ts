@@ -123,14 +123,25 @@ export const updateWebhookInput = z
 /** Parsed updateWebhookInput. */
 export type UpdateWebhookInput = z.output<typeof updateWebhookInput>;
 
-/** Query of GET /api/webhooks/{id}/logs. */
+/** Query of GET /api/webhooks/{id}/logs: the one paging rule (docs/conventions.md), newest first. */
 export const webhookLogsQuery = z
   .object({
     limit: decimalInt(1, LOGS_MAX_LIMIT)
       .default(LOGS_DEFAULT_LIMIT)
       .describe(`Entries to return, newest first (default ${LOGS_DEFAULT_LIMIT}, max ${LOGS_MAX_LIMIT}).`),
+    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page (older entries).'),
   })
   .strict();
+
+/** Query of GET /api/webhooks: the one paging rule (docs/conventions.md), oldest first. */
+export const webhookListQuery = z
+  .object({
+    limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
+    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
+  })
+  .strict();
+/** Parsed webhookListQuery. */
+export type WebhookListQuery = z.output<typeof webhookListQuery>;
 /** Parsed webhookLogsQuery. */
 export type WebhookLogsQuery = z.output<typeof webhookLogsQuery>;
 

@@ -3,11 +3,12 @@ import type { AppContext } from '../../app-context.js';
 import type { Db } from '../../infra/db.js';
 import { encryptSecret } from '../../infra/secrets.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { listenNotices } from '../events/change-feed.js';
 import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
   type CreateWebhookInput,
@@ -15,6 +16,7 @@ import {
   type RedeliverFailedInput,
   type TestWebhookInput,
   type UpdateWebhookInput,
+  type WebhookListQuery,
   type WebhookLogsQuery,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
@@ -291,7 +293,29 @@ export async function updateWebhook(
   return view(row);
 }
 
-/** The account's webhooks, oldest first (spec 4.6). The secret is never part of it. */
+/**
+ * GET /api/webhooks (spec 4.6): a page of the account's webhooks, oldest first (uuidv7 ids, so id order), with the
+ * one paging rule (`limit` 1–200 default 50, `cursor`; docs/conventions.md). The secret is never part of it.
+ * @returns `{webhooks, nextCursor}`, nextCursor null on the last page. @throws BadRequestError INVALID_CURSOR.
+ */
+export async function pageWebhooks(
+  ctx: AppContext,
+  actor: Actor,
+  query: WebhookListQuery,
+): Promise<{ webhooks: WebhookView[]; nextCursor: string | null }> {
+  requireScope(actor, 'webhooks');
+  const after = decodeCursor(query.cursor);
+  const page = await keysetPage(query.limit, (take) =>
+    ctx.db.webhook.findMany({
+      where: { accountId: actor.accountId, deletedAt: null, ...(after ? { id: { gt: after } } : {}) },
+      orderBy: { id: 'asc' },
+      take,
+    }),
+  );
+  return { webhooks: page.items.map(view), nextCursor: page.last ? encodeCursor(page.last.id) : null };
+}
+
+/** The account's webhooks, oldest first (spec 4.6), all of them (at most MAX_WEBHOOKS_PER_ACCOUNT). No secret. */
 export async function listWebhooks(ctx: AppContext, actor: Actor): Promise<WebhookView[]> {
   requireScope(actor, 'webhooks');
   const rows = await ctx.db.webhook.findMany({
@@ -348,26 +372,50 @@ export async function deleteWebhook(
   });
 }
 
+/** The cursor key of a log entry: `<createdAt ms>.<id>` (its position in newest-first order). */
+function logCursor(row: { createdAt: Date; id: string }): string {
+  return encodeCursor(`${row.createdAt.getTime()}.${row.id}`);
+}
+
 /**
- * Delivery log of a webhook (spec 4.6, 2.9), newest first, `limit` default 50, max 200.
- * `query` is parsed at the door by `webhookLogsQuery`. @throws NotFoundError for another account's webhook.
+ * Delivery log of a webhook (spec 4.6, 2.9), newest first (createdAt, then id, descending), `limit` default 50, max
+ * 200, `cursor` the `nextCursor` of the previous page (older entries; the one paging rule of docs/conventions.md).
+ * `query` is parsed at the door by `webhookLogsQuery`.
+ * @returns `{logs, nextCursor}`, nextCursor null on the last page.
+ * @throws NotFoundError for another account's webhook; BadRequestError INVALID_CURSOR.
  */
 export async function listWebhookLogs(
   ctx: AppContext,
   actor: Actor,
   id: string,
   query: WebhookLogsQuery,
-): Promise<DeliveryLogEntry[]> {
+): Promise<{ logs: DeliveryLogEntry[]; nextCursor: string | null }> {
   requireScope(actor, 'webhooks');
   const { limit } = query;
+  const key = decodeCursor(query.cursor);
+  let before: { at: Date; id: string } | undefined;
+  if (key !== undefined) {
+    const dot = key.indexOf('.');
+    const at = new Date(Number(key.slice(0, dot)));
+    if (dot < 1 || Number.isNaN(at.getTime())) {
+      throw new BadRequestError('INVALID_CURSOR', 'cursor is not a nextCursor this API returned', 'cursor');
+    }
+    before = { at, id: key.slice(dot + 1) };
+  }
   await ownWebhook(ctx, actor, id);
-  const rows = await ctx.db.webhookDelivery.findMany({
-    where: { webhookId: id, accountId: actor.accountId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: limit,
-    include: withAttempts,
-  });
-  return rows.map(logEntry);
+  const page = await keysetPage(limit, (take) =>
+    ctx.db.webhookDelivery.findMany({
+      where: {
+        webhookId: id,
+        accountId: actor.accountId,
+        ...(before ? { OR: [{ createdAt: { lt: before.at } }, { createdAt: before.at, id: { lt: before.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take,
+      include: withAttempts,
+    }),
+  );
+  return { logs: page.items.map(logEntry), nextCursor: page.last ? logCursor(page.last) : null };
 }
 
 /**

@@ -116,7 +116,12 @@ const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
       description: 'Delivery log, newest first (limit default 50, max 200).',
       args: { limit: t.arg.int() },
       resolve: (w, args, ctx) =>
-        listWebhookLogs(ctx.app, ctx.actor, w.id, parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit })),
+        listWebhookLogs(
+          ctx.app,
+          ctx.actor,
+          w.id,
+          parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
+        ).then((p) => p.logs),
     }),
   }),
 });
@@ -266,7 +271,7 @@ builder.queryFields((t) => ({
         ctx.actor,
         String(args.webhookId),
         parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
-      ),
+      ).then((p) => p.logs),
   }),
 }));
 

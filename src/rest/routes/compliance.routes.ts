@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
 import {
+  allBrands,
   applyForVetting,
   deleteBrand,
   getBrand,
@@ -16,6 +17,7 @@ import {
   updateBrand,
 } from '../../domain/compliance/brand.service.js';
 import {
+  allCampaigns,
   createCampaign,
   deleteCampaign,
   expediteCampaign,
@@ -28,6 +30,7 @@ import {
 import { lintCampaign, lintCampaignUpdate } from '../../domain/compliance/campaign-lint.service.js';
 import {
   brandInput,
+  brandListQuery,
   brandUpdateInput,
   campaignInput,
   campaignListQuery,
@@ -52,6 +55,7 @@ import {
 } from '../../domain/compliance/number.service.js';
 import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
+import { sendJsonList } from '../stream-json.js';
 
 const ts = z.string().describe('ISO 8601 UTC with milliseconds');
 const carrierLimitOut = z.object({
@@ -265,12 +269,19 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'listBrands',
         errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: brands,
-        summary: 'All brands of the account, oldest first, paged by ?limit&cursor.',
-        querystring: pageQuery,
+        summary:
+          'All brands of the account, oldest first (spec 4.1): without ?limit every brand (streamed, nextCursor ' +
+          'null); with ?limit (1–200) one page, ?cursor the next.',
+        querystring: brandListQuery,
         response: { 200: z.object({ brands: z.array(brandOut), nextCursor: z.string().nullable() }) },
       },
     },
-    (request) => listBrands(ctx, actorOf(request), request.query),
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      if (limit !== undefined) return listBrands(ctx, actorOf(request), { limit, cursor });
+      const chunks = allBrands(ctx, actorOf(request), cursor);
+      return sendJsonList(reply, 'brands', await chunks.next(), chunks);
+    },
   );
   r.post(
     '/compliance/brands',
@@ -413,12 +424,18 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'listCampaigns',
         errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: campaigns,
-        summary: 'All campaigns of the account (or of ?brandId), oldest first, paged by ?limit&cursor.',
+        summary:
+          'All campaigns of the account (or of ?brandId), oldest first (spec 4.2): without ?limit every campaign ' +
+          '(streamed, nextCursor null); with ?limit (1–200) one page, ?cursor the next.',
         querystring: campaignListQuery,
         response: { 200: z.object({ campaigns: z.array(campaignOut), nextCursor: z.string().nullable() }) },
       },
     },
-    (request) => listCampaigns(ctx, actorOf(request), request.query),
+    async (request, reply) => {
+      if (request.query.limit !== undefined) return listCampaigns(ctx, actorOf(request), request.query);
+      const chunks = allCampaigns(ctx, actorOf(request), request.query);
+      return sendJsonList(reply, 'campaigns', await chunks.next(), chunks);
+    },
   );
   r.post(
     '/compliance/campaigns',

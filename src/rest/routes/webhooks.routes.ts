@@ -8,6 +8,7 @@ import {
   redeliverFailedInput,
   testWebhookInput,
   updateWebhookInput,
+  webhookListQuery,
   webhookLogsQuery,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
@@ -17,7 +18,7 @@ import {
   deleteWebhook,
   getWebhook,
   listWebhookLogs,
-  listWebhooks,
+  pageWebhooks,
   redeliverDelivery,
   redeliverFailedSince,
   rotateWebhookSecret,
@@ -84,13 +85,14 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
     {
       schema: {
         operationId: 'listWebhooks',
-        errors: ['FORBIDDEN'],
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags,
-        summary: 'List the account’s webhooks (never their secrets).',
-        response: { 200: z.object({ webhooks: z.array(webhookShape) }) },
+        summary: 'List the account’s webhooks, oldest first (never their secrets); `limit` and `cursor` page it.',
+        querystring: webhookListQuery,
+        response: { 200: z.object({ webhooks: z.array(webhookShape), nextCursor: z.string().nullable() }) },
       },
     },
-    async (request) => ({ webhooks: await listWebhooks(ctx, actorOf(request)) }),
+    async (request) => pageWebhooks(ctx, actorOf(request), request.query),
   );
 
   r.get(
@@ -153,10 +155,10 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Pro
         summary: 'Delivery log of a webhook, newest first.',
         params: idParams,
         querystring: webhookLogsQuery,
-        response: { 200: z.object({ logs: z.array(logShape) }) },
+        response: { 200: z.object({ logs: z.array(logShape), nextCursor: z.string().nullable() }) },
       },
     },
-    async (request) => ({ logs: await listWebhookLogs(ctx, actorOf(request), request.params.id, request.query) }),
+    async (request) => listWebhookLogs(ctx, actorOf(request), request.params.id, request.query),
   );
 
   r.post(
