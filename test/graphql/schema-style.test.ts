@@ -91,6 +91,7 @@ describe('GraphQL schema style', () => {
         'AgentConnection',
         'BrandConnection',
         'CampaignConnection',
+        'ContactConnection',
         'EmailIdentityConnection',
         'EmailThreadConnection',
         'PhoneNumberConnection',
