@@ -25,7 +25,8 @@ describe('webhooks: two instances on one PostgreSQL share the outbox and never s
   it('delivers every (delivery, attempt) exactly once while both dispatchers run concurrently', async () => {
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
-    const all = await registerWebhook(a, receiver, ['*']);
+    // Not '*': that webhook would also get the second one's webhook.created, a delivery this count does not follow.
+    const all = await registerWebhook(a, receiver, ['sms.*']);
     const sms = await registerWebhook(onTwo, receiver, ['sms.*']);
     // Every third delivery fails its first attempt, so retries are shared too.
     const seen = new Map<string, number>();
