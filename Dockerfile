@@ -20,13 +20,13 @@ COPY --from=build /app ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 SMTP_PORT=2525 DATA_DIR=/data
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 SMTP_PORT=2525 SMTP_SUBMISSION_PORT=2465 DATA_DIR=/data
 WORKDIR /app
 COPY --from=deps /app ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 3000 2525
+EXPOSE 3000 2525 2465
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM

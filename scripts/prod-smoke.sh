@@ -54,7 +54,7 @@ export SECRETS_KEY
 SECRETS_KEY=$(node -e 'console.log(require("node:crypto").randomBytes(32).toString("hex"))')
 
 free_port() { node -e 's=require("node:net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-port_a=$(free_port); port_b=$(free_port); smtp_a=$(free_port); smtp_b=$(free_port)
+port_a=$(free_port); port_b=$(free_port); smtp_a=$(free_port); smtp_b=$(free_port); sub_a=$(free_port); sub_b=$(free_port)
 
 wait_ready() { # $1 port, $2 pid
   for _ in $(seq 1 240); do
@@ -65,12 +65,12 @@ wait_ready() { # $1 port, $2 pid
   return 1
 }
 
-(cd "$app" && PORT=$port_a SMTP_PORT=$smtp_a DATA_DIR="$work/data-a-$$" exec node dist/main.js >"$work/a.log" 2>&1) &
+(cd "$app" && PORT=$port_a SMTP_PORT=$smtp_a SMTP_SUBMISSION_PORT=$sub_a DATA_DIR="$work/data-a-$$" exec node dist/main.js >"$work/a.log" 2>&1) &
 pids+=($!)
 wait_ready "$port_a" "${pids[0]}" || fail "instance A never became ready"
 key=$(sed -n 's/^ *export SWITCHBOARD_API_KEY=//p' "$work/a.log" | head -1)
 [ -n "$key" ] || fail "instance A printed no API key on its first start"
-(cd "$app" && PORT=$port_b SMTP_PORT=$smtp_b DATA_DIR="$work/data-b-$$" BOOTSTRAP_ACCOUNT=false \
+(cd "$app" && PORT=$port_b SMTP_PORT=$smtp_b SMTP_SUBMISSION_PORT=$sub_b DATA_DIR="$work/data-b-$$" BOOTSTRAP_ACCOUNT=false \
   exec node dist/main.js >"$work/b.log" 2>&1) &
 pids+=($!)
 wait_ready "$port_b" "${pids[1]}" || fail "instance B never became ready"
@@ -95,7 +95,7 @@ echo "prod-smoke: event $id posted on A arrived on B's stream; production instal
 
 # The quickstart's embedded default from the same install: PGlite in DATA_DIR, in-process bus, a key on first start.
 port_e=$(free_port)
-(cd "$app" && PORT=$port_e SMTP_PORT=-1 DATA_DIR="$work/data-e-$$" \
+(cd "$app" && PORT=$port_e SMTP_PORT=-1 SMTP_SUBMISSION_PORT=-1 DATA_DIR="$work/data-e-$$" \
   exec env -u DATABASE_URL -u REDIS_URL node dist/main.js >"$work/e.log" 2>&1) &
 pids+=($!)
 wait_ready "$port_e" "${pids[-1]}" || fail "the embedded default never became ready"
