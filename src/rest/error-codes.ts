@@ -33,7 +33,10 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'a request with this `Idempotency-Key` is still being processed; retry later',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than 1 MiB' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    meaning: 'the body is larger than 1 MiB (40 MiB on email send, reply and forward)',
+  },
   RATE_LIMITED: {
     status: 429,
     meaning: 'this API key sent more than RATE_LIMIT_MAX requests in the window; retry after `Retry-After` seconds',
@@ -91,6 +94,10 @@ export const ERROR_CODES = {
   ADDRESS_TAKEN: { status: 409, meaning: 'the address is already in use' },
   DOMAIN_NOT_HOSTED: { status: 422, meaning: 'the domain is not one of `EMAIL_DOMAINS`' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
+  ATTACHMENTS_TOO_LARGE: {
+    status: 413,
+    meaning: 'the attachments of one message exceed 25 MiB decoded (the message names the limit)',
+  },
   AGENT_TEXT_MODEL_REQUIRED: { status: 422, meaning: 'the agent has no `textModel`; set one before assigning it' },
   AGENT_ASSIGNED: { status: 409, meaning: 'identities use the agent; unassign it before clearing `textModel`' },
   KNOWLEDGE_LIMIT_REACHED: { status: 422, meaning: 'the agent has the maximum number of knowledge documents' },

@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
-import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import { activeIdentitiesFor } from '../domain/email/inbound.service.js';
+import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 
 /** An SMTP reply as an error smtp-server sends to the client. */
 function smtpError(code: number, message: string): Error {
@@ -21,8 +22,10 @@ export interface SmtpListener {
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
- * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
- *   a storage failure answers `451 4.3.0` so the sender retries.
+ * - DATA is streamed to storage and parsed as it arrives (bounded memory) and answered `250` only after the
+ *   message is stored for every recipient (never lost once accepted); a message that cannot be parsed (too many
+ *   MIME parts or nesting too deep) answers `554 5.6.0` (permanent); a storage failure answers `451 4.3.0` so the
+ *   sender retries.
  */
 export async function startSmtpListener(ctx: AppContext, port: number): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
@@ -49,30 +52,24 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
       );
     },
     onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      stream.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes <= maxBytes) chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.sizeExceeded || bytes > maxBytes) {
-          callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
-          return;
-        }
-        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
-        ctx.mail
-          .parse(Buffer.concat(chunks))
-          .then((parsed) => deliverInbound(ctx, parsed, envelope))
-          .then(
-            () => callback(null),
-            (err: unknown) => {
-              ctx.log.error({ err }, 'storing inbound mail failed');
-              callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
-            },
-          );
-      });
+      const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
+      // Streamed to storage and parsed as it arrives (bounded memory): src/domain/email/inbound-stream.ts.
+      receiveInboundStream(ctx, stream, envelope, maxBytes).then(
+        (outcome) => {
+          if (outcome.kind === 'too-large' || stream.sizeExceeded) {
+            callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
+          } else if (outcome.kind === 'unparseable') {
+            callback(smtpError(554, outcome.reason.startsWith('5.6.0') ? outcome.reason : `5.6.0 ${outcome.reason}`));
+          } else {
+            callback(null);
+          }
+        },
+        (err: unknown) => {
+          ctx.log.error({ err }, 'storing inbound mail failed');
+          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
     },
   });
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));

@@ -118,11 +118,14 @@ export async function buildAgentPrompt(
     sections.push(
       `## Earlier messages in this thread (oldest first)\n${earlier
         .reverse()
-        .map((m) => `From: ${m.from}\nSubject: ${m.subject}\n\n${m.body.slice(0, 4000)}`)
+        .map((m) => `From: ${m.from}\nSubject: ${m.subject}\n\n${(m.extractedText || m.body).slice(0, 4000)}`)
         .join('\n\n---\n\n')}`,
     );
   }
-  sections.push(`## New email\nFrom: ${inbound.from}\nSubject: ${inbound.subject}\n\n${inbound.body}`);
+  // The new text of the mail without quoted history and signature (issue 21: extractedText).
+  sections.push(
+    `## New email\nFrom: ${inbound.from}\nSubject: ${inbound.subject}\n\n${inbound.extractedText || inbound.body}`,
+  );
   return {
     system:
       `${agent.systemPrompt}\n\nYou answer email sent to ${identityAddress}. Write only the plain-text body of your reply.`.trim(),

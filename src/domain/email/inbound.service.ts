@@ -4,6 +4,8 @@ import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.j
 import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { AGENT_JOB } from './agent.responder.js';
+import { storeAttachments } from './attachments.js';
+import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 
@@ -28,6 +30,17 @@ export interface StoredInbound {
  */
 export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
+}
+
+/** Header fields of inbound mail are capped as on the send API: one line of at most 998 characters (RFC 5322 2.1.1). */
+export const MAX_HEADER_CHARS = 998;
+/** Most addresses kept per address header (To, Cc) of inbound mail; the raw message keeps them all. */
+export const MAX_HEADER_ADDRESSES = 100;
+/** Most Message-IDs kept from an inbound References header. */
+export const MAX_REFERENCES = 20;
+
+function capAddress(a: string): string {
+  return a.length > 320 ? '' : a;
 }
 
 /** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
@@ -96,19 +109,34 @@ export async function deliverInbound(
   ctx: AppContext,
   parsed: InboundMessage,
   envelope: Envelope,
+  stored: { rawBlobId: string | null } = { rawBlobId: null },
 ): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
-  const from = normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? ''));
-  const to = parsed.to.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
-  const cc = parsed.cc.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
-  const parsedId = parsed.messageId ? stripNul(parsed.messageId) : '';
+  const from = capAddress(normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? '')));
+  const addressList = (list: string[]) =>
+    list
+      .slice(0, MAX_HEADER_ADDRESSES)
+      .map((a) => capAddress(normalizeAddress(stripNul(a))))
+      .filter((a) => a !== '');
+  const to = addressList(parsed.to);
+  const cc = addressList(parsed.cc);
+  const replyTo = parsed.replyTo ? capAddress(normalizeAddress(stripNul(parsed.replyTo))) || null : null;
+  const parsedId = parsed.messageId ? stripNul(parsed.messageId).slice(0, MAX_HEADER_CHARS) : '';
   const messageId = parsedId ? (messageIdsIn(parsedId)[0] ?? parsedId) : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
   const inReplyTo = messageIdsIn(parsed.inReplyTo ? stripNul(parsed.inReplyTo) : undefined)[0] ?? null;
   const refs = parsed.references;
-  const references = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
-  const subject = stripNul(parsed.subject);
+  const allRefs = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
+  // As replies trim them (RFC 5322 3.6.4): the first and the newest ids.
+  const references =
+    allRefs.length <= MAX_REFERENCES ? allRefs : [allRefs[0]!, ...allRefs.slice(allRefs.length - (MAX_REFERENCES - 1))];
+  // Capped as on the send API (issue 26 item 3): one header line of at most 998 characters.
+  const subject = stripNul(parsed.subject)
+    .replace(/[\r\n]+/g, ' ')
+    .slice(0, MAX_HEADER_CHARS);
   const body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  const html = sanitizeEmailHtml(parsed.html ? stripNul(parsed.html) : null);
+  const extractedText = extractReplyText(body);
   const autoSubmitted = parsed.autoSubmitted === null ? null : stripNul(parsed.autoSubmitted);
   const blocker = autoReplyBlocker({
     returnPath: envelope.mailFrom,
@@ -139,7 +167,7 @@ export async function deliverInbound(
         now,
       });
       const rowId = uuidv7();
-      await tx.emailMessage.create({
+      const row = await tx.emailMessage.create({
         data: {
           id: rowId,
           accountId: identity.accountId,
@@ -151,6 +179,14 @@ export async function deliverInbound(
           to: recipients,
           subject,
           body,
+          cc,
+          replyTo,
+          html,
+          extractedText,
+          // Hook for issue 20: the trust checks add `spam` / `unauthenticated` here.
+          labels: ['received'],
+          size: parsed.size ?? 0,
+          rawBlobId: stored.rawBlobId,
           inReplyTo,
           references,
           autoSubmitted,
@@ -158,6 +194,7 @@ export async function deliverInbound(
           sentAt: now,
         },
       });
+      await storeAttachments(tx, row, parsed.attachments ?? []);
       if (identity.agentId) {
         // The agent's own mail: sent by this identity or by another identity that the same agent serves.
         const own =

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import { type EmailIdentity, type EmailMessage, type EmailThread, Prisma } from '../../generated/prisma/client.js';
@@ -10,13 +11,17 @@ import {
   SPEC8_SCHEDULE,
 } from '../../infra/jobs/job-queue.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
-import type { ReplyInput, SendEmailInput } from './email.schemas.js';
+import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
+import { readBlob, writeBlob } from './blobs.js';
+import { extractReplyText, sanitizeEmailHtml } from './content.js';
+import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { addToThread, deliverInbound } from './inbound.service.js';
-import { isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
-import type { OutgoingMail, RelayError } from './mail-transport.port.js';
+import { forwardContent, isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
+import { getMessageRow } from './thread.service.js';
 
 /** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
 export const OUTBOUND_JOB = 'email-outbound';
@@ -39,43 +44,90 @@ export function newMessageId(identity: EmailIdentity): string {
   return `<${uuidv7()}@${identity.domain}>`;
 }
 
+/** What {@link queueOutbound} writes: the headers and parts of one outbound message. */
+export interface OutboundContent {
+  thread: EmailThread | null;
+  /** One address or several (header To). */
+  to: string | string[];
+  cc?: string[];
+  /** Envelope-only recipients (never in a header). */
+  bcc?: string[];
+  replyTo?: string | null;
+  subject: string;
+  /** Plain text; derived from `html` when empty and `html` is given. */
+  body: string;
+  html?: string | null;
+  attachments?: OutgoingAttachment[];
+  /** Custom labels besides the system label `sent`. */
+  labels?: string[];
+  inReplyTo: string | null;
+  references: string[];
+  autoReplied: boolean;
+}
+
 /**
- * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread.
- * `autoReplied` marks agent answers `Auto-Submitted: auto-replied` (RFC 3834 5).
+ * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread. The
+ * message is composed once (nodemailer) and its raw bytes stored once ({@link writeBlob}); delivery sends those
+ * bytes, attachments are read back from them. Bcc addresses ride only in the envelope (stored on the row for the
+ * sender's eyes). `autoReplied` marks agent answers `Auto-Submitted: auto-replied` (RFC 3834 5).
  */
 export async function queueOutbound(
   tx: Tx,
   ctx: AppContext,
   identity: EmailIdentity,
-  m: {
-    thread: EmailThread | null;
-    to: string;
-    subject: string;
-    body: string;
-    inReplyTo: string | null;
-    references: string[];
-    autoReplied: boolean;
-  },
+  m: OutboundContent,
 ): Promise<EmailMessage> {
   const now = ctx.clock.now();
-  const to = normalizeAddress(m.to);
+  const unique = (list: string[]) => [...new Set(list.map(normalizeAddress))];
+  const to = unique(Array.isArray(m.to) ? m.to : [m.to]);
+  const cc = unique(m.cc ?? []).filter((a) => !to.includes(a));
+  const bcc = unique(m.bcc ?? []).filter((a) => !to.includes(a) && !cc.includes(a));
+  const messageId = newMessageId(identity);
+  const raw = await ctx.mail.compose({
+    fromAddress: identity.address,
+    fromName: identity.displayName || null,
+    to,
+    cc,
+    bcc,
+    replyTo: m.replyTo ?? null,
+    subject: m.subject,
+    text: m.body,
+    html: m.html ?? null,
+    attachments: m.attachments ?? [],
+    messageId,
+    inReplyTo: m.inReplyTo,
+    references: m.references,
+    headers: m.autoReplied ? { 'Auto-Submitted': 'auto-replied' } : {},
+    date: now,
+  });
+  const parsed = await ctx.mail.parse(raw);
+  const blob = await writeBlob(tx, raw, now);
   const threadId = await addToThread(tx, identity, m.thread, {
     subject: m.subject,
-    participants: [identity.address, to],
+    participants: [identity.address, ...to, ...cc],
     now,
   });
-  return tx.emailMessage.create({
+  const body = m.body !== '' || !m.html ? m.body : parsed.text.replace(/\r\n/g, '\n').trim();
+  const row = await tx.emailMessage.create({
     data: {
       id: uuidv7(),
       accountId: identity.accountId,
       identityId: identity.id,
       threadId,
-      messageId: newMessageId(identity),
+      messageId,
       direction: 'outbound',
       from: identity.address,
-      to: [to],
+      to,
+      cc,
+      bcc,
+      replyTo: m.replyTo ? normalizeAddress(m.replyTo) : null,
       subject: m.subject,
-      body: m.body,
+      body,
+      html: sanitizeEmailHtml(m.html),
+      extractedText: extractReplyText(body),
+      labels: ['sent', ...(m.labels ?? [])],
+      size: blob.size,
+      rawBlobId: blob.id,
       inReplyTo: m.inReplyTo,
       references: m.references,
       autoSubmitted: m.autoReplied ? 'auto-replied' : null,
@@ -84,6 +136,8 @@ export async function queueOutbound(
       sentAt: now,
     },
   });
+  await storeAttachments(tx, row, parsed.attachments ?? []);
+  return row;
 }
 
 /**
@@ -99,12 +153,19 @@ export async function sendEmail(
 ): Promise<SentRef> {
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
+  const attachments = decodeAttachments(data.attachments);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
       to: data.to,
+      cc: data.cc ?? [],
+      bcc: data.bcc ?? [],
+      replyTo: data.replyTo ?? null,
       subject: data.subject,
-      body: data.body,
+      body: data.body ?? '',
+      html: data.html ?? null,
+      attachments,
+      labels: data.labels ?? [],
       inReplyTo: null,
       references: [],
       autoReplied: false,
@@ -122,7 +183,7 @@ export async function sendEmail(
 export async function replyPlan(
   db: Tx,
   thread: EmailThread,
-): Promise<{ to: string; subject: string; inReplyTo: string; references: string[] }> {
+): Promise<{ to: string; subject: string; inReplyTo: string; references: string[]; answered: EmailMessage }> {
   const parent = await db.emailMessage.findFirstOrThrow({
     where: { threadId: thread.id },
     orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
@@ -131,12 +192,14 @@ export async function replyPlan(
     where: { threadId: thread.id, direction: 'inbound' },
     orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
   });
-  const to = lastInbound?.from ?? parent.to[0] ?? '';
+  // RFC 5322 3.6.2: replies go to Reply-To when the author set one.
+  const to = lastInbound ? (lastInbound.replyTo ?? lastInbound.from) : (parent.to[0] ?? '');
   return {
     to,
     subject: replySubject(thread.subject),
     inReplyTo: parent.messageId,
     references: replyReferences(parent),
+    answered: lastInbound ?? parent,
   };
 }
 
@@ -156,10 +219,77 @@ export async function replyToThread(
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({ where: { id: data.threadId, identityId: identity.id } });
   if (!thread) throw new NotFoundError('Thread', data.threadId, 'threadId');
+  const attachments = decodeAttachments(data.attachments);
   const message = await ctx.db.$transaction(async (tx) => {
-    const plan = await replyPlan(tx, thread);
-    return queueOutbound(tx, ctx, identity, { thread, body: data.body, autoReplied: false, ...plan });
+    const { answered, ...plan } = await replyPlan(tx, thread);
+    const self = identity.address;
+    let to = [plan.to, ...(data.to ?? [])];
+    let cc = data.cc ?? [];
+    if (data.replyAll) {
+      // Every participant of the answered message but the identity itself.
+      to = [...to, ...answered.to];
+      cc = [...answered.cc, ...cc];
+    }
+    to = [...new Set(to.map(normalizeAddress))].filter((a) => a !== self && a !== '');
+    if (to.length === 0) to = [plan.to];
+    cc = [...new Set(cc.map(normalizeAddress))].filter((a) => a !== self && !to.includes(a));
+    if (to.length + cc.length + (data.bcc?.length ?? 0) > MAX_RECIPIENTS) {
+      throw ValidationError.field(
+        'to',
+        'TOO_MANY_RECIPIENTS',
+        `at most ${MAX_RECIPIENTS} recipients in all (to, cc and bcc together); got ${to.length + cc.length + (data.bcc?.length ?? 0)}`,
+      );
+    }
+    return queueOutbound(tx, ctx, identity, {
+      thread,
+      ...plan,
+      to,
+      cc,
+      bcc: data.bcc ?? [],
+      replyTo: data.replyTo ?? null,
+      body: data.body ?? '',
+      html: data.html ?? null,
+      attachments,
+      labels: data.labels ?? [],
+      autoReplied: false,
+    });
   });
+  await dispatchMessage(ctx, message.id);
+  return { messageId: message.messageId, threadId: message.threadId };
+}
+
+/**
+ * POST /api/email/identities/{id}/messages/{messageId}/forward (issue 21): a new thread with subject `Fwd: ` + the
+ * original subject, `body`/`html` above the forwarded message's headers and text, and the original attachments
+ * (inline ones stay inline). `messageId` is the RFC 5322 Message-ID of a message of this identity.
+ * @throws NotFoundError (identity, field `messageId`); UnprocessableError IDENTITY_DEPROVISIONING.
+ */
+export async function forwardMessage(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  messageId: string,
+  data: ForwardInput,
+): Promise<SentRef> {
+  requireScope(actor, 'email');
+  const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
+  const original = await getMessageRow(ctx, actor, identityId, messageId);
+  const attachments: OutgoingAttachment[] = await loadAttachments(ctx, original);
+  const content = forwardContent(original, { body: data.body ?? '', html: data.html ?? null });
+  const message = await ctx.db.$transaction((tx) =>
+    queueOutbound(tx, ctx, identity, {
+      thread: null,
+      to: data.to,
+      cc: data.cc ?? [],
+      bcc: data.bcc ?? [],
+      ...content,
+      attachments,
+      labels: data.labels ?? [],
+      inReplyTo: null,
+      references: [],
+      autoReplied: false,
+    }),
+  );
   await dispatchMessage(ctx, message.id);
   return { messageId: message.messageId, threadId: message.threadId };
 }
@@ -236,62 +366,76 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
   const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
   if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
-  const to = m.to[0] ?? '';
-  const mail: OutgoingMail = {
-    fromAddress: identity.address,
-    fromName: identity.displayName || null,
-    to,
-    subject: m.subject,
-    text: m.body,
-    messageId: m.messageId,
-    inReplyTo: m.inReplyTo,
-    references: m.references,
-    headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
-    date: m.sentAt,
-  };
-  if (isHostedAddress(ctx.config, to)) {
-    const local = await ctx.db.emailIdentity.findUnique({ where: { address: to } });
-    if (local?.status !== 'active') {
-      await finish(ctx, m, job.token, { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` });
-      return;
-    }
-    // Composed and parsed again, so local delivery stores exactly what a relay would have carried.
-    const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
-    const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [to] });
-    await finish(
-      ctx,
-      m,
-      job.token,
-      stored.length > 0
-        ? { status: 'delivered', detail: 'delivered locally' }
-        : { status: 'failed', detail: `550 5.1.1 <${to}>: mailbox unavailable` },
-    );
-    return;
-  }
-  if (!ctx.mail.hasRelay) {
-    await finish(ctx, m, job.token, {
-      status: 'undelivered',
-      detail: 'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
-    });
-    return;
-  }
-  try {
-    const response = await ctx.mail.relay(mail);
-    await finish(ctx, m, job.token, { status: 'sent', detail: response });
-  } catch (err) {
-    const e = err as RelayError;
-    const detail = e.response ?? e.message;
-    const permanent = (e.responseCode ?? 0) >= 500;
-    const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
-    if (!retryAt) {
-      await finish(ctx, m, job.token, { status: 'failed', detail });
-    } else {
-      await ctx.db.emailMessage.updateMany({
-        where: { id: m.id, lockedBy: job.token },
-        data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
-      });
+  // Mail stored before raw messages were kept is composed again from its fields.
+  const legacy: Buffer | null = m.rawBlobId
+    ? null
+    : await ctx.mail.compose({
+        fromAddress: identity.address,
+        fromName: identity.displayName || null,
+        to: m.to,
+        subject: m.subject,
+        text: m.body,
+        messageId: m.messageId,
+        inReplyTo: m.inReplyTo,
+        references: m.references,
+        headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
+        date: m.sentAt,
+      } satisfies OutgoingMail);
+  const raw = () => (m.rawBlobId ? readBlob(ctx.db, m.rawBlobId) : Readable.from([legacy as Buffer]));
+  const recipients = [...new Set([...m.to, ...m.cc, ...m.bcc])];
+  const local = recipients.filter((a) => isHostedAddress(ctx.config, a));
+  const remote = recipients.filter((a) => !isHostedAddress(ctx.config, a));
+  const failures: string[] = [];
+  const done: string[] = [];
+
+  if (local.length > 0) {
+    const found = await ctx.db.emailIdentity.findMany({ where: { address: { in: local }, status: 'active' } });
+    const active = found.map((i) => i.address);
+    for (const a of local) if (!active.includes(a)) failures.push(`550 5.1.1 <${a}>: mailbox unavailable`);
+    if (active.length > 0) {
+      // Parsed from the stored bytes, so local delivery stores exactly what a relay would have carried, and the
+      // recipients' copies share the sender's raw message (stored once).
+      const parsed = await ctx.mail.parseStream(raw());
+      const stored = await deliverInbound(
+        ctx,
+        parsed,
+        { mailFrom: identity.address, rcptTo: active },
+        { rawBlobId: m.rawBlobId },
+      );
+      const got = new Set(stored.map((x) => x.identityId));
+      for (const i of found) {
+        if (!got.has(i.id)) failures.push(`550 5.1.1 <${i.address}>: mailbox unavailable`);
+      }
+      if (stored.length > 0) done.push('delivered locally');
     }
   }
+
+  let status: string | undefined;
+  if (remote.length > 0 && !ctx.mail.hasRelay) {
+    done.length = 0;
+    status = 'undelivered';
+    failures.unshift('NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent');
+  } else if (remote.length > 0) {
+    try {
+      done.push(await ctx.mail.relayRaw({ from: identity.address, to: remote }, raw()));
+    } catch (err) {
+      const e = err as RelayError;
+      const detail = e.response ?? e.message;
+      const permanent = (e.responseCode ?? 0) >= 500;
+      const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
+      if (retryAt) {
+        // Local recipients already stored are not stored twice on the retry (one Message-ID per identity).
+        await ctx.db.emailMessage.updateMany({
+          where: { id: m.id, lockedBy: job.token },
+          data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
+        });
+        return;
+      }
+      failures.push(detail);
+    }
+  }
+  status ??= failures.length > 0 ? 'failed' : remote.length > 0 ? 'sent' : 'delivered';
+  await finish(ctx, m, job.token, { status, detail: [...failures, ...done].join('; ') });
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { AppContext } from '../../app-context.js';
-import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
+import type { AgentJob, EmailAttachment, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { keysetPage } from '../paging.js';
+import { type AttachmentView, attachmentView } from './attachments.js';
 import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 
@@ -39,6 +40,19 @@ export interface MessageView {
   status: string;
   statusDetail: string | null;
   agent: AgentAnswerView | null;
+  /** Cc addresses. */
+  cc: string[];
+  /** Bcc addresses: only on the identity's own outbound mail (never in a header); [] on inbound mail. */
+  bcc: string[];
+  replyTo: string | null;
+  /** The HTML part, sanitised (src/domain/email/content.ts); null when the message has none. */
+  html: string | null;
+  /** The new text without quoted history and signature (email-reply-parser). */
+  extractedText: string;
+  attachments: AttachmentView[];
+  labels: string[];
+  /** Size of the raw message in bytes (0 for mail stored before raw messages were kept). */
+  size: number;
 }
 
 /** Converts a row. */
@@ -53,7 +67,9 @@ export function threadSummary(t: EmailThread): ThreadSummary {
 }
 
 /** Converts a row (with its agent job, if any). */
-export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): MessageView {
+export function messageView(
+  m: EmailMessage & { agentJob?: AgentJob | null; attachments?: EmailAttachment[] },
+): MessageView {
   const j = m.agentJob;
   return {
     messageId: m.messageId,
@@ -77,6 +93,14 @@ export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): M
           replyMessageId: j.replyMessageId,
         }
       : null,
+    cc: m.cc,
+    bcc: m.direction === 'outbound' ? m.bcc : [],
+    replyTo: m.replyTo,
+    html: m.html,
+    extractedText: m.extractedText ?? m.body,
+    attachments: (m.attachments ?? []).map(attachmentView),
+    labels: m.labels,
+    size: m.size,
   };
 }
 
@@ -175,7 +199,12 @@ export async function getThread(
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({
     where: { id: threadId, identityId: identity.id },
-    include: { messages: { orderBy: [{ sentAt: 'asc' }, { id: 'asc' }], include: { agentJob: true } } },
+    include: {
+      messages: {
+        orderBy: [{ sentAt: 'asc' }, { id: 'asc' }],
+        include: { agentJob: true, attachments: { orderBy: { position: 'asc' } } },
+      },
+    },
   });
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return { ...threadSummary(thread), messages: thread.messages.map(messageView) };

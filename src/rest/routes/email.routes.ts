@@ -12,11 +12,15 @@ import {
   listKnowledgeDocuments,
   updateAgent,
 } from '../../domain/email/agent.service.js';
+import { openAttachment, openRawMessage } from '../../domain/email/attachments.js';
 import {
   addKnowledgeInput,
+  attachmentParams,
   createAgentInput,
   createIdentityInput,
+  forwardInput,
   listThreadsInput,
+  messageParams,
   replyInput,
   sendEmailInput,
   updateAgentInput,
@@ -29,7 +33,7 @@ import {
   listIdentities,
   updateIdentity,
 } from '../../domain/email/identity.service.js';
-import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
@@ -77,6 +81,23 @@ const message = z.object({
       replyMessageId: z.string().nullable(),
     })
     .nullable(),
+  cc: z.array(z.string()),
+  bcc: z.array(z.string()).describe('Only on the identity’s own sent mail; never in a header.'),
+  replyTo: z.string().nullable(),
+  html: z.string().nullable().describe('The HTML part, sanitised (no scripts, event handlers or javascript: URLs).'),
+  extractedText: z.string().describe('The new text without quoted history and signature.'),
+  attachments: z.array(
+    z.object({
+      attachmentId: z.string(),
+      filename: z.string().nullable(),
+      contentType: z.string(),
+      size: z.number().describe('Decoded size in bytes.'),
+      inline: z.boolean(),
+      contentId: z.string().nullable(),
+    }),
+  ),
+  labels: z.array(z.string()),
+  size: z.number().describe('Size of the raw message in bytes.'),
 });
 const sent = z.object({ messageId: z.string(), threadId: z.string() });
 const agent = z.object({
@@ -95,6 +116,24 @@ const knowledgeDocument = z.object({
   content: z.string(),
   createdAt: z.string(),
 });
+
+/**
+ * Body limit of send, reply and forward: 25 MiB of attachments is about 33.4 MiB of base64, plus the JSON around
+ * it; the domain answers 413 ATTACHMENTS_TOO_LARGE naming the 25 MiB limit for anything up to this size.
+ */
+const SEND_BODY_LIMIT = 40 * 1024 * 1024;
+
+/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 `filename*` (RFC 8187). */
+function contentDisposition(inline: boolean, filename: string | null): string {
+  const type = inline ? 'inline' : 'attachment';
+  if (!filename) return type;
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `${type}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
 export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -174,9 +213,10 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/email/identities/:id/send',
     {
+      bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'sendEmail',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE'],
         tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
@@ -190,9 +230,10 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/email/identities/:id/reply',
     {
+      bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'replyToEmailThread',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE'],
         tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
@@ -231,6 +272,70 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (request) => getThread(ctx, actorOf(request), request.params.id, request.params.threadId),
+  );
+
+  r.post(
+    '/api/email/identities/:id/messages/:messageId/forward',
+    {
+      bodyLimit: SEND_BODY_LIMIT,
+      schema: {
+        operationId: 'forwardEmailMessage',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        tags,
+        summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
+        params: messageParams,
+        body: forwardInput,
+        response: { 202: sent },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(await forwardMessage(ctx, actorOf(request), request.params.id, request.params.messageId, request.body)),
+  );
+  r.get(
+    '/api/email/identities/:id/messages/:messageId/attachments/:attachmentId',
+    {
+      schema: {
+        operationId: 'downloadEmailAttachment',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'The attachment’s decoded bytes (its content type, Content-Disposition with its filename), streamed.',
+        params: attachmentParams,
+      },
+    },
+    async (request, reply) => {
+      const { attachment, stream } = await openAttachment(
+        ctx,
+        actorOf(request),
+        request.params.id,
+        request.params.messageId,
+        request.params.attachmentId,
+      );
+      reply.header('content-type', attachment.contentType);
+      reply.header('content-disposition', contentDisposition(attachment.inline, attachment.filename));
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.send(stream);
+    },
+  );
+  r.get(
+    '/api/email/identities/:id/messages/:messageId/raw',
+    {
+      schema: {
+        operationId: 'downloadEmailRaw',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'The message as stored (RFC 5322, `message/rfc822`), streamed.',
+        params: messageParams,
+      },
+    },
+    async (request, reply) => {
+      const { size, stream } = await openRawMessage(ctx, actorOf(request), request.params.id, request.params.messageId);
+      reply.header('content-type', 'message/rfc822');
+      reply.header('content-length', String(size));
+      reply.header('content-disposition', 'attachment; filename="message.eml"');
+      return reply.send(stream);
+    },
   );
 
   const agentTags = ['agents'];

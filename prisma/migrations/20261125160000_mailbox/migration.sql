@@ -1,0 +1,43 @@
+-- Mailbox (issue 21): cc/bcc/reply-to/html/extracted text/labels/size on messages, the raw message stored once
+-- in chunks (email_blobs + email_blob_chunks, streamed in and out with bounded memory), and attachment metadata
+-- (bytes are read from the raw message on download, never stored twice). Defensive: another branch may add
+-- `labels` (issue 20) too.
+
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "cc_addresses" TEXT[] NOT NULL DEFAULT '{}';
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "bcc_addresses" TEXT[] NOT NULL DEFAULT '{}';
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "reply_to" TEXT;
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "html" TEXT;
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "extracted_text" TEXT;
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "labels" TEXT[] NOT NULL DEFAULT '{}';
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "size" INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE "email_messages" ADD COLUMN IF NOT EXISTS "raw_blob_id" TEXT;
+CREATE INDEX IF NOT EXISTS "email_messages_raw_blob_id_idx" ON "email_messages"("raw_blob_id");
+
+CREATE TABLE IF NOT EXISTS "email_blobs" (
+    "id" TEXT NOT NULL,
+    "size" INTEGER NOT NULL DEFAULT 0,
+    "chunks" INTEGER NOT NULL DEFAULT 0,
+    "created_at" TIMESTAMPTZ(3) NOT NULL,
+    CONSTRAINT "email_blobs_pkey" PRIMARY KEY ("id")
+);
+
+CREATE TABLE IF NOT EXISTS "email_blob_chunks" (
+    "blob_id" TEXT NOT NULL REFERENCES "email_blobs"("id") ON DELETE CASCADE,
+    "seq" INTEGER NOT NULL,
+    "data" BYTEA NOT NULL,
+    CONSTRAINT "email_blob_chunks_pkey" PRIMARY KEY ("blob_id", "seq")
+);
+
+CREATE TABLE IF NOT EXISTS "email_attachments" (
+    "id" TEXT NOT NULL,
+    "account_id" TEXT NOT NULL,
+    "message_row_id" TEXT NOT NULL REFERENCES "email_messages"("id") ON DELETE CASCADE,
+    "position" INTEGER NOT NULL,
+    "filename" TEXT,
+    "content_type" TEXT NOT NULL,
+    "size" INTEGER NOT NULL,
+    "inline" BOOLEAN NOT NULL DEFAULT false,
+    "content_id" TEXT,
+    CONSTRAINT "email_attachments_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX IF NOT EXISTS "email_attachments_message_row_id_position_idx" ON "email_attachments"("message_row_id", "position");
