@@ -1,6 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { graphql } from '../generated/gql.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { payload, typedError } from '../helpers/graphql.js';
 import { type SmtpSink, smtpSend, startSmtpSink } from '../helpers/mail-peers.js';
+
+const GqlSend = graphql(`
+  mutation MailboxSend($input: SendEmailInput!) {
+    sendEmail(input: $input) { __typename ... on SendEmailPayload { messageId threadId } ... on Error { code field details { field code } } }
+  }
+`);
+const GqlForward = graphql(`
+  mutation MailboxForward($input: ForwardEmailMessageInput!) {
+    forwardEmailMessage(input: $input) { __typename ... on ForwardEmailMessagePayload { messageId thread { subject } } ... on Error { code field } }
+  }
+`);
+const GqlThread = graphql(`
+  query MailboxThread($threadId: ID!) {
+    emailThread(threadId: $threadId) {
+      messages { messageId cc bcc replyTo html extractedText labels size rawPath
+        attachments { attachmentId filename contentType size inline contentId downloadPath } }
+    }
+  }
+`);
 
 /** Issue 21 items 1 and 2: sending with cc/bcc/html/attachments, reading, downloading, forward, reply-all. */
 describe('mailbox: rich sending, attachments stored once, downloads', () => {
@@ -255,5 +276,51 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     const list = await a.request('GET', `/api/email/identities/${box.id}/threads`);
     expect(list.body.threads).toEqual([]);
     expect(await t.app.ctx.db.emailBlob.count()).toBe(blobsBefore);
+  });
+
+  it('GraphQL: sends with cc, bcc, html and an attachment, reads the same fields and forwards', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const other = await identity(a);
+    const sent = await a.gql(GqlSend, {
+      input: {
+        identityId: box.id,
+        // A single value where a list is expected is coerced to a list of one (GraphQL spec 3.11, input coercion).
+        to: other.address as unknown as string[],
+        cc: ['carol@example.com'],
+        bcc: ['hidden@example.com'],
+        subject: 'Contract',
+        html: '<p>Signed <img src="x" onerror="steal()"></p>',
+        attachments: [
+          { filename: 'c.txt', contentType: 'text/plain', content: Buffer.from('hello').toString('base64') },
+        ],
+        labels: ['legal'],
+      },
+    });
+    const ok = payload(sent.data?.sendEmail, 'SendEmailPayload');
+    const read = await a.gql(GqlThread, { threadId: ok.threadId });
+    const m = read.data!.emailThread.messages[0]!;
+    expect(m).toMatchObject({ cc: ['carol@example.com'], bcc: ['hidden@example.com'], labels: ['sent', 'legal'] });
+    expect(m.html).not.toContain('onerror');
+    expect(m.attachments).toEqual([expect.objectContaining({ filename: 'c.txt', size: 5, inline: false })]);
+    const file = await download(a, m.attachments[0]!.downloadPath);
+    expect(file.bytes.toString()).toBe('hello');
+    expect((await download(a, m.rawPath)).status).toBe(200);
+
+    const bad = await a.gql(GqlSend, {
+      input: {
+        identityId: box.id,
+        to: ['x@example.com'],
+        subject: 's',
+        body: 'b',
+        attachments: [{ filename: 'a', content: '%%%' }],
+      },
+    });
+    expect(typedError(bad.data?.sendEmail)).toMatchObject({ code: 'VALIDATION_FAILED' });
+
+    const fwd = await a.gql(GqlForward, {
+      input: { identityId: box.id, messageId: ok.messageId, to: ['z@example.com'] },
+    });
+    expect(payload(fwd.data?.forwardEmailMessage, 'ForwardEmailMessagePayload').thread.subject).toBe('Fwd: Contract');
   });
 });

@@ -125,7 +125,8 @@ export const attachmentInput = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, {
         message: 'must be a MIME type such as application/pdf (RFC 6838 4.2)',
       })
-      .default('application/octet-stream'),
+      .nullish()
+      .transform((v) => v ?? 'application/octet-stream'),
     content: z
       .string()
       .transform((v) => v.replace(/\s+/g, ''))

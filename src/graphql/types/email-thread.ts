@@ -1,7 +1,7 @@
 import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
-import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
+import { forwardInput, replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
-import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
@@ -75,6 +75,44 @@ const EmailMessageRef = builder.prismaObject('EmailMessage', {
     }),
     statusDetail: t.exposeString('statusDetail', { nullable: true }),
     agentAnswer: t.relation('agentJob', { nullable: true, description: 'The agent’s answer, on inbound mail.' }),
+    cc: t.exposeStringList('cc'),
+    bcc: t.stringList({
+      description: 'Bcc addresses: only on the identity’s own sent mail (never in a header); [] on inbound mail.',
+      resolve: (m) => (m.direction === 'outbound' ? m.bcc : []),
+    }),
+    replyTo: t.exposeString('replyTo', { nullable: true }),
+    html: t.exposeString('html', {
+      nullable: true,
+      description: 'The HTML part, sanitised (no scripts, event handlers or javascript: URLs).',
+    }),
+    extractedText: t.string({
+      description: 'The new text without quoted history and signature (email-reply-parser).',
+      resolve: (m) => m.extractedText ?? m.body,
+    }),
+    labels: t.exposeStringList('labels'),
+    size: t.exposeInt('size', { description: 'Size of the raw message in bytes.' }),
+    attachments: t.relation('attachments', { query: { orderBy: { position: 'asc' } } }),
+    rawPath: t.string({
+      description: 'REST path that streams the raw message (message/rfc822).',
+      resolve: (m) => `/api/email/identities/${m.identityId}/messages/${encodeURIComponent(m.messageId)}/raw`,
+    }),
+  }),
+});
+
+builder.prismaObject('EmailAttachment', {
+  description: 'An attachment of a message; its bytes download from `downloadPath` (REST, streamed).',
+  fields: (t) => ({
+    attachmentId: t.exposeID('id'),
+    filename: t.exposeString('filename', { nullable: true }),
+    contentType: t.exposeString('contentType'),
+    size: t.exposeInt('size', { description: 'Decoded size in bytes.' }),
+    inline: t.exposeBoolean('inline'),
+    contentId: t.exposeString('contentId', { nullable: true }),
+    downloadPath: t.string({
+      select: { message: { select: { identityId: true, messageId: true } } },
+      resolve: (a) =>
+        `/api/email/identities/${a.message.identityId}/messages/${encodeURIComponent(a.message.messageId)}/attachments/${a.id}`,
+    }),
   }),
 });
 
@@ -87,13 +125,30 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const EmailAttachmentInput = builder.inputType('EmailAttachmentInput', {
+  description: 'An attachment to send: `content` is base64 (RFC 4648 4).',
+  fields: (t) => ({
+    filename: t.string({ required: true }),
+    contentType: t.string({ description: 'MIME type; default application/octet-stream.' }),
+    content: t.string({ required: true, description: 'The bytes, base64.' }),
+  }),
+});
+
 const SendEmailInput = builder.inputType('SendEmailInput', {
-  description: 'A new message from one of the account’s identities (a new thread).',
+  description:
+    'A new message from one of the account’s identities (a new thread). At most 50 recipients in all and 25 MiB ' +
+    'of attachments (this endpoint’s 1 MiB request limit applies first; REST takes up to 40 MiB).',
   fields: (t) => ({
     identityId: t.id({ required: true, description: 'The sending identity.' }),
-    to: t.string({ required: true }),
+    to: t.stringList({ required: true, description: 'One address or a list.' }),
+    cc: t.stringList(),
+    bcc: t.stringList({ description: 'They get the mail and never appear in a header.' }),
+    replyTo: t.string(),
     subject: t.string({ required: true }),
-    body: t.string({ required: true, description: 'Plain text.' }),
+    body: t.string({ description: 'Plain text; body or html is required.' }),
+    html: t.string(),
+    attachments: t.field({ type: [EmailAttachmentInput] }),
+    labels: t.stringList({ description: 'Custom labels (lower-case, at most 50 characters).' }),
   }),
 });
 
@@ -102,7 +157,29 @@ const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
   fields: (t) => ({
     identityId: t.id({ required: true, description: 'The identity the thread belongs to.' }),
     threadId: t.string({ required: true }),
-    body: t.string({ required: true }),
+    body: t.string({ description: 'Plain text; body or html is required.' }),
+    replyAll: t.boolean({ description: 'Every participant of the answered message but the identity itself.' }),
+    to: t.stringList({ description: 'Extra To addresses.' }),
+    cc: t.stringList(),
+    bcc: t.stringList(),
+    replyTo: t.string(),
+    html: t.string(),
+    attachments: t.field({ type: [EmailAttachmentInput] }),
+    labels: t.stringList(),
+  }),
+});
+
+const ForwardEmailMessageInput = builder.inputType('ForwardEmailMessageInput', {
+  description: 'Forward a message of an identity: `Fwd:` subject, the original attachments kept, a new thread.',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    messageId: t.string({ required: true, description: 'RFC 5322 Message-ID of the message to forward.' }),
+    to: t.stringList({ required: true }),
+    cc: t.stringList(),
+    bcc: t.stringList(),
+    body: t.string({ description: 'Text above the forwarded message.' }),
+    html: t.string(),
+    labels: t.stringList(),
   }),
 });
 
@@ -122,6 +199,7 @@ const sentPayload = (name: string, description: string) =>
   });
 const SendEmailPayload = sentPayload('SendEmailPayload', 'The message sent and its new thread (spec 4.4).');
 const ReplyToEmailThreadPayload = sentPayload('ReplyToEmailThreadPayload', 'The reply sent and its thread.');
+const ForwardEmailMessagePayload = sentPayload('ForwardEmailMessagePayload', 'The forward sent and its new thread.');
 
 builder.mutationFields((t) => ({
   sendEmail: t.field({
@@ -130,12 +208,7 @@ builder.mutationFields((t) => ({
     description: 'Sends a new message from an identity (new thread).',
     args: { input: t.arg({ type: SendEmailInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      sendEmail(
-        ctx.app,
-        ctx.actor,
-        String(identityId),
-        parseArgs(ctx, 'email', sendEmailInput, input, { keepNulls: true }),
-      ),
+      sendEmail(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', sendEmailInput, input)),
   }),
   replyToEmailThread: t.field({
     type: ReplyToEmailThreadPayload,
@@ -143,12 +216,15 @@ builder.mutationFields((t) => ({
     description: 'Replies on a thread of an identity.',
     args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      replyToThread(
-        ctx.app,
-        ctx.actor,
-        String(identityId),
-        parseArgs(ctx, 'email', replyInput, input, { keepNulls: true }),
-      ),
+      replyToThread(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', replyInput, input)),
+  }),
+  forwardEmailMessage: t.field({
+    type: ForwardEmailMessagePayload,
+    errors: {},
+    description: 'Forwards a message of an identity (new thread, original attachments kept).',
+    args: { input: t.arg({ type: ForwardEmailMessageInput, required: true }) },
+    resolve: (_root, { input: { identityId, messageId, ...input } }, ctx) =>
+      forwardMessage(ctx.app, ctx.actor, String(identityId), messageId, parseArgs(ctx, 'email', forwardInput, input)),
   }),
 }));
 
