@@ -11,6 +11,7 @@ import './types/webhook.js';
 import './types/agent.js';
 import './types/email-thread.js';
 import './types/email-identity.js';
+import './types/email-mailbox.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

@@ -41,3 +41,18 @@ CREATE TABLE IF NOT EXISTS "email_attachments" (
     CONSTRAINT "email_attachments_pkey" PRIMARY KEY ("id")
 );
 CREATE INDEX IF NOT EXISTS "email_attachments_message_row_id_position_idx" ON "email_attachments"("message_row_id", "position");
+
+-- Suppression list (issue 21 item 5): addresses that bounced permanently; sending to one answers 422.
+CREATE TABLE IF NOT EXISTS "email_suppressions" (
+    "id" TEXT NOT NULL,
+    "account_id" TEXT NOT NULL REFERENCES "accounts"("id") ON DELETE CASCADE,
+    "address" TEXT NOT NULL,
+    "reason" TEXT NOT NULL,
+    "status" TEXT,
+    "diagnostic_code" TEXT,
+    "message_id" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL,
+    CONSTRAINT "email_suppressions_pkey" PRIMARY KEY ("id")
+);
+CREATE UNIQUE INDEX IF NOT EXISTS "email_suppressions_account_id_address_key" ON "email_suppressions"("account_id", "address");
+CREATE INDEX IF NOT EXISTS "email_suppressions_account_id_created_at_id_idx" ON "email_suppressions"("account_id", "created_at" DESC, "id" DESC);

@@ -99,7 +99,7 @@ const toField = z
 const html = z.string().max(MAX_HTML_CHARS).describe('HTML body (sent as the text/html alternative).');
 
 /** Whether `v` holds a C0 control character or DEL (NUL included). */
-function hasControl(v: string): boolean {
+export function hasControl(v: string): boolean {
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     if (c < 0x20 || c === 0x7f) return true;
@@ -245,9 +245,8 @@ export const messageParams = z.object({
     .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
   messageId: z
     .string()
-    .min(1)
     .max(998)
-    .refine((v) => !hasControl(v), { message: 'must be a Message-ID', params: { code: 'INVALID_FORMAT' } }),
+    .regex(/^<[!-;=?-~]+>$/, { message: 'must be a Message-ID such as <id@host> (URL-encoded in the path)' }),
 });
 /** Path parameters of an attachment download. */
 export const attachmentParams = messageParams.extend({
@@ -299,3 +298,12 @@ export const addKnowledgeInput = z
   .strict();
 /** Parsed addKnowledgeInput. */
 export type AddKnowledgeInput = z.output<typeof addKnowledgeInput>;
+
+/** Path parameter `{address}` of DELETE /api/email/suppressions/{address}: any address-like text (unknown: 404). */
+export const suppressionParams = z.object({
+  address: z
+    .string()
+    .min(1)
+    .max(320)
+    .regex(/^[!-~]+@[!-~]+$/, { message: 'must be an email address (printable ASCII, with @)' }),
+});

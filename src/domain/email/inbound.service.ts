@@ -5,6 +5,7 @@ import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { AGENT_JOB } from './agent.responder.js';
 import { storeAttachments } from './attachments.js';
+import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { autoReplyBlocker, isHostedAddress, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
@@ -149,6 +150,7 @@ export async function deliverInbound(
     select: { id: true, accountId: true, agentId: true },
   });
   const now = ctx.clock.now();
+  const report = deliveryReportOf(parsed);
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
@@ -161,7 +163,14 @@ export async function deliverInbound(
         continue;
       }
       const recipients = to.length > 0 ? to : [identity.address];
-      const threadId = await threadFor(tx, identity, [...(inReplyTo ? [inReplyTo] : []), ...references], {
+      // A DSN about mail this identity sent joins that mail's thread and marks it bounced (issue 21 item 5).
+      const bounced = report?.originalMessageId
+        ? await tx.emailMessage.findFirst({
+            where: { identityId: identity.id, messageId: report.originalMessageId, direction: 'outbound' },
+          })
+        : null;
+      const refs = [...(bounced ? [bounced.messageId] : []), ...(inReplyTo ? [inReplyTo] : []), ...references];
+      const threadId = await threadFor(tx, identity, refs, {
         subject,
         participants: [from, ...recipients, ...cc],
         now,
@@ -184,7 +193,7 @@ export async function deliverInbound(
           html,
           extractedText,
           // Hook for issue 20: the trust checks add `spam` / `unauthenticated` here.
-          labels: ['received'],
+          labels: bounced ? ['received', 'bounced'] : ['received'],
           size: parsed.size ?? 0,
           rawBlobId: stored.rawBlobId,
           inReplyTo,
@@ -218,6 +227,7 @@ export async function deliverInbound(
         });
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
       }
+      if (bounced && report) await recordBounces(tx, emit, bounced, report.recipients, 'bounce', now);
       await emitReceived(emit, identity, { from, subject, threadId, messageId });
       out.push({ identityId: identity.id, threadId, messageId, created: true });
     }

@@ -62,6 +62,17 @@ export interface InboundMessage {
   attachments?: InboundAttachment[];
   /** Size of the raw message in bytes. */
   size?: number;
+  /**
+   * For a `multipart/report` (RFC 6522): its `report-type`, the decoded `message/delivery-status` part and
+   * `text/rfc822-headers` part (each up to 256 KiB), and the message's first 256 KiB as text (where the returned
+   * message's headers are when it came back as `message/rfc822`). Null for any other message.
+   */
+  report?: {
+    reportType: string | null;
+    deliveryStatus: string | null;
+    returnedHeaders: string | null;
+    head: string;
+  } | null;
 }
 
 /** Metadata of one attachment of a parsed message; `position` is its index among the message's attachments. */

@@ -15,12 +15,14 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
 import { readBlob, writeBlob } from './blobs.js';
+import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { addToThread, deliverInbound } from './inbound.service.js';
 import { forwardContent, isHostedAddress, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
+import { assertNotSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
 
 /** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
@@ -154,6 +156,7 @@ export async function sendEmail(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
+  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
@@ -240,6 +243,7 @@ export async function replyToThread(
         `at most ${MAX_RECIPIENTS} recipients in all (to, cc and bcc together); got ${to.length + cc.length + (data.bcc?.length ?? 0)}`,
       );
     }
+    await assertNotSuppressed(tx, identity.accountId, [...to, ...cc, ...(data.bcc ?? [])]);
     return queueOutbound(tx, ctx, identity, {
       thread,
       ...plan,
@@ -274,6 +278,7 @@ export async function forwardMessage(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const original = await getMessageRow(ctx, actor, identityId, messageId);
+  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const attachments: OutgoingAttachment[] = await loadAttachments(ctx, original);
   const content = forwardContent(original, { body: data.body ?? '', html: data.html ?? null });
   const message = await ctx.db.$transaction((tx) =>
@@ -318,7 +323,7 @@ async function finish(
   ctx: AppContext,
   m: EmailMessage,
   token: string,
-  outcome: { status: string; detail: string },
+  outcome: { status: string; detail: string; bounces?: BounceRecipient[] },
 ): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
     const { count } = await tx.emailMessage.updateMany({
@@ -337,6 +342,8 @@ async function finish(
     if (outcome.status === 'undelivered' || outcome.status === 'failed') {
       await emitOutcome(emit, updated, 'email.delivery_failed');
     }
+    // A 5xx at send time is a bounce as a DSN would report it (issue 21 item 5).
+    await recordBounces(tx, emit, updated, outcome.bounces ?? [], 'relay_rejected', ctx.clock.now());
   });
 }
 
@@ -387,11 +394,24 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
   const remote = recipients.filter((a) => !isHostedAddress(ctx.config, a));
   const failures: string[] = [];
   const done: string[] = [];
+  const bounces: BounceRecipient[] = [];
+  const bounce = (recipient: string, reply: string, code: number) =>
+    bounces.push({
+      recipient,
+      action: 'failed',
+      status: statusOfReply(reply, code),
+      diagnosticCode: `smtp; ${reply}`.slice(0, 998),
+      type: 'permanent',
+    });
 
   if (local.length > 0) {
     const found = await ctx.db.emailIdentity.findMany({ where: { address: { in: local }, status: 'active' } });
     const active = found.map((i) => i.address);
-    for (const a of local) if (!active.includes(a)) failures.push(`550 5.1.1 <${a}>: mailbox unavailable`);
+    for (const a of local) {
+      if (active.includes(a)) continue;
+      failures.push(`550 5.1.1 <${a}>: mailbox unavailable`);
+      bounce(a, `550 5.1.1 <${a}>: mailbox unavailable`, 550);
+    }
     if (active.length > 0) {
       // Parsed from the stored bytes, so local delivery stores exactly what a relay would have carried, and the
       // recipients' copies share the sender's raw message (stored once).
@@ -432,10 +452,13 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
         return;
       }
       failures.push(detail);
+      const rejected = (err as { rejected?: string[] }).rejected;
+      const who = Array.isArray(rejected) && rejected.length > 0 ? rejected.map(normalizeAddress) : remote;
+      if (permanent) for (const a of who) bounce(a, detail, e.responseCode ?? 550);
     }
   }
   status ??= failures.length > 0 ? 'failed' : remote.length > 0 ? 'sent' : 'delivered';
-  await finish(ctx, m, job.token, { status, detail: [...failures, ...done].join('; ') });
+  await finish(ctx, m, job.token, { status, detail: [...failures, ...done].join('; '), bounces });
 }
 
 /**

@@ -80,7 +80,14 @@ export const EVENT_CATALOG = {
   },
   email: {
     description: 'Inbound mail, agent answers, outbound delivery',
-    types: ['email.received', 'email.agent.response', 'email.agent.failed', 'email.sent', 'email.delivery_failed'],
+    types: [
+      'email.received',
+      'email.agent.response',
+      'email.agent.failed',
+      'email.sent',
+      'email.delivery_failed',
+      'email.bounced',
+    ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;
 

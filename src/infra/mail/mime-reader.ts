@@ -9,6 +9,9 @@ import { type InboundAttachment, type InboundMessage, MimeError } from '../../do
 export const MAX_MIME_PARTS = 500;
 /** Largest text or HTML body kept from an inbound message, in characters (the raw message keeps all of it). */
 export const MAX_INBOUND_BODY_CHARS = 2_000_000;
+/** Bytes kept of a delivery report's parts and of a report's head (DSNs are small; RFC 3464). */
+export const MAX_REPORT_BYTES = 256 * 1024;
+const REPORT_PARTS = ['message/delivery-status', 'text/rfc822-headers', 'message/global-delivery-status'];
 
 async function newParser(): Promise<MailParser> {
   // mailparser is loaded with the first message, not at start-up (docs/operations.md "Start-up").
@@ -18,6 +21,8 @@ async function newParser(): Promise<MailParser> {
     skipTextToHtml: true,
     skipImageLinks: true,
     maxChildNodes: MAX_MIME_PARTS,
+    // The machine-readable part of a DSN (RFC 3464) as its own part, not folded into the text.
+    keepDeliveryStatus: true,
   } as ConstructorParameters<typeof MailParser>[0]);
 }
 
@@ -51,6 +56,9 @@ export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessa
   let text = '';
   let html: string | null = null;
   const attachments: InboundAttachment[] = [];
+  const report: Record<string, Buffer[]> = {};
+  const head: Buffer[] = [];
+  let headBytes = 0;
   parser.on('headers', (h: Headers) => {
     headers ??= h;
   });
@@ -68,7 +76,13 @@ export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessa
         contentId: data.cid ?? null,
       };
       attachments.push(meta);
+      let keep: Buffer[] | undefined;
+      if (REPORT_PARTS.includes(meta.contentType)) {
+        keep = report[meta.contentType] ?? [];
+        report[meta.contentType] = keep;
+      }
       data.content.on('data', (c: Buffer) => {
+        if (keep && meta.size < MAX_REPORT_BYTES) keep.push(c);
         meta.size += c.length;
       });
       data.content.on('end', () => data.release());
@@ -84,9 +98,18 @@ export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessa
     raw.on('error', fail);
     raw.on('data', (c: Buffer) => {
       size += c.length;
+      if (headBytes < MAX_REPORT_BYTES) {
+        head.push(c);
+        headBytes += c.length;
+      }
     });
     raw.pipe(parser);
   });
+  const contentType = rootContentType(headers);
+  const reportPart = (type: string) => {
+    const parts = report[type];
+    return parts ? Buffer.concat(parts).subarray(0, MAX_REPORT_BYTES).toString('utf8') : null;
+  };
   const h = headers ?? (new Map() as Headers);
   const firstLines = new Map<string, string>();
   for (const l of lines)
@@ -110,10 +133,23 @@ export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessa
     replyTo: replyTo || null,
     autoSubmitted: autoSubmitted === undefined ? null : String(autoSubmitted),
     headers: firstLines,
-    contentType: (h.get('content-type') as { value?: string } | undefined)?.value,
+    contentType: contentType?.value,
     attachments,
     size,
+    report:
+      contentType?.value === 'multipart/report'
+        ? {
+            reportType: contentType.params?.['report-type']?.toLowerCase() ?? null,
+            deliveryStatus: reportPart('message/delivery-status') ?? reportPart('message/global-delivery-status'),
+            returnedHeaders: reportPart('text/rfc822-headers'),
+            head: Buffer.concat(head).subarray(0, MAX_REPORT_BYTES).toString('latin1'),
+          }
+        : null,
   };
+}
+
+function rootContentType(h: Headers | undefined): { value?: string; params?: Record<string, string> } | undefined {
+  return h?.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
 }
 
 /**

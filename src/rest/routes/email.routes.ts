@@ -23,6 +23,7 @@ import {
   messageParams,
   replyInput,
   sendEmailInput,
+  suppressionParams,
   updateAgentInput,
   updateIdentityInput,
 } from '../../domain/email/email.schemas.js';
@@ -34,6 +35,7 @@ import {
   updateIdentity,
 } from '../../domain/email/identity.service.js';
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
@@ -216,7 +218,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'sendEmail',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE', 'RECIPIENT_SUPPRESSED'],
         tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
@@ -233,7 +235,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'replyToEmailThread',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE', 'RECIPIENT_SUPPRESSED'],
         tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
@@ -280,7 +282,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'forwardEmailMessage',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'RECIPIENT_SUPPRESSED'],
         tags,
         summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
         params: messageParams,
@@ -335,6 +337,49 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       reply.header('content-length', String(size));
       reply.header('content-disposition', 'attachment; filename="message.eml"');
       return reply.send(stream);
+    },
+  );
+
+  const suppression = z.object({
+    address: z.string(),
+    reason: z.enum(['bounce', 'relay_rejected']),
+    status: z.string().nullable(),
+    diagnosticCode: z.string().nullable(),
+    messageId: z.string().nullable(),
+    createdAt: z.string(),
+  });
+  r.get(
+    '/api/email/suppressions',
+    {
+      schema: {
+        operationId: 'listEmailSuppressions',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags,
+        summary: 'Addresses that bounced permanently; sending to one answers 422 RECIPIENT_SUPPRESSED.',
+        querystring: listSuppressionsInput,
+        response: { 200: z.object({ suppressions: z.array(suppression), nextCursor: z.string().nullable() }) },
+      },
+    },
+    async (request) => {
+      const page = await listSuppressions(ctx, actorOf(request), request.query);
+      return { ...page, suppressions: page.suppressions as z.infer<typeof suppression>[] };
+    },
+  );
+  r.delete(
+    '/api/email/suppressions/:address',
+    {
+      schema: {
+        operationId: 'deleteEmailSuppression',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Remove an address from the suppression list (204); mail to it may be sent again.',
+        params: suppressionParams,
+        response: { 204: z.undefined().describe('Removed.') },
+      },
+    },
+    async (request, reply) => {
+      await deleteSuppression(ctx, actorOf(request), request.params.address);
+      return reply.status(204).send();
     },
   );
 
