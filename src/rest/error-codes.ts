@@ -94,6 +94,7 @@ export const ERROR_CODES = {
   ADDRESS_TAKEN: { status: 409, meaning: 'the address is already in use' },
   DOMAIN_NOT_HOSTED: { status: 422, meaning: 'the domain is not one of `EMAIL_DOMAINS`' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
+  TOO_MANY_LABELS: { status: 422, meaning: 'a thread or message would carry more than 100 labels' },
   RECIPIENT_SUPPRESSED: {
     status: 422,
     meaning: 'a recipient bounced permanently and is on the suppression list (`details` per recipient)',

@@ -23,6 +23,17 @@ const GqlThread = graphql(`
   }
 `);
 
+const GqlLabelThread = graphql(`
+  mutation MailboxLabelThread($threadId: ID!, $input: EmailLabelsPatchInput!) {
+    updateEmailThreadLabels(threadId: $threadId, input: $input) { labels }
+  }
+`);
+const GqlLabeled = graphql(`
+  query MailboxLabeled($id: ID!, $label: String) {
+    emailIdentity(id: $id) { threads(first: 10, label: $label) { edges { node { threadId labels } } } }
+  }
+`);
+
 /** Issue 21 items 1 and 2: sending with cc/bcc/html/attachments, reading, downloading, forward, reply-all. */
 describe('mailbox: rich sending, attachments stored once, downloads', () => {
   let t: TestApp;
@@ -322,5 +333,52 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
       input: { identityId: box.id, messageId: ok.messageId, to: ['z@example.com'] },
     });
     expect(payload(fwd.data?.forwardEmailMessage, 'ForwardEmailMessagePayload').thread.subject).toBe('Fwd: Contract');
+  });
+
+  it('labels threads and messages: system labels set by the service, custom ones by PATCH, ?label= filters', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const send = (labels: string[]) =>
+      a.request('POST', `/api/email/identities/${box.id}/send`, {
+        to: 'x@example.com',
+        subject: 's',
+        body: 'b',
+        labels,
+      });
+    const first = (await send(['invoices'])).body;
+    const second = (await send([])).body;
+    const list = await a.request('GET', `/api/email/identities/${box.id}/threads?label=invoices`);
+    expect(list.body.threads.map((x: { threadId: string }) => x.threadId)).toEqual([first.threadId]);
+    expect(list.body.threads[0].labels).toEqual(['sent', 'invoices']);
+    const sentOnes = await a.request('GET', `/api/email/identities/${box.id}/threads?label=sent`);
+    expect(sentOnes.body.threads).toHaveLength(2);
+
+    const msgPath = `/api/email/identities/${box.id}/messages/${encodeURIComponent(first.messageId)}`;
+    const patched = await a.request('PATCH', msgPath, { addLabels: ['paid'], removeLabels: ['invoices'] });
+    expect(patched.status).toBe(200);
+    expect(patched.body.labels).toEqual(['sent', 'paid']);
+    const thread = await a.request('PATCH', `/api/email/identities/${box.id}/threads/${second.threadId}`, {
+      addLabels: ['archive'],
+    });
+    expect(thread.body.labels).toEqual(['sent', 'archive']);
+    expect((await a.request('GET', `/api/email/identities/${box.id}/threads?label=paid`)).body.threads).toHaveLength(1);
+
+    const system = await a.request('PATCH', msgPath, { removeLabels: ['sent'] });
+    expect(system.status).toBe(400);
+    expect(system.body.error.details[0]).toMatchObject({ field: 'removeLabels.0', code: 'SYSTEM_LABEL' });
+    expect((await a.request('PATCH', msgPath, { addLabels: ['Upper'] })).status).toBe(400);
+    expect((await a.request('PATCH', msgPath, {})).status).toBe(400);
+    expect((await a.request('GET', `/api/email/identities/${box.id}/threads?label=A%20B`)).status).toBe(400);
+    const missing = await a.request('PATCH', `/api/email/identities/${box.id}/threads/nope`, { addLabels: ['x'] });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.field).toBe('threadId');
+
+    const g = await a.gql(GqlLabelThread, {
+      threadId: first.threadId,
+      input: { identityId: box.id, addLabels: ['q4'] },
+    });
+    expect(g.data?.updateEmailThreadLabels.labels).toContain('q4');
+    const filtered = await a.gql(GqlLabeled, { id: box.id, label: 'q4' });
+    expect(filtered.data?.emailIdentity.threads.edges.map((e) => e.node.threadId)).toEqual([first.threadId]);
   });
 });

@@ -56,3 +56,7 @@ CREATE TABLE IF NOT EXISTS "email_suppressions" (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS "email_suppressions_account_id_address_key" ON "email_suppressions"("account_id", "address");
 CREATE INDEX IF NOT EXISTS "email_suppressions_account_id_created_at_id_idx" ON "email_suppressions"("account_id", "created_at" DESC, "id" DESC);
+
+-- Labels on threads (issue 21 item 4): the labels of its messages merged in, plus those set on the thread.
+ALTER TABLE "email_threads" ADD COLUMN IF NOT EXISTS "labels" TEXT[] NOT NULL DEFAULT '{}';
+CREATE INDEX IF NOT EXISTS "email_threads_labels_idx" ON "email_threads" USING GIN ("labels");

@@ -117,6 +117,10 @@ export async function recordBounces(
   if (!message.labels.includes('bounced')) {
     await tx.emailMessage.update({ where: { id: message.id }, data: { labels: [...message.labels, 'bounced'] } });
   }
+  const thread = await tx.emailThread.findUnique({ where: { id: message.threadId }, select: { labels: true } });
+  if (thread && !thread.labels.includes('bounced')) {
+    await tx.emailThread.update({ where: { id: message.threadId }, data: { labels: [...thread.labels, 'bounced'] } });
+  }
   for (const b of recipients) {
     await emit(message.accountId, 'email.bounced', {
       event: 'email.bounced',

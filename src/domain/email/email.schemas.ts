@@ -258,6 +258,7 @@ export const listThreadsInput = z
   .object({
     limit: decimalInt(1, THREADS_MAX_LIMIT).default(THREADS_DEFAULT_LIMIT),
     cursor: z.string().max(500).optional(),
+    label: z.lazy(() => labelFilter).optional(),
   })
   .strict();
 /** Parsed listThreadsInput. */
@@ -306,4 +307,38 @@ export const suppressionParams = z.object({
     .min(1)
     .max(320)
     .regex(/^[!-~]+@[!-~]+$/, { message: 'must be an email address (printable ASCII, with @)' }),
+});
+
+/** A label in a filter (`?label=`): system or custom, same format. */
+export const labelFilter = z
+  .string()
+  .min(1)
+  .max(MAX_LABEL_CHARS)
+  .regex(/^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}._:/-]*$/u, {
+    message: 'must be a label (lower-case, at most 50 characters)',
+  });
+
+/** Body of PATCH …/threads/{threadId} and PATCH …/messages/{messageId} (issue 21 item 4): custom labels only. */
+export const labelsPatchInput = z
+  .object({
+    addLabels: z.array(label).max(50).optional(),
+    removeLabels: z.array(label).max(50).optional(),
+  })
+  .strict()
+  .refine((v) => (v.addLabels?.length ?? 0) + (v.removeLabels?.length ?? 0) > 0, {
+    path: ['addLabels'],
+    message: 'addLabels or removeLabels is required',
+    params: { code: 'REQUIRED' },
+  });
+/** Parsed labelsPatchInput. */
+export type LabelsPatchInput = z.output<typeof labelsPatchInput>;
+
+/** Path parameters `{id}/threads/{threadId}`. */
+export const threadParams = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
+  threadId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
 });

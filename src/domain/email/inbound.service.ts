@@ -66,8 +66,8 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
 export async function addToThread(
   tx: Tx,
   identity: EmailIdentity,
-  thread: Pick<EmailThread, 'id' | 'participants'> | null,
-  m: { subject: string; participants: string[]; now: Date },
+  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): Promise<string> {
   if (thread) {
     await tx.emailThread.update({
@@ -76,6 +76,7 @@ export async function addToThread(
         messageCount: { increment: 1 },
         lastMessageAt: m.now,
         participants: mergeParticipants(thread.participants, m.participants),
+        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
       },
     });
     return thread.id;
@@ -88,6 +89,7 @@ export async function addToThread(
       identityId: identity.id,
       subject: m.subject,
       participants: mergeParticipants([], m.participants),
+      labels: [...new Set(m.labels ?? [])],
       messageCount: 1,
       lastMessageAt: m.now,
       createdAt: m.now,
@@ -170,10 +172,12 @@ export async function deliverInbound(
           })
         : null;
       const refs = [...(bounced ? [bounced.messageId] : []), ...(inReplyTo ? [inReplyTo] : []), ...references];
+      const labels = bounced ? ['received', 'bounced'] : ['received'];
       const threadId = await threadFor(tx, identity, refs, {
         subject,
         participants: [from, ...recipients, ...cc],
         now,
+        labels,
       });
       const rowId = uuidv7();
       const row = await tx.emailMessage.create({
@@ -193,7 +197,7 @@ export async function deliverInbound(
           html,
           extractedText,
           // Hook for issue 20: the trust checks add `spam` / `unauthenticated` here.
-          labels: bounced ? ['received', 'bounced'] : ['received'],
+          labels,
           size: parsed.size ?? 0,
           rawBlobId: stored.rawBlobId,
           inReplyTo,
@@ -262,7 +266,7 @@ export async function threadFor(
   tx: Tx,
   identity: EmailIdentity,
   refs: string[],
-  m: { subject: string; participants: string[]; now: Date },
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): Promise<string> {
   const parent =
     refs.length > 0

@@ -104,10 +104,12 @@ export async function queueOutbound(
   });
   const parsed = await ctx.mail.parse(raw);
   const blob = await writeBlob(tx, raw, now);
+  const labels = ['sent', ...(m.labels ?? [])];
   const threadId = await addToThread(tx, identity, m.thread, {
     subject: m.subject,
     participants: [identity.address, ...to, ...cc],
     now,
+    labels,
   });
   const body = m.body !== '' || !m.html ? m.body : parsed.text.replace(/\r\n/g, '\n').trim();
   const row = await tx.emailMessage.create({
@@ -127,7 +129,7 @@ export async function queueOutbound(
       body,
       html: sanitizeEmailHtml(m.html),
       extractedText: extractReplyText(body),
-      labels: ['sent', ...(m.labels ?? [])],
+      labels,
       size: blob.size,
       rawBlobId: blob.id,
       inReplyTo: m.inReplyTo,

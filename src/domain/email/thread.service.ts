@@ -14,6 +14,8 @@ export interface ThreadSummary {
   participants: string[];
   messageCount: number;
   lastMessageAt: string;
+  /** System and custom labels (issue 21 item 4). */
+  labels: string[];
 }
 
 /** State of the agent's answer to an inbound message (README "Agents"); null on outbound messages or without agent. */
@@ -63,6 +65,7 @@ export function threadSummary(t: EmailThread): ThreadSummary {
     participants: t.participants,
     messageCount: t.messageCount,
     lastMessageAt: t.lastMessageAt.toISOString(),
+    labels: t.labels,
   };
 }
 
@@ -127,6 +130,8 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
  * Pothos' `resolveCursorConnection` asks for.
  */
 export interface ThreadWindow {
+  /** Only threads carrying this label. */
+  label?: string;
   after?: string;
   before?: string;
   limit: number;
@@ -153,6 +158,7 @@ export async function pageThreads(
   return ctx.db.emailThread.findMany({
     where: {
       identityId: identity.id,
+      ...(window.label ? { labels: { has: window.label } } : {}),
       AND: [
         after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
         before
@@ -178,9 +184,9 @@ export async function listThreads(
   query: ListThreadsInput,
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
-  const { limit, cursor } = query;
+  const { limit, cursor, label } = query;
   const page = await keysetPage(limit, (take) =>
-    pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false }),
+    pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false, label }),
   );
   return { threads: page.items.map(threadSummary), nextCursor: page.last ? threadCursor(page.last) : '' };
 }

@@ -1,6 +1,7 @@
 import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
-import { forwardInput, replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
+import { forwardInput, labelsPatchInput, replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
+import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
@@ -32,6 +33,7 @@ export const EmailThreadRef = builder.prismaObject('EmailThread', {
     subject: t.exposeString('subject'),
     participants: t.exposeStringList('participants', { description: 'Addresses, in order of first appearance.' }),
     messageCount: t.exposeInt('messageCount'),
+    labels: t.exposeStringList('labels', { description: 'System and custom labels.' }),
     lastMessageAt: t.expose('lastMessageAt', { type: 'DateTime' }),
     messages: t.relation('messages', {
       description: 'Every message, oldest first.',
@@ -169,6 +171,15 @@ const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
   }),
 });
 
+const LabelsPatchInputRef = builder.inputType('EmailLabelsPatchInput', {
+  description: 'Custom labels to add and remove (lower-case, at most 50 characters; system labels refused).',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    addLabels: t.stringList(),
+    removeLabels: t.stringList(),
+  }),
+});
+
 const ForwardEmailMessageInput = builder.inputType('ForwardEmailMessageInput', {
   description: 'Forward a message of an identity: `Fwd:` subject, the original attachments kept, a new thread.',
   fields: (t) => ({
@@ -217,6 +228,38 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
       replyToThread(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', replyInput, input)),
+  }),
+  updateEmailThreadLabels: t.prismaField({
+    type: 'EmailThread',
+    description: 'Adds or removes custom labels of a thread (REST PATCH …/threads/{threadId}).',
+    args: { input: t.arg({ type: LabelsPatchInputRef, required: true }), threadId: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { identityId, ...patch } = args.input;
+      await patchThreadLabels(
+        ctx.app,
+        ctx.actor,
+        String(identityId),
+        String(args.threadId),
+        parseArgs(ctx, 'email', labelsPatchInput, patch),
+      );
+      return findThreadRow(ctx.app, ctx.actor, String(args.threadId), query);
+    },
+  }),
+  updateEmailMessageLabels: t.prismaField({
+    type: 'EmailMessage',
+    description: 'Adds or removes custom labels of a message (REST PATCH …/messages/{messageId}).',
+    args: { input: t.arg({ type: LabelsPatchInputRef, required: true }), messageId: t.arg.string({ required: true }) },
+    resolve: async (_query, _root, args, ctx) => {
+      const { identityId, ...patch } = args.input;
+      await patchMessageLabels(
+        ctx.app,
+        ctx.actor,
+        String(identityId),
+        args.messageId,
+        parseArgs(ctx, 'email', labelsPatchInput, patch),
+      );
+      return getMessageRow(ctx.app, ctx.actor, String(identityId), args.messageId);
+    },
   }),
   forwardEmailMessage: t.field({
     type: ForwardEmailMessagePayload,

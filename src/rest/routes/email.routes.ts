@@ -19,11 +19,13 @@ import {
   createAgentInput,
   createIdentityInput,
   forwardInput,
+  labelsPatchInput,
   listThreadsInput,
   messageParams,
   replyInput,
   sendEmailInput,
   suppressionParams,
+  threadParams,
   updateAgentInput,
   updateIdentityInput,
 } from '../../domain/email/email.schemas.js';
@@ -34,6 +36,7 @@ import {
   listIdentities,
   updateIdentity,
 } from '../../domain/email/identity.service.js';
+import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
@@ -60,6 +63,7 @@ const threadSummary = z.object({
   participants: z.array(z.string()),
   messageCount: z.number(),
   lastMessageAt: z.string(),
+  labels: z.array(z.string()),
 });
 const message = z.object({
   messageId: z.string(),
@@ -338,6 +342,39 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       reply.header('content-disposition', 'attachment; filename="message.eml"');
       return reply.send(stream);
     },
+  );
+
+  r.patch(
+    '/api/email/identities/:id/threads/:threadId',
+    {
+      schema: {
+        operationId: 'updateEmailThreadLabels',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'TOO_MANY_LABELS'],
+        tags,
+        summary: 'Add or remove custom labels of a thread; answers the thread detail.',
+        params: threadParams,
+        body: labelsPatchInput,
+        response: { 200: threadSummary.extend({ messages: z.array(message) }) },
+      },
+    },
+    async (request) =>
+      patchThreadLabels(ctx, actorOf(request), request.params.id, request.params.threadId, request.body),
+  );
+  r.patch(
+    '/api/email/identities/:id/messages/:messageId',
+    {
+      schema: {
+        operationId: 'updateEmailMessageLabels',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'TOO_MANY_LABELS'],
+        tags,
+        summary: 'Add or remove custom labels of a message (added ones join the thread’s); answers the message.',
+        params: messageParams,
+        body: labelsPatchInput,
+        response: { 200: message },
+      },
+    },
+    async (request) =>
+      patchMessageLabels(ctx, actorOf(request), request.params.id, request.params.messageId, request.body),
   );
 
   const suppression = z.object({
