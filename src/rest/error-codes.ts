@@ -95,6 +95,10 @@ export const ERROR_CODES = {
   DOMAIN_NOT_HOSTED: { status: 422, meaning: 'the domain is not one of `EMAIL_DOMAINS`' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
   TOO_MANY_LABELS: { status: 422, meaning: 'a thread or message would carry more than 100 labels' },
+  RECIPIENT_BLOCKED: {
+    status: 422,
+    meaning: 'a recipient is on the account’s outbound block list (`details` per recipient)',
+  },
   RECIPIENT_SUPPRESSED: {
     status: 422,
     meaning: 'a recipient bounced permanently and is on the suppression list (`details` per recipient)',

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
+import { isInboundBlocked } from '../domain/email/blocklist.service.js';
 import { activeIdentitiesFor } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 
@@ -19,7 +20,8 @@ export interface SmtpListener {
 /**
  * The inbound SMTP listener (smtp-server), a front door like HTTP: the MX side of the service: no AUTH, no STARTTLS (run it behind a TLS
  * terminator or on a private network). Rules:
- * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike);
+ * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike); from a
+ *   sender on the identity's account block list (inbound): `550 5.7.1`;
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
  * - DATA is streamed to storage and parsed as it arrives (bounded memory) and answered `250` only after the
@@ -42,14 +44,23 @@ export async function startSmtpListener(ctx: AppContext, port: number): Promise<
         callback(smtpError(452, '4.5.3 Too many recipients'));
         return;
       }
-      activeIdentitiesFor(ctx, [address.address]).then(
-        (found) =>
-          callback(found.length > 0 ? null : smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`)),
-        (err: unknown) => {
-          ctx.log.error({ err }, 'SMTP recipient lookup failed');
-          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
-        },
-      );
+      const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      activeIdentitiesFor(ctx, [address.address])
+        .then(async (found) => {
+          if (found.length === 0) return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
+          // The account's block list (src/domain/email/blocklist.service.ts).
+          if (await isInboundBlocked(ctx.db, found[0]!, sender)) {
+            return smtpError(550, `5.7.1 <${address.address}>: sender blocked by the recipient`);
+          }
+          return null;
+        })
+        .then(
+          (refusal) => callback(refusal),
+          (err: unknown) => {
+            ctx.log.error({ err }, 'SMTP recipient lookup failed');
+            callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+          },
+        );
     },
     onData(stream, session, callback) {
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';

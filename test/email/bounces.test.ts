@@ -14,6 +14,15 @@ const GqlUnsuppress = graphql(`
   }
 `);
 
+const GqlBlock = graphql(`
+  mutation MailboxBlock($input: CreateBlockListEntryInput!) {
+    createBlockListEntry(input: $input) { __typename ... on CreateBlockListEntryPayload { entry { id entry direction } } ... on Error { code field } }
+  }
+`);
+const GqlBlockList = graphql(`
+  query MailboxBlockList { emailBlockList(limit: 5) { entries { entry direction identityId } nextCursor } }
+`);
+
 /** Issue 21 item 5: DSNs (RFC 3464) and relay 5xx become email.bounced, label `bounced` and suppression. */
 describe('bounces and the suppression list', () => {
   let t: TestApp;
@@ -246,5 +255,63 @@ describe('bounces and the suppression list', () => {
     const threads = await a.request('GET', `/api/email/identities/${box.id}/threads`);
     expect(threads.body.threads).toHaveLength(2);
     expect(bouncedEvents(a)).toEqual([]);
+  });
+
+  it('block list: a blocked sender gets 550 5.7.1 at RCPT, a blocked recipient 422 RECIPIENT_BLOCKED', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const other = await identity(a);
+    const created = await a.request('POST', '/api/email/blocklist', {
+      entry: 'Spam.Example',
+      direction: 'inbound',
+      identityId: box.id,
+      reason: 'spam',
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ entry: 'spam.example', direction: 'inbound', identityId: box.id });
+    await expect(
+      smtpSend(port, { from: 'x@mail.spam.example', to: box.address, subject: 's', text: 't' }),
+    ).rejects.toMatchObject({ responseCode: 550, response: expect.stringContaining('5.7.1') });
+    // Scoped to one identity: the other still receives; another sender still reaches the first.
+    await smtpSend(port, { from: 'x@mail.spam.example', to: other.address, subject: 's', text: 't' });
+    await smtpSend(port, { from: 'friend@example.org', to: box.address, subject: 's', text: 't' });
+    expect((await a.request('GET', `/api/email/identities/${box.id}/threads`)).body.threads).toHaveLength(1);
+
+    const g = await a.gql(GqlBlock, { input: { entry: 'ex@competitor.example', direction: 'outbound' } });
+    expect(payload(g.data?.createBlockListEntry, 'CreateBlockListEntryPayload').entry.entry).toBe(
+      'ex@competitor.example',
+    );
+    const refused = await a.request('POST', `/api/email/identities/${box.id}/send`, {
+      to: ['ok@example.com'],
+      bcc: ['EX@competitor.example'],
+      subject: 's',
+      body: 'b',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({
+      code: 'RECIPIENT_BLOCKED',
+      details: [{ field: 'recipients', code: 'BLOCKED', message: 'ex@competitor.example' }],
+    });
+    const list = await a.request('GET', '/api/email/blocklist?limit=1');
+    expect(list.body.entries).toHaveLength(1);
+    expect(typeof list.body.nextCursor).toBe('string');
+    const page2 = await a.request('GET', `/api/email/blocklist?limit=1&cursor=${list.body.nextCursor}`);
+    expect(page2.body).toMatchObject({ entries: [{ entry: 'ex@competitor.example' }], nextCursor: null });
+    expect((await a.gql(GqlBlockList)).data?.emailBlockList.entries).toHaveLength(2);
+    expect(
+      (await a.request('POST', '/api/email/blocklist', { entry: 'not an entry', direction: 'inbound' })).status,
+    ).toBe(400);
+    expect(
+      (await a.request('POST', '/api/email/blocklist', { entry: 'a.example', direction: 'sideways' })).status,
+    ).toBe(400);
+    const stranger = await t.newAccount();
+    expect((await stranger.request('DELETE', `/api/email/blocklist/${page2.body.entries[0].id}`)).status).toBe(404);
+    expect((await a.request('DELETE', `/api/email/blocklist/${page2.body.entries[0].id}`)).status).toBe(204);
+    const ok = await a.request('POST', `/api/email/identities/${box.id}/send`, {
+      to: 'ex@competitor.example',
+      subject: 's',
+      body: 'b',
+    });
+    expect(ok.status).toBe(202);
   });
 });

@@ -60,3 +60,16 @@ CREATE INDEX IF NOT EXISTS "email_suppressions_account_id_created_at_id_idx" ON 
 -- Labels on threads (issue 21 item 4): the labels of its messages merged in, plus those set on the thread.
 ALTER TABLE "email_threads" ADD COLUMN IF NOT EXISTS "labels" TEXT[] NOT NULL DEFAULT '{}';
 CREATE INDEX IF NOT EXISTS "email_threads_labels_idx" ON "email_threads" USING GIN ("labels");
+
+-- Block list (issue 21 item 4): addresses or domains refused inbound (550 5.7.1) or outbound (422).
+CREATE TABLE IF NOT EXISTS "email_blocklist" (
+    "id" TEXT NOT NULL,
+    "account_id" TEXT NOT NULL REFERENCES "accounts"("id") ON DELETE CASCADE,
+    "entry" TEXT NOT NULL,
+    "direction" TEXT NOT NULL,
+    "identity_id" TEXT REFERENCES "email_identities"("id") ON DELETE CASCADE,
+    "reason" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL,
+    CONSTRAINT "email_blocklist_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX IF NOT EXISTS "email_blocklist_account_id_direction_entry_idx" ON "email_blocklist"("account_id", "direction", "entry");

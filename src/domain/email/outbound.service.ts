@@ -15,6 +15,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
 import { readBlob, writeBlob } from './blobs.js';
+import { assertNotBlocked } from './blocklist.service.js';
 import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
@@ -158,6 +159,7 @@ export async function sendEmail(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
+  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
@@ -245,6 +247,7 @@ export async function replyToThread(
         `at most ${MAX_RECIPIENTS} recipients in all (to, cc and bcc together); got ${to.length + cc.length + (data.bcc?.length ?? 0)}`,
       );
     }
+    await assertNotBlocked(tx, identity, [...to, ...cc, ...(data.bcc ?? [])]);
     await assertNotSuppressed(tx, identity.accountId, [...to, ...cc, ...(data.bcc ?? [])]);
     return queueOutbound(tx, ctx, identity, {
       thread,
@@ -280,6 +283,7 @@ export async function forwardMessage(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const original = await getMessageRow(ctx, actor, identityId, messageId);
+  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const attachments: OutgoingAttachment[] = await loadAttachments(ctx, original);
   const content = forwardContent(original, { body: data.body ?? '', html: data.html ?? null });

@@ -14,6 +14,13 @@ import {
 } from '../../domain/email/agent.service.js';
 import { openAttachment, openRawMessage } from '../../domain/email/attachments.js';
 import {
+  createBlockEntry,
+  createBlockEntryInput,
+  deleteBlockEntry,
+  listBlockEntries,
+  listBlockEntriesInput,
+} from '../../domain/email/blocklist.service.js';
+import {
   addKnowledgeInput,
   attachmentParams,
   createAgentInput,
@@ -222,7 +229,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'sendEmail',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE', 'RECIPIENT_SUPPRESSED'],
+        errors: [
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'IDENTITY_DEPROVISIONING',
+          'ATTACHMENTS_TOO_LARGE',
+          'RECIPIENT_SUPPRESSED',
+          'RECIPIENT_BLOCKED',
+        ],
         tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
@@ -239,7 +253,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'replyToEmailThread',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'ATTACHMENTS_TOO_LARGE', 'RECIPIENT_SUPPRESSED'],
+        errors: [
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'IDENTITY_DEPROVISIONING',
+          'ATTACHMENTS_TOO_LARGE',
+          'RECIPIENT_SUPPRESSED',
+          'RECIPIENT_BLOCKED',
+        ],
         tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
@@ -286,7 +307,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'forwardEmailMessage',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'RECIPIENT_SUPPRESSED'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'RECIPIENT_SUPPRESSED', 'RECIPIENT_BLOCKED'],
         tags,
         summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
         params: messageParams,
@@ -375,6 +396,60 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     },
     async (request) =>
       patchMessageLabels(ctx, actorOf(request), request.params.id, request.params.messageId, request.body),
+  );
+
+  const blockEntry = z.object({
+    id: z.string(),
+    entry: z.string(),
+    direction: z.enum(['inbound', 'outbound']),
+    identityId: z.string().nullable(),
+    reason: z.string().nullable(),
+    createdAt: z.string(),
+  });
+  r.post(
+    '/api/email/blocklist',
+    {
+      schema: {
+        operationId: 'createEmailBlockListEntry',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Block an address or domain inbound (550 5.7.1 at SMTP) or outbound (422 RECIPIENT_BLOCKED). 201.',
+        body: createBlockEntryInput,
+        response: { 201: blockEntry },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await createBlockEntry(ctx, actorOf(request), request.body)),
+  );
+  r.get(
+    '/api/email/blocklist',
+    {
+      schema: {
+        operationId: 'listEmailBlockList',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags,
+        summary: 'The account’s block list, oldest first.',
+        querystring: listBlockEntriesInput,
+        response: { 200: z.object({ entries: z.array(blockEntry), nextCursor: z.string().nullable() }) },
+      },
+    },
+    async (request) => listBlockEntries(ctx, actorOf(request), request.query),
+  );
+  r.delete(
+    '/api/email/blocklist/:id',
+    {
+      schema: {
+        operationId: 'deleteEmailBlockListEntry',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Remove a block-list entry (204).',
+        params: idParams,
+        response: { 204: z.undefined().describe('Removed.') },
+      },
+    },
+    async (request, reply) => {
+      await deleteBlockEntry(ctx, actorOf(request), request.params.id);
+      return reply.status(204).send();
+    },
   );
 
   const suppression = z.object({
