@@ -24,8 +24,8 @@ const GqlThread = graphql(`
 `);
 
 const GqlLabelThread = graphql(`
-  mutation MailboxLabelThread($threadId: ID!, $input: EmailLabelsPatchInput!) {
-    updateEmailThreadLabels(threadId: $threadId, input: $input) { labels }
+  mutation MailboxLabelThread($input: UpdateEmailThreadLabelsInput!) {
+    updateEmailThreadLabels(input: $input) { __typename ... on UpdateEmailThreadLabelsPayload { thread { labels } } ... on Error { code field } }
   }
 `);
 const GqlLabeled = graphql(`
@@ -374,10 +374,9 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(missing.body.error.field).toBe('threadId');
 
     const g = await a.gql(GqlLabelThread, {
-      threadId: first.threadId,
-      input: { identityId: box.id, addLabels: ['q4'] },
+      input: { identityId: box.id, threadId: first.threadId, addLabels: ['q4'] },
     });
-    expect(g.data?.updateEmailThreadLabels.labels).toContain('q4');
+    expect(payload(g.data?.updateEmailThreadLabels, 'UpdateEmailThreadLabelsPayload').thread.labels).toContain('q4');
     const filtered = await a.gql(GqlLabeled, { id: box.id, label: 'q4' });
     expect(filtered.data?.emailIdentity.threads.edges.map((e) => e.node.threadId)).toEqual([first.threadId]);
   });

@@ -171,10 +171,20 @@ const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
   }),
 });
 
-const LabelsPatchInputRef = builder.inputType('EmailLabelsPatchInput', {
+const UpdateEmailThreadLabelsInput = builder.inputType('UpdateEmailThreadLabelsInput', {
   description: 'Custom labels to add and remove (lower-case, at most 50 characters; system labels refused).',
   fields: (t) => ({
     identityId: t.id({ required: true }),
+    threadId: t.id({ required: true }),
+    addLabels: t.stringList(),
+    removeLabels: t.stringList(),
+  }),
+});
+const UpdateEmailMessageLabelsInput = builder.inputType('UpdateEmailMessageLabelsInput', {
+  description: 'Custom labels to add and remove; added ones join the thread’s too.',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    messageId: t.string({ required: true, description: 'RFC 5322 Message-ID.' }),
     addLabels: t.stringList(),
     removeLabels: t.stringList(),
   }),
@@ -210,6 +220,23 @@ const sentPayload = (name: string, description: string) =>
   });
 const SendEmailPayload = sentPayload('SendEmailPayload', 'The message sent and its new thread (spec 4.4).');
 const ReplyToEmailThreadPayload = sentPayload('ReplyToEmailThreadPayload', 'The reply sent and its thread.');
+const UpdateEmailThreadLabelsPayload = builder
+  .objectRef<{ threadId: string }>('UpdateEmailThreadLabelsPayload')
+  .implement({
+    description: 'The thread after the label change.',
+    fields: (t) => ({
+      thread: t.prismaField({
+        type: 'EmailThread',
+        resolve: (query, p, _args, ctx) => findThreadRow(ctx.app, ctx.actor, p.threadId, query),
+      }),
+    }),
+  });
+const UpdateEmailMessageLabelsPayload = builder
+  .objectRef<{ message: EmailMessage }>('UpdateEmailMessageLabelsPayload')
+  .implement({
+    description: 'The message after the label change.',
+    fields: (t) => ({ message: t.field({ type: EmailMessageRef, resolve: (p) => p.message }) }),
+  });
 const ForwardEmailMessagePayload = sentPayload('ForwardEmailMessagePayload', 'The forward sent and its new thread.');
 
 builder.mutationFields((t) => ({
@@ -229,36 +256,36 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
       replyToThread(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', replyInput, input)),
   }),
-  updateEmailThreadLabels: t.prismaField({
-    type: 'EmailThread',
+  updateEmailThreadLabels: t.field({
+    type: UpdateEmailThreadLabelsPayload,
+    errors: {},
     description: 'Adds or removes custom labels of a thread (REST PATCH …/threads/{threadId}).',
-    args: { input: t.arg({ type: LabelsPatchInputRef, required: true }), threadId: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { identityId, ...patch } = args.input;
+    args: { input: t.arg({ type: UpdateEmailThreadLabelsInput, required: true }) },
+    resolve: async (_root, { input: { identityId, threadId, ...patch } }, ctx) => {
       await patchThreadLabels(
         ctx.app,
         ctx.actor,
         String(identityId),
-        String(args.threadId),
+        String(threadId),
         parseArgs(ctx, 'email', labelsPatchInput, patch),
       );
-      return findThreadRow(ctx.app, ctx.actor, String(args.threadId), query);
+      return { threadId: String(threadId) };
     },
   }),
-  updateEmailMessageLabels: t.prismaField({
-    type: 'EmailMessage',
+  updateEmailMessageLabels: t.field({
+    type: UpdateEmailMessageLabelsPayload,
+    errors: {},
     description: 'Adds or removes custom labels of a message (REST PATCH …/messages/{messageId}).',
-    args: { input: t.arg({ type: LabelsPatchInputRef, required: true }), messageId: t.arg.string({ required: true }) },
-    resolve: async (_query, _root, args, ctx) => {
-      const { identityId, ...patch } = args.input;
+    args: { input: t.arg({ type: UpdateEmailMessageLabelsInput, required: true }) },
+    resolve: async (_root, { input: { identityId, messageId, ...patch } }, ctx) => {
       await patchMessageLabels(
         ctx.app,
         ctx.actor,
         String(identityId),
-        args.messageId,
+        messageId,
         parseArgs(ctx, 'email', labelsPatchInput, patch),
       );
-      return getMessageRow(ctx.app, ctx.actor, String(identityId), args.messageId);
+      return { message: await getMessageRow(ctx.app, ctx.actor, String(identityId), messageId) };
     },
   }),
   forwardEmailMessage: t.field({
