@@ -13,6 +13,7 @@ import './types/email-thread.js';
 import './types/email-identity.js';
 import './types/contact.js';
 import './types/email-domain.js';
+import './types/email-mailbox.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

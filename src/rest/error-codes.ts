@@ -33,7 +33,10 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'a request with this `Idempotency-Key` is still being processed; retry later',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: 'the body is larger than 1 MiB' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    meaning: 'the body is larger than 1 MiB (40 MiB on email send, reply and forward)',
+  },
   RATE_LIMITED: {
     status: 429,
     meaning: 'this API key sent more than RATE_LIMIT_MAX requests in the window; retry after `Retry-After` seconds',
@@ -109,6 +112,19 @@ export const ERROR_CODES = {
   },
   DOMAIN_IN_USE: { status: 422, meaning: 'active identities use the domain; deprovision them first' },
   IDENTITY_DEPROVISIONING: { status: 422, meaning: 'the identity is deprovisioning; it neither sends nor receives' },
+  TOO_MANY_LABELS: { status: 422, meaning: 'a thread or message would carry more than 100 labels' },
+  RECIPIENT_BLOCKED: {
+    status: 422,
+    meaning: 'a recipient is on the account’s outbound block list (`details` per recipient)',
+  },
+  RECIPIENT_SUPPRESSED: {
+    status: 422,
+    meaning: 'a recipient bounced permanently and is on the suppression list (`details` per recipient)',
+  },
+  ATTACHMENTS_TOO_LARGE: {
+    status: 413,
+    meaning: 'the attachments of one message exceed 25 MiB decoded (the message names the limit)',
+  },
   AGENT_TEXT_MODEL_REQUIRED: { status: 422, meaning: 'the agent has no `textModel`; set one before assigning it' },
   AGENT_ASSIGNED: { status: 409, meaning: 'identities use the agent; unassign it before clearing `textModel`' },
   KNOWLEDGE_LIMIT_REACHED: { status: 422, meaning: 'the agent has the maximum number of knowledge documents' },

@@ -18,17 +18,19 @@ export function clientIp(session: Pick<SMTPServerSession, 'remoteAddress'>): str
 }
 
 /**
- * Sender authentication at the end of DATA (docs/email.md "Sender authentication"): SPF with the session's client
- * IP, EHLO name and MAIL FROM, DKIM, DMARC and ARC through ctx.dns, bounded by SMTP_AUTH_TIMEOUT_MS (a dead resolver
- * gives `temperror`, never a hung session).
+ * Sender authentication of the DATA of a session (docs/email.md "Sender authentication"): SPF with the session's
+ * client IP, EHLO name and MAIL FROM, DKIM, DMARC and ARC through ctx.dns, bounded by SMTP_AUTH_TIMEOUT_MS counted
+ * from `dataEnd` (the end of DATA; a dead resolver gives `temperror`, never a hung session). `raw` is the whole
+ * message or the stream of its bytes as they arrive (the listener tees DATA here and to storage).
  * @returns the outcome to store with the message.
  * @throws {@link DmarcRejection} (SMTP `550 5.7.1`) when DMARC failed under `p=reject` (RFC 7489 6.6.4, `pct` respected): the
  *   listener answers it and stores nothing.
  */
 export async function authenticateInbound(
   ctx: AppContext,
-  raw: Buffer,
+  raw: Buffer | NodeJS.ReadableStream,
   session: Pick<SMTPServerSession, 'remoteAddress' | 'hostNameAppearsAs' | 'envelope'>,
+  dataEnd?: Promise<unknown>,
 ): Promise<SenderAuthOutcome> {
   const outcome = await authenticateSender(
     raw,
@@ -37,7 +39,12 @@ export async function authenticateInbound(
       helo: session.hostNameAppearsAs ?? '',
       mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
     },
-    { resolver: ctx.dns, authServId: mailHostName(ctx.config), timeoutMs: ctx.config.SMTP_AUTH_TIMEOUT_MS },
+    {
+      resolver: ctx.dns,
+      authServId: mailHostName(ctx.config),
+      timeoutMs: ctx.config.SMTP_AUTH_TIMEOUT_MS,
+      ...(dataEnd ? { deadlineFrom: dataEnd } : {}),
+    },
   );
   if (outcome.disposition === 'reject') {
     throw new DmarcRejection();

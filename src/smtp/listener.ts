@@ -1,11 +1,13 @@
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
-import { activeIdentitiesFor, deliverInbound } from '../domain/email/inbound.service.js';
+import { isInboundBlocked } from '../domain/email/blocklist.service.js';
+import { activeIdentitiesFor } from '../domain/email/inbound.service.js';
+import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
-import { storingFailureReply, unparseable } from './replies.js';
+import { storingFailureReply } from './replies.js';
 import { listenSmtp, sharedSmtpOptions, smtpError } from './smtp-options.js';
 
 /** A running inbound listener. */
@@ -20,14 +22,17 @@ export interface SmtpListener {
  * (RFC 3207) with the SMTP certificate (`tls`, shared with the submission listener) and never AUTH: mail for
  * other domains is never relayed here (submission is src/smtp/submission.ts). Rules:
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike), except
- *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox;
+ *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox; from a
+ *   sender on the identity's account block list (inbound): `550 5.7.1`;
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
- * - at the end of DATA the sender is authenticated (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts): DMARC
- *   `fail` under `p=reject` answers `550 5.7.1` and stores nothing;
+ * - DATA is streamed to storage and parsed as it arrives (bounded memory, src/domain/email/inbound-stream.ts), the
+ *   same bytes feeding the sender authentication (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts) whose deadline
+ *   counts from the end of DATA: DMARC `fail` under `p=reject` answers `550 5.7.1` and keeps nothing (the chunks
+ *   stored so far are deleted);
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
- *   unparseable MIME or data that will fail again answers `554 5.6.0`, any other storage failure `451 4.3.0` so
- *   the sender retries (replies.ts).
+ *   unparseable MIME (too many parts, nesting too deep, malformed) or data that will fail again answers
+ *   `554 5.6.0`, any other storage failure `451 4.3.0` so the sender retries (replies.ts).
  */
 export async function startSmtpListener(ctx: AppContext, port: number, tls: SmtpCertificate): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
@@ -45,48 +50,48 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
         callback(smtpError(452, '4.5.3 Too many recipients'));
         return;
       }
-      activeIdentitiesFor(ctx, [address.address]).then(
-        (found) =>
-          callback(found.length > 0 ? null : smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`)),
-        (err: unknown) => {
-          ctx.log.error({ err }, 'SMTP recipient lookup failed');
-          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
-        },
-      );
+      const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      activeIdentitiesFor(ctx, [address.address])
+        .then(async (found) => {
+          if (found.length === 0) return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
+          // The account's block list (src/domain/email/blocklist.service.ts).
+          if (await isInboundBlocked(ctx.db, found[0]!, sender)) {
+            return smtpError(550, `5.7.1 <${address.address}>: sender blocked by the recipient`);
+          }
+          return null;
+        })
+        .then(
+          (refusal) => callback(refusal),
+          (err: unknown) => {
+            ctx.log.error({ err }, 'SMTP recipient lookup failed');
+            callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+          },
+        );
     },
     onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      stream.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes <= maxBytes) chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.sizeExceeded || bytes > maxBytes) {
-          callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
-          return;
-        }
-        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
-        const raw = Buffer.concat(chunks);
-        // Sender authentication first: DMARC p=reject answers 550 5.7.1 and stores nothing.
-        Promise.all([authenticateInbound(ctx, raw, session), ctx.mail.parse(raw).catch(unparseable)])
-          .then(([auth, parsed]) =>
-            Promise.all([
-              deliverInbound(ctx, parsed, envelope, auth),
-              deliverToOperator(ctx, parsed, envelope, session.remoteAddress),
-            ]),
-          )
-          .then(
-            () => callback(null),
-            (err: unknown) => {
-              if (err instanceof DmarcRejection) return callback(err);
-              const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
-              ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
-              callback(smtpError(reply.code, reply.message));
-            },
-          );
-      });
+      const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+      const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
+      // Streamed to storage, parsed and authenticated as it arrives (bounded memory): inbound-stream.ts.
+      receiveInboundStream(ctx, stream, envelope, maxBytes, {
+        authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
+        alsoDeliver: (parsed) => deliverToOperator(ctx, parsed, envelope, session.remoteAddress),
+      }).then(
+        (outcome) => {
+          if (outcome.kind === 'too-large' || stream.sizeExceeded) {
+            callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
+          } else if (outcome.kind === 'unparseable') {
+            callback(smtpError(554, outcome.reason.startsWith('5.6.0') ? outcome.reason : `5.6.0 ${outcome.reason}`));
+          } else {
+            callback(null);
+          }
+        },
+        (err: unknown) => {
+          if (err instanceof DmarcRejection) return callback(err);
+          const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
+          ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
+          callback(smtpError(reply.code, reply.message));
+        },
+      );
     },
   });
   edge.attach(server);

@@ -150,7 +150,7 @@ describe('email over GraphQL', () => {
 
     const threadIds: string[] = [];
     for (const subject of ['One', 'Two', 'Three']) {
-      const sent = await a.gql(Send, { input: { identityId, to: 'x@example.com', subject, body: 'b' } });
+      const sent = await a.gql(Send, { input: { identityId, to: ['x@example.com'], subject, body: 'b' } });
       expect(sent.errors).toBeUndefined();
       threadIds.push(payload(sent.data!.sendEmail, 'SendEmailPayload').threadId);
     }
@@ -195,7 +195,7 @@ describe('email over GraphQL', () => {
     const identityId = payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity.id;
     const ids: string[] = [];
     for (const subject of ['T0', 'T1', 'T2']) {
-      const sent = await a.gql(Send, { input: { identityId, to: 'x@example.com', subject, body: 'b' } });
+      const sent = await a.gql(Send, { input: { identityId, to: ['x@example.com'], subject, body: 'b' } });
       ids.push(payload(sent.data!.sendEmail, 'SendEmailPayload').threadId);
     }
     const gql1 = (await a.gql(ThreadPage, { id: identityId, first: 2 })).data!.emailIdentity.threads;
@@ -272,7 +272,7 @@ describe('email over GraphQL', () => {
     });
     const foreign = await b.gql(Inbox, { id: okId });
     expect(foreign.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
-    const send = await b.gql(Send, { input: { identityId: okId, to: 'x@example.com', subject: 's', body: 'b' } });
+    const send = await b.gql(Send, { input: { identityId: okId, to: ['x@example.com'], subject: 's', body: 'b' } });
     expect(typedError(send.data?.sendEmail)).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND' });
     expect((await b.gql(Lists)).data).toEqual({ emailIdentities: { edges: [] }, agents: { edges: [] } });
   });

@@ -128,7 +128,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
           authenticated: true,
           authenticatedBy: 'spf',
         },
-        labels: [],
+        labels: ['received'],
       },
     });
 

@@ -41,7 +41,7 @@ describe('sender authentication deadline (SMTP_AUTH_TIMEOUT_MS)', () => {
     expect(detail.body.messages[0]).toMatchObject({
       subject: 'Anyone there?',
       authentication: { spf: 'temperror', dkim: 'temperror', dmarc: 'temperror', authenticated: false },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
     });
   });
 });

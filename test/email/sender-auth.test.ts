@@ -175,26 +175,26 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
         authenticated: true,
         authenticatedBy: 'dmarc',
       },
-      labels: [],
+      labels: ['received'],
     });
     expect(bySubject.get('SPF fail')).toMatchObject({
       authentication: { spf: 'fail', dkim: 'none', dmarc: 'none', authenticated: false, authenticatedBy: null },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
     });
     expect(bySubject.get('Nothing')).toMatchObject({
       authentication: { spf: 'none', dkim: 'none', dmarc: 'none', authenticated: false },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
     });
     // No DMARC record, but a DKIM signature aligned with the From domain passes.
     expect(bySubject.get('DKIM only')).toMatchObject({
       authentication: { spf: 'none', dkim: 'pass', dmarc: 'none', authenticated: true, authenticatedBy: 'dkim' },
-      labels: [],
+      labels: ['received'],
     });
 
     const gql = await a.gql(ThreadAuth, { threadId: bySubject.get('Signed').threadId });
     expect(gql.data?.emailThread.messages[0]).toEqual({
       from: 'alice@good.example',
-      labels: [],
+      labels: ['received'],
       authentication: {
         spf: 'pass',
         dkim: 'pass',
@@ -207,14 +207,30 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     });
     const received = await waitForEvents(a, 'email.received', 4);
     expect(received.find((e) => (e.payload as any).data.messageId === signed.messageId)!.payload).toMatchObject({
-      data: { authentication: { spf: 'pass', dkim: 'pass', dmarc: 'pass', authenticated: true }, labels: [] },
+      data: { authentication: { spf: 'pass', dkim: 'pass', dmarc: 'pass', authenticated: true }, labels: ['received'] },
     });
+
+    // The raw download starts with the Authentication-Results field written at receipt, then the bytes as received.
+    const signedRow = bySubject.get('Signed');
+    const raw = await fetch(
+      `${t.url}/api/email/identities/${box.body.id}/messages/${encodeURIComponent(signedRow.messageId)}/raw`,
+      { headers: { authorization: `Bearer ${a.apiKey}` } },
+    );
+    expect(raw.status).toBe(200);
+    const text = await raw.text();
+    const [field, ...rest] = text.split(/\r\n(?![ \t])/);
+    expect(field).toMatch(/^Authentication-Results: [^;\s]+;/);
+    const unfolded = field!.replace(/\r\n[ \t]+/g, ' ');
+    for (const verdict of ['dkim=pass', 'spf=pass', 'dmarc=pass']) expect(unfolded).toContain(verdict);
+    expect(rest.join('\r\n')).toMatch(/(^|\r\n)From: alice@good\.example\r\n/i);
+    expect(rest.join('\r\n')).toContain('Subject: Signed');
   });
 
   it('DMARC p=reject: a spoof of the bank is refused 550 5.7.1 at the end of DATA, nothing stored, no event', async () => {
     const a = await t.newAccount();
     const box = await agentBox(a);
     const before = model.requests.length;
+    const blobsBefore = await t.app.ctx.db.emailBlob.count();
     const err = await smtpSend(port, {
       from: 'ceo@bank.example',
       to: box.address,
@@ -224,6 +240,8 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(err).toMatchObject({ responseCode: 550 });
     expect((err as { response: string }).response).toMatch(/^550 5\.7\.1 /);
     expect((await a.request('GET', `/api/email/identities/${box.id}/threads`)).body.threads).toEqual([]);
+    // DATA was streamed to storage as it arrived; the refusal deleted what was written (nothing kept).
+    expect(await t.app.ctx.db.emailBlob.count()).toBe(blobsBefore);
     // A later mail of the same account shows up on the bus; the refused one never did.
     await smtpSend(port, { from: 'x@customer.example', to: box.address, subject: 'after', text: 'x' });
     const received = await waitForEvents(a, 'email.received', 1);
@@ -244,7 +262,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     for (const m of all) {
       expect(m).toMatchObject({
         authentication: { dmarc: 'fail', spf: 'fail', authenticated: false },
-        labels: ['spam', 'unauthenticated'],
+        labels: ['received', 'spam', 'unauthenticated'],
         agent: { status: 'skipped', reason: 'SENDER_NOT_AUTHENTICATED' },
       });
     }
@@ -280,7 +298,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(m).toMatchObject({
       from: 'stranger@evil.example',
       authentication: { authenticated: false },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
       agent: { status: 'skipped', reason: 'SENDER_NOT_AUTHENTICATED', attempts: 0 },
     });
     expect(model.requests.length).toBe(before); // the model never saw the SMS either
@@ -307,7 +325,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(m).toMatchObject({
       from: carol,
       authentication: { dmarc: 'fail', authenticated: false },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
       agent: { status: 'skipped', reason: 'SENDER_NOT_AUTHENTICATED' },
     });
     expect(model.requests.length).toBe(before);
@@ -388,7 +406,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     const [m] = await messages(a, box.id);
     expect(m).toMatchObject({
       authentication: { spf: 'temperror', dmarc: 'temperror', authenticated: false },
-      labels: ['unauthenticated'],
+      labels: ['received', 'unauthenticated'],
       agent: { status: 'skipped', reason: 'SENDER_NOT_AUTHENTICATED' },
     });
   });

@@ -266,7 +266,11 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     expect(bodyless.length).toBeGreaterThanOrEqual(5);
     for (const op of bodyless) {
       const path = op.path.replace(/\{(\w+)\}/g, (_, name) =>
-        name === 'number' ? '+14155550000' : '00000000-0000-7000-8000-000000000000',
+        name === 'number'
+          ? '+14155550000'
+          : name === 'address'
+            ? 'nobody@example.com'
+            : '00000000-0000-7000-8000-000000000000',
       );
       for (const body of ['{"unexpected": true}', '[1]', '"text"', '42']) {
         const res = await raw(t, a, op.method, path, { body, headers: { 'content-type': 'application/json' } });

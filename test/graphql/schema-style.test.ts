@@ -90,6 +90,7 @@ describe('GraphQL schema style', () => {
       [
         'AgentConnection',
         'BrandConnection',
+        'ContactConnection',
         'CampaignConnection',
         'ContactConnection',
         'EmailIdentityConnection',

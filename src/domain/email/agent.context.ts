@@ -166,13 +166,16 @@ export async function buildAgentPrompt(
     sections.push(
       `## Earlier messages in this thread (oldest first)\n${earlier
         .reverse()
-        .map((m) => fenced(`From: ${m.from}\nSubject: ${m.subject}\n\n${m.body.slice(0, 4000)}`))
+        .map((m) => fenced(`From: ${m.from}\nSubject: ${m.subject}\n\n${(m.extractedText || m.body).slice(0, 4000)}`))
         .join('\n\n')}`,
     );
   }
   used.push(`thread: ${earlier.length} earlier messages with this sender`);
   sections.unshift(`## Context sources used\n${used.map((u) => `- ${u}`).join('\n')}`);
-  sections.push(`## New email\n${fenced(`From: ${inbound.from}\nSubject: ${inbound.subject}\n\n${inbound.body}`)}`);
+  // The new text of the mail without quoted history and signature (issue 21: extractedText), fenced as untrusted.
+  sections.push(
+    `## New email\n${fenced(`From: ${inbound.from}\nSubject: ${inbound.subject}\n\n${inbound.extractedText || inbound.body}`)}`,
+  );
   return {
     system: [
       agent.systemPrompt,

@@ -1,6 +1,7 @@
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import type { AppContext } from '../../app-context.js';
 import type { DkimKey } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
 import { decryptSecret, encryptSecret } from '../../infra/secrets.js';
 import type { DkimSigner } from './mail-transport.port.js';
 
@@ -29,11 +30,11 @@ function newKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
  * The DKIM key of `domain` (lower-case), generated once (RSA-2048, selector DKIM_SELECTOR) with its private key
  * encrypted under the secrets key. Concurrent first calls (several instances) keep the first row written.
  */
-export async function ensureDkimKey(ctx: AppContext, domain: string): Promise<DkimKey> {
-  const found = await ctx.db.dkimKey.findUnique({ where: { domain } });
+export async function ensureDkimKey(ctx: AppContext, domain: string, db: Tx = ctx.db): Promise<DkimKey> {
+  const found = await db.dkimKey.findUnique({ where: { domain } });
   if (found) return found;
   const pair = await newKeyPair();
-  await ctx.db.dkimKey.createMany({
+  await db.dkimKey.createMany({
     data: [
       {
         domain,
@@ -46,7 +47,7 @@ export async function ensureDkimKey(ctx: AppContext, domain: string): Promise<Dk
     ],
     skipDuplicates: true,
   });
-  return ctx.db.dkimKey.findUniqueOrThrow({ where: { domain } });
+  return db.dkimKey.findUniqueOrThrow({ where: { domain } });
 }
 
 /**
@@ -62,9 +63,10 @@ export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
  * What signs outbound mail from `domain` (issue 20 section 4: every message, whatever path sent it). @returns the
  * signer, or undefined (mail goes unsigned, with an error logged) when the stored key cannot be decrypted because
  * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
+ * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db.
  */
-export async function dkimSignerFor(ctx: AppContext, domain: string): Promise<DkimSigner | undefined> {
-  const key = await ensureDkimKey(ctx, domain);
+export async function dkimSignerFor(ctx: AppContext, domain: string, db: Tx = ctx.db): Promise<DkimSigner | undefined> {
+  const key = await ensureDkimKey(ctx, domain, db);
   try {
     return {
       domainName: domain,

@@ -63,23 +63,202 @@ const subject = z
   .describe('Subject (one header line, at most 998 characters).');
 const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
 
-/** Body of POST /api/email/identities/{id}/send (spec 4.4). */
-export const sendEmailInput = z
-  .object({ to: address.describe('Recipient address.'), subject: subject.min(1), body })
+/** Most recipients of one message, To, Cc and Bcc together (issue 21). */
+export const MAX_RECIPIENTS = 50;
+/** Most attachments of one message. */
+export const MAX_ATTACHMENTS = 100;
+/** Largest total of decoded attachment bytes of one message (25 MiB; issue 21). Over it: 413 ATTACHMENTS_TOO_LARGE. */
+export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+/** Largest HTML body accepted by send/reply/forward, in characters. */
+export const MAX_HTML_CHARS = 1_000_000;
+/** Largest label, in characters (issue 21 item 4). */
+export const MAX_LABEL_CHARS = 50;
+/** Labels the service sets itself; a client cannot add or remove them. */
+export const SYSTEM_LABELS = ['received', 'sent', 'spam', 'unauthenticated', 'bounced'] as const;
+
+const recipients = z.array(address).max(MAX_RECIPIENTS);
+const EMAIL_CHECK = z.string().email();
+/** `to`: one address (spec 4.4) or a list of them; errors name `to` (a string) or `to.N` (a list). */
+const toField = z
+  .union([z.string(), z.array(z.string())])
+  .superRefine((v, ctx) => {
+    const list = typeof v === 'string' ? [v] : v;
+    if (list.length === 0)
+      ctx.addIssue({ code: 'custom', message: 'at least one recipient', params: { code: 'TOO_FEW' } });
+    list.forEach((a, i) => {
+      const path = typeof v === 'string' ? [] : [i];
+      if (a.trim().length > 320) {
+        ctx.addIssue({ code: 'custom', path, message: 'at most 320 characters', params: { code: 'TOO_LONG' } });
+      } else if (!EMAIL_CHECK.safeParse(a.trim()).success) {
+        ctx.addIssue({ code: 'custom', path, message: 'must be an email address', params: { code: 'INVALID_FORMAT' } });
+      }
+    });
+  })
+  .transform((v) => (typeof v === 'string' ? [v] : v).map((a) => a.trim()))
+  .describe('Recipient address, or a list of them.');
+const html = z.string().max(MAX_HTML_CHARS).describe('HTML body (sent as the text/html alternative).');
+
+/** Whether `v` holds a C0 control character or DEL (NUL included). */
+export function hasControl(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** One attachment of a sent message: `content` is standard base64 (RFC 4648 4; whitespace ignored). */
+export const attachmentInput = z
+  .object({
+    filename: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((v) => !hasControl(v) && !v.includes('/') && !v.includes('\\'), {
+        message: 'must not contain control characters or path separators',
+        params: { code: 'INVALID_FORMAT' },
+      }),
+    contentType: z
+      .string()
+      .max(255)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/, {
+        message: 'must be a MIME type such as application/pdf (RFC 6838 4.2)',
+      })
+      .nullish()
+      .transform((v) => v ?? 'application/octet-stream'),
+    content: z
+      .string()
+      .transform((v) => v.replace(/\s+/g, ''))
+      .refine((v) => v.length % 4 === 0 && BASE64.test(v), {
+        message: 'must be base64 (RFC 4648 section 4)',
+        params: { code: 'INVALID_BASE64' },
+      }),
+  })
   .strict();
+/** Parsed attachmentInput. */
+export type AttachmentInput = z.output<typeof attachmentInput>;
+
+/** A custom label: lower-case letters, digits and `._:/-`, 1–50 characters; system labels are refused. */
+export const label = z
+  .string()
+  .min(1)
+  .max(MAX_LABEL_CHARS)
+  .regex(/^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}._:/-]*$/u, {
+    message: 'must be lower-case letters, digits and ._:/- (at most 50 characters)',
+  })
+  .refine((v) => !(SYSTEM_LABELS as readonly string[]).includes(v), {
+    message: 'is a system label the service sets itself',
+    params: { code: 'SYSTEM_LABEL' },
+  });
+const labels = z
+  .array(label)
+  .max(50)
+  .transform((a) => [...new Set(a)]);
+
+/** `body` or `html` must be there; checked even when other fields fail, so every problem is listed at once. */
+function bodyOrHtml(v: unknown): boolean {
+  const o = v as { body?: unknown; html?: unknown } | null;
+  return typeof o !== 'object' || o === null || o.body !== undefined || o.html !== undefined;
+}
+const BODY_OR_HTML = {
+  path: ['body'],
+  message: 'body or html is required',
+  params: { code: 'REQUIRED' },
+  when: () => true,
+};
+
+function recipientCount(
+  v: { to?: string[] | undefined; cc?: string[] | undefined; bcc?: string[] | undefined },
+  ctx: z.RefinementCtx,
+) {
+  const n = (v.to?.length ?? 0) + (v.cc?.length ?? 0) + (v.bcc?.length ?? 0);
+  if (n > MAX_RECIPIENTS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['to'],
+      message: `at most ${MAX_RECIPIENTS} recipients in all (to, cc and bcc together); got ${n}`,
+      params: { code: 'TOO_MANY_RECIPIENTS' },
+    });
+  }
+}
+
+const sendFields = {
+  cc: recipients.optional().describe('Cc addresses.'),
+  bcc: recipients.optional().describe('Bcc addresses: they get the mail and never appear in a header.'),
+  replyTo: address.optional().describe('Reply-To address.'),
+  html: html.optional(),
+  attachments: z
+    .array(attachmentInput)
+    .max(MAX_ATTACHMENTS)
+    .optional()
+    .describe('Attachments, at most 100 and 25 MiB decoded in all.'),
+  labels: labels.optional().describe('Custom labels of the sent message.'),
+};
+
+/** Body of POST /api/email/identities/{id}/send (spec 4.4, issue 21). `body` or `html` is required. */
+export const sendEmailInput = z
+  .object({ to: toField, subject: subject.min(1), body: body.optional(), ...sendFields })
+  .strict()
+  .superRefine(recipientCount)
+  .refine(bodyOrHtml, BODY_OR_HTML);
 /** Parsed sendEmailInput. */
 export type SendEmailInput = z.output<typeof sendEmailInput>;
 
-/** Body of POST /api/email/identities/{id}/reply (spec 4.4). */
-export const replyInput = z.object({ threadId: id, body }).strict();
+/**
+ * Body of POST /api/email/identities/{id}/reply (spec 4.4, issue 21): `replyAll` answers every participant of the
+ * replied message but the identity itself; `to`/`cc`/`bcc` add recipients.
+ */
+export const replyInput = z
+  .object({
+    threadId: id,
+    body: body.optional(),
+    replyAll: z.boolean().optional(),
+    to: recipients.optional().describe('Extra To addresses.'),
+    ...sendFields,
+  })
+  .strict()
+  .superRefine(recipientCount)
+  .refine(bodyOrHtml, BODY_OR_HTML);
 /** Parsed replyInput. */
 export type ReplyInput = z.output<typeof replyInput>;
+
+/** Body of POST /api/email/identities/{id}/messages/{messageId}/forward (issue 21). */
+export const forwardInput = z
+  .object({
+    to: toField,
+    cc: sendFields.cc,
+    bcc: sendFields.bcc,
+    body: body.optional().describe('Text written above the forwarded message.'),
+    html: html.optional(),
+    labels: sendFields.labels,
+  })
+  .strict()
+  .superRefine(recipientCount);
+/** Parsed forwardInput. */
+export type ForwardInput = z.output<typeof forwardInput>;
+
+/** Path parameters `{id}/…/{messageId}`: `messageId` is the RFC 5322 Message-ID (URL-encoded in the path). */
+export const messageParams = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
+  messageId: z
+    .string()
+    .max(998)
+    .regex(/^<[!-;=?-~]+>$/, { message: 'must be a Message-ID such as <id@host> (URL-encoded in the path)' }),
+});
+/** Path parameters of an attachment download. */
+export const attachmentParams = messageParams.extend({
+  attachmentId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id' }),
+});
 
 /** Query of GET /api/email/identities/{id}/threads. */
 export const listThreadsInput = z
   .object({
     limit: decimalInt(1, THREADS_MAX_LIMIT).default(THREADS_DEFAULT_LIMIT),
     cursor: z.string().max(500).optional(),
+    label: z.lazy(() => labelFilter).optional(),
   })
   .strict();
 /** Parsed listThreadsInput. */
@@ -120,3 +299,46 @@ export const addKnowledgeInput = z
   .strict();
 /** Parsed addKnowledgeInput. */
 export type AddKnowledgeInput = z.output<typeof addKnowledgeInput>;
+
+/** Path parameter `{address}` of DELETE /api/email/suppressions/{address}: any address-like text (unknown: 404). */
+export const suppressionParams = z.object({
+  address: z
+    .string()
+    .min(1)
+    .max(320)
+    .regex(/^[!-~]+@[!-~]+$/, { message: 'must be an email address (printable ASCII, with @)' }),
+});
+
+/** A label in a filter (`?label=`): system or custom, same format. */
+export const labelFilter = z
+  .string()
+  .min(1)
+  .max(MAX_LABEL_CHARS)
+  .regex(/^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}._:/-]*$/u, {
+    message: 'must be a label (lower-case, at most 50 characters)',
+  });
+
+/** Body of PATCH …/threads/{threadId} and PATCH …/messages/{messageId} (issue 21 item 4): custom labels only. */
+export const labelsPatchInput = z
+  .object({
+    addLabels: z.array(label).max(50).optional(),
+    removeLabels: z.array(label).max(50).optional(),
+  })
+  .strict()
+  .refine((v) => (v.addLabels?.length ?? 0) + (v.removeLabels?.length ?? 0) > 0, {
+    path: ['addLabels'],
+    message: 'addLabels or removeLabels is required',
+    params: { code: 'REQUIRED' },
+  });
+/** Parsed labelsPatchInput. */
+export type LabelsPatchInput = z.output<typeof labelsPatchInput>;
+
+/** Path parameters `{id}/threads/{threadId}`. */
+export const threadParams = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
+  threadId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id: 1 to 100 characters from A-Z a-z 0-9 _ -' }),
+});

@@ -5,6 +5,9 @@ import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { AGENT_JOB } from './agent.responder.js';
+import { storeAttachments } from './attachments.js';
+import { deliveryReportOf, recordBounces } from './bounces.js';
+import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { localAddresses } from './domain.service.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
@@ -48,6 +51,18 @@ export function stripNul(s: string): string {
 }
 
 /** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS or a verified custom one). */
+/** Header fields of inbound mail are capped as on the send API: one line of at most 998 characters (RFC 5322 2.1.1). */
+export const MAX_HEADER_CHARS = 998;
+/** Most addresses kept per address header (To, Cc) of inbound mail; the raw message keeps them all. */
+export const MAX_HEADER_ADDRESSES = 100;
+/** Most Message-IDs kept from an inbound References header. */
+export const MAX_REFERENCES = 20;
+
+function capAddress(a: string): string {
+  return a.length > 320 ? '' : a;
+}
+
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
 export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
   const hosted = await localAddresses(ctx, list);
   if (hosted.length === 0) return [];
@@ -69,8 +84,8 @@ export function mergeParticipants(current: string[], more: string[]): string[] {
 export async function addToThread(
   tx: Tx,
   identity: EmailIdentity,
-  thread: Pick<EmailThread, 'id' | 'participants'> | null,
-  m: { subject: string; participants: string[]; now: Date },
+  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): Promise<string> {
   if (thread) {
     await tx.emailThread.update({
@@ -79,6 +94,7 @@ export async function addToThread(
         messageCount: { increment: 1 },
         lastMessageAt: m.now,
         participants: mergeParticipants(thread.participants, m.participants),
+        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
       },
     });
     return thread.id;
@@ -91,6 +107,7 @@ export async function addToThread(
       identityId: identity.id,
       subject: m.subject,
       participants: mergeParticipants([], m.participants),
+      labels: [...new Set(m.labels ?? [])],
       messageCount: 1,
       lastMessageAt: m.now,
       createdAt: m.now,
@@ -110,7 +127,12 @@ export async function addToThread(
  * `auth` is the sender authentication (src/domain/email/sender-auth.ts; absent: unchecked, so not authenticated):
  * stored with the message with its labels (`spam` when quarantined, `unauthenticated`), carried in `email.received`,
  * and an agent never answers a sender that is not authenticated (job `skipped` SENDER_NOT_AUTHENTICATED, with
- * `email.agent.skipped` like every skip decided here).
+ * `email.agent.skipped` like every skip decided here). Labels (system): `received`, the authentication's `spam` /
+ * `unauthenticated`, and `bounced` for a DSN (RFC 3464) about mail the identity sent, which also records the bounce
+ * (`email.bounced`, suppression list; bounces.ts) and is never answered (BOUNCE). `stored.rawBlobId` is the raw
+ * message already in the blob store (shared by every recipient's copy), with cc, reply-to, sanitised html,
+ * extracted text, attachments' metadata and size from `parsed`; header fields are capped (998 characters,
+ * 100 addresses, 20 References).
  * @returns one entry per recipient identity stored.
  */
 export async function deliverInbound(
@@ -118,19 +140,34 @@ export async function deliverInbound(
   parsed: InboundMessage,
   envelope: Envelope,
   auth: SenderAuthOutcome = UNCHECKED,
+  stored: { rawBlobId: string | null } = { rawBlobId: null },
 ): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
-  const from = normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? ''));
-  const to = parsed.to.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
-  const cc = parsed.cc.map((a) => normalizeAddress(stripNul(a))).filter((a) => a !== '');
-  const parsedId = parsed.messageId ? stripNul(parsed.messageId) : '';
+  const from = capAddress(normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? '')));
+  const addressList = (list: string[]) =>
+    list
+      .slice(0, MAX_HEADER_ADDRESSES)
+      .map((a) => capAddress(normalizeAddress(stripNul(a))))
+      .filter((a) => a !== '');
+  const to = addressList(parsed.to);
+  const cc = addressList(parsed.cc);
+  const replyTo = parsed.replyTo ? capAddress(normalizeAddress(stripNul(parsed.replyTo))) || null : null;
+  const parsedId = parsed.messageId ? stripNul(parsed.messageId).slice(0, MAX_HEADER_CHARS) : '';
   const messageId = parsedId ? (messageIdsIn(parsedId)[0] ?? parsedId) : `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
   const inReplyTo = messageIdsIn(parsed.inReplyTo ? stripNul(parsed.inReplyTo) : undefined)[0] ?? null;
   const refs = parsed.references;
-  const references = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
-  const subject = stripNul(parsed.subject);
+  const allRefs = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
+  // As replies trim them (RFC 5322 3.6.4): the first and the newest ids.
+  const references =
+    allRefs.length <= MAX_REFERENCES ? allRefs : [allRefs[0]!, ...allRefs.slice(allRefs.length - (MAX_REFERENCES - 1))];
+  // Capped as on the send API (issue 26 item 3): one header line of at most 998 characters.
+  const subject = stripNul(parsed.subject)
+    .replace(/[\r\n]+/g, ' ')
+    .slice(0, MAX_HEADER_CHARS);
   const body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  const html = sanitizeEmailHtml(parsed.html ? stripNul(parsed.html) : null);
+  const extractedText = extractReplyText(body);
   const autoSubmitted = parsed.autoSubmitted === null ? null : stripNul(parsed.autoSubmitted);
   const blocker = autoReplyBlocker({
     returnPath: envelope.mailFrom,
@@ -143,6 +180,7 @@ export async function deliverInbound(
     select: { id: true, accountId: true, agentId: true },
   });
   const now = ctx.clock.now();
+  const report = deliveryReportOf(parsed);
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
@@ -155,13 +193,23 @@ export async function deliverInbound(
         continue;
       }
       const recipients = to.length > 0 ? to : [identity.address];
-      const threadId = await threadFor(tx, identity, [...(inReplyTo ? [inReplyTo] : []), ...references], {
+      // A DSN about mail this identity sent joins that mail's thread and marks it bounced (issue 21 item 5).
+      const bounced = report?.originalMessageId
+        ? await tx.emailMessage.findFirst({
+            where: { identityId: identity.id, messageId: report.originalMessageId, direction: 'outbound' },
+          })
+        : null;
+      const refs = [...(bounced ? [bounced.messageId] : []), ...(inReplyTo ? [inReplyTo] : []), ...references];
+      // System labels: received, spam/unauthenticated from the sender authentication, bounced for a DSN of ours.
+      const labels = ['received', ...authLabels(auth), ...(bounced ? ['bounced'] : [])];
+      const threadId = await threadFor(tx, identity, refs, {
         subject,
         participants: [from, ...recipients, ...cc],
         now,
+        labels,
       });
       const rowId = uuidv7();
-      await tx.emailMessage.create({
+      const row = await tx.emailMessage.create({
         data: {
           id: rowId,
           accountId: identity.accountId,
@@ -173,6 +221,13 @@ export async function deliverInbound(
           to: recipients,
           subject,
           body,
+          cc,
+          replyTo,
+          html,
+          extractedText,
+          labels,
+          size: parsed.size ?? 0,
+          rawBlobId: stored.rawBlobId,
           inReplyTo,
           references,
           autoSubmitted,
@@ -180,9 +235,9 @@ export async function deliverInbound(
           sentAt: now,
           authentication: { ...auth.authentication },
           authenticationResults: auth.authenticationResults || null,
-          labels: authLabels(auth),
         },
       });
+      await storeAttachments(tx, row, parsed.attachments ?? []);
       let skipped: { agentId: string; reason: string } | undefined;
       if (identity.agentId) {
         // The agent's own mail: sent by this identity or by another identity that the same agent serves.
@@ -209,7 +264,8 @@ export async function deliverInbound(
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
         else skipped = { agentId: identity.agentId, reason };
       }
-      await emitReceived(emit, identity, { from, subject, threadId, messageId, auth });
+      if (bounced && report) await recordBounces(tx, emit, bounced, report.recipients, 'bounce', now);
+      await emitReceived(emit, identity, { from, subject, threadId, messageId, auth, labels });
       if (skipped) await emitAgentSkipped(emit, identity, { ...skipped, threadId, messageId });
       out.push({ identityId: identity.id, threadId, messageId, created: true });
     }
@@ -224,7 +280,7 @@ export async function deliverInbound(
 async function emitReceived(
   emit: Emit,
   identity: EmailIdentity,
-  m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome },
+  m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome; labels: string[] },
 ): Promise<void> {
   await emit(identity.accountId, 'email.received', {
     event: 'email.received',
@@ -236,7 +292,7 @@ async function emitReceived(
       threadId: m.threadId,
       messageId: m.messageId,
       authentication: { ...m.auth.authentication },
-      labels: authLabels(m.auth),
+      labels: m.labels,
     },
   });
 }
@@ -249,7 +305,7 @@ export async function threadFor(
   tx: Tx,
   identity: EmailIdentity,
   refs: string[],
-  m: { subject: string; participants: string[]; now: Date },
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): Promise<string> {
   const parent =
     refs.length > 0

@@ -3,16 +3,31 @@
  * `src/infra/mail/` (nodemailer to compose and relay, mailparser to read). The domain never opens a socket.
  */
 
+/** One attachment of an outbound message (bytes decoded). `contentId` (without brackets) makes it inline. */
+export interface OutgoingAttachment {
+  filename: string | null;
+  contentType: string;
+  content: Buffer;
+  contentId?: string | null;
+}
+
 /** One outbound message as the domain describes it (RFC 5322 fields; addresses without display names but `fromName`). */
 export interface OutgoingMail {
   fromAddress: string;
   fromName: string | null;
-  /** The To header: one or more addresses (the envelope too, unless `envelopeTo` is given). */
+  /** The To header: one or more addresses (the envelope too, with cc and bcc, unless `envelopeTo` is given). */
   to: string | string[];
-  /** Envelope recipients (RCPT TO) when they differ from `to`, e.g. only the relay's share of the recipients. */
+  /** Envelope recipients (RCPT TO) when they differ from to+cc+bcc, e.g. only the relay's share of the recipients. */
   envelopeTo?: string[];
+  /** Header Cc. */
+  cc?: string[];
+  /** Envelope-only recipients: never written into a header (RFC 5322 3.6.3, "Bcc" removed before transmission). */
+  bcc?: string[];
+  replyTo?: string | null;
   subject: string;
   text: string;
+  html?: string | null;
+  attachments?: OutgoingAttachment[];
   /** RFC 5322 Message-ID with angle brackets. */
   messageId: string;
   inReplyTo: string | null;
@@ -50,6 +65,42 @@ export interface InboundMessage {
   headers: Map<string, string>;
   /** The MIME type of the Content-Type header (e.g. `multipart/report`), if present. */
   contentType: string | undefined;
+  /** Reply-To address, if any. */
+  replyTo?: string | null;
+  /** The HTML part, if any (unsanitised). */
+  html?: string | null;
+  /** Attachments in the order of the raw message (their bytes stay in the raw message). */
+  attachments?: InboundAttachment[];
+  /** Size of the raw message in bytes. */
+  size?: number;
+  /**
+   * For a `multipart/report` (RFC 6522): its `report-type`, the decoded `message/delivery-status` part and
+   * `text/rfc822-headers` part (each up to 256 KiB), and the message's first 256 KiB as text (where the returned
+   * message's headers are when it came back as `message/rfc822`). Null for any other message.
+   */
+  report?: {
+    reportType: string | null;
+    deliveryStatus: string | null;
+    returnedHeaders: string | null;
+    head: string;
+  } | null;
+}
+
+/** Metadata of one attachment of a parsed message; `position` is its index among the message's attachments. */
+export interface InboundAttachment {
+  position: number;
+  filename: string | null;
+  contentType: string;
+  /** Decoded size in bytes. */
+  size: number;
+  inline: boolean;
+  /** Content-ID without angle brackets, if any. */
+  contentId: string | null;
+}
+
+/** Why a message cannot be parsed: permanent (RFC 3463 5.6.0, e.g. too many MIME parts or nesting too deep). */
+export class MimeError extends Error {
+  readonly permanent = true;
 }
 
 /** Why a relay refused or failed a message. `responseCode` is the SMTP reply code when the relay answered. */
@@ -65,6 +116,20 @@ export interface MailTransport {
   compose(mail: OutgoingMail): Promise<Buffer>;
   /** Parses RFC 5322 bytes. */
   parse(raw: Buffer): Promise<InboundMessage>;
+  /**
+   * Parses an RFC 5322 stream with bounded memory: attachment bytes are counted and dropped, text and HTML kept.
+   * @throws MimeError for a message that cannot be parsed (too many parts or nesting too deep).
+   */
+  parseStream(raw: NodeJS.ReadableStream): Promise<InboundMessage>;
+  /**
+   * The decoded bytes of the `position`-th attachment of the raw message, as a stream; null when there is none.
+   */
+  extractAttachment(raw: NodeJS.ReadableStream, position: number): Promise<NodeJS.ReadableStream | null>;
+  /**
+   * Hands raw RFC 5322 bytes to the relay with the given envelope (Bcc recipients ride only in the envelope).
+   * @returns the relay's answer line. @throws RelayError-shaped errors as {@link relay}.
+   */
+  relayRaw(envelope: { from: string; to: string[] }, raw: Buffer | NodeJS.ReadableStream): Promise<string>;
   /** Whether a relay (SMTP_RELAY_URL) is configured for mail outside the service's hosted domains. */
   readonly hasRelay: boolean;
   /**

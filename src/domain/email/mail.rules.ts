@@ -118,3 +118,49 @@ export function autoReplyBlocker(facts: AutoReplyFacts): string | undefined {
   if (precedence === 'bulk' || precedence === 'junk' || precedence === 'list') return 'MAILING_LIST';
   return undefined;
 }
+
+/** The subject of a forward: `Fwd: ` + the subject without earlier `Fwd:`/`Fw:` prefixes. */
+export function forwardSubject(subject: string): string {
+  let s = subject.trim();
+  for (let i = 0; i < 20 && /^\s*fwd?\s*:/i.test(s); i++) s = s.replace(/^\s*fwd?\s*:\s*/i, '');
+  return `Fwd: ${s}`;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * Subject, text and HTML of a forward (the common "Forwarded message" block of mail clients): the note written by
+ * the forwarder, then the original's From, Date, Subject, To (and Cc) and its text; the HTML part likewise when
+ * the note or the original has HTML.
+ */
+export function forwardContent(
+  original: {
+    from: string;
+    to: string[];
+    cc: string[];
+    subject: string;
+    body: string;
+    html: string | null;
+    sentAt: Date;
+  },
+  note: { body: string; html: string | null },
+): { subject: string; body: string; html: string | null } {
+  const head = [
+    '---------- Forwarded message ---------',
+    `From: ${original.from}`,
+    `Date: ${original.sentAt.toUTCString()}`,
+    `Subject: ${original.subject}`,
+    `To: ${original.to.join(', ')}`,
+    ...(original.cc.length > 0 ? [`Cc: ${original.cc.join(', ')}`] : []),
+  ];
+  const body = `${note.body ? `${note.body}\n\n` : ''}${head.join('\n')}\n\n${original.body}`;
+  let html: string | null = null;
+  if (note.html || original.html) {
+    const noteHtml = note.html ?? (note.body ? `<p>${escapeHtml(note.body).replace(/\n/g, '<br>')}</p>` : '');
+    const originalHtml = original.html ?? `<pre>${escapeHtml(original.body)}</pre>`;
+    html = `${noteHtml}<div>${head.map(escapeHtml).join('<br>')}</div><br>${originalHtml}`;
+  }
+  return { subject: forwardSubject(original.subject), body, html };
+}

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../app-context.js';
 import { type EmailIdentity, type EmailMessage, type EmailThread, Prisma } from '../../generated/prisma/client.js';
@@ -10,16 +11,23 @@ import {
   SPEC8_SCHEDULE,
 } from '../../infra/jobs/job-queue.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
+import { readBlob, writeBlob } from './blobs.js';
+import { assertNotBlocked } from './blocklist.service.js';
+import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js';
+import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { dkimSignerFor } from './dkim.service.js';
 import { localAddresses } from './domain.service.js';
-import type { ReplyInput, SendEmailInput } from './email.schemas.js';
+import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
 import { findActiveIdentity } from './identity.service.js';
 import { activeIdentitiesFor, addToThread, deliverInbound } from './inbound.service.js';
-import { mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
-import type { OutgoingMail, RelayError } from './mail-transport.port.js';
+import { forwardContent, mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
+import { assertNotSuppressed } from './suppressions.service.js';
+import { getMessageRow } from './thread.service.js';
 
 /** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
 export const OUTBOUND_JOB = 'email-outbound';
@@ -42,56 +50,109 @@ export function newMessageId(identity: EmailIdentity): string {
   return `<${uuidv7()}@${identity.domain}>`;
 }
 
+/** What {@link queueOutbound} writes: the headers and parts of one outbound message. */
+export interface OutboundContent {
+  thread: EmailThread | null;
+  /** One address or several (header To). */
+  to: string | string[];
+  cc?: string[];
+  /** Envelope-only recipients (never in a header). */
+  bcc?: string[];
+  replyTo?: string | null;
+  subject: string;
+  /** Plain text; derived from `html` when empty and `html` is given. */
+  body: string;
+  html?: string | null;
+  attachments?: OutgoingAttachment[];
+  /** Custom labels besides the system label `sent`. */
+  labels?: string[];
+  inReplyTo: string | null;
+  references: string[];
+  autoReplied: boolean;
+  /** The client's own Message-ID (SMTP submission); default a new one on the identity's domain. */
+  messageId?: string;
+  /** The client's Auto-Submitted value (SMTP submission keeps loop headers, RFC 3834). */
+  autoSubmitted?: string | null;
+}
+
 /**
- * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread.
- * `autoReplied` marks agent answers `Auto-Submitted: auto-replied` (RFC 3834 5).
+ * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread. The
+ * message is composed once (nodemailer) and its raw bytes stored once ({@link writeBlob}); delivery sends those
+ * bytes, attachments are read back from them. Bcc addresses ride only in the envelope (stored on the row for the
+ * sender's eyes). `autoReplied` marks agent answers `Auto-Submitted: auto-replied` (RFC 3834 5).
  */
 export async function queueOutbound(
   tx: Tx,
   ctx: AppContext,
   identity: EmailIdentity,
-  m: {
-    thread: EmailThread | null;
-    /** One recipient, or several (SMTP submission: every envelope recipient). */
-    to: string | string[];
-    subject: string;
-    body: string;
-    inReplyTo: string | null;
-    references: string[];
-    autoReplied: boolean;
-    /** The client's own Message-ID (SMTP submission); default a new one on the identity's domain. */
-    messageId?: string;
-    /** The client's Auto-Submitted value (SMTP submission keeps loop headers, RFC 3834). */
-    autoSubmitted?: string | null;
-  },
+  m: OutboundContent,
 ): Promise<EmailMessage> {
   const now = ctx.clock.now();
-  const to = [...new Set((Array.isArray(m.to) ? m.to : [m.to]).map(normalizeAddress))];
+  const unique = (list: string[]) => [...new Set(list.map(normalizeAddress))];
+  const to = unique(Array.isArray(m.to) ? m.to : [m.to]);
+  const cc = unique(m.cc ?? []).filter((a) => !to.includes(a));
+  const bcc = unique(m.bcc ?? []).filter((a) => !to.includes(a) && !cc.includes(a));
+  const messageId = m.messageId ?? newMessageId(identity);
+  const autoSubmitted = m.autoReplied ? 'auto-replied' : (m.autoSubmitted ?? null);
+  // DKIM-signed once here (issue 20 section 4): the stored raw message is what every delivery sends.
+  const raw = await ctx.mail.compose({
+    fromAddress: identity.address,
+    fromName: identity.displayName || null,
+    to,
+    cc,
+    bcc,
+    replyTo: m.replyTo ?? null,
+    subject: m.subject,
+    text: m.body,
+    html: m.html ?? null,
+    attachments: m.attachments ?? [],
+    messageId,
+    inReplyTo: m.inReplyTo,
+    references: m.references,
+    headers: autoSubmitted ? { 'Auto-Submitted': autoSubmitted } : {},
+    date: now,
+    dkim: await dkimSignerFor(ctx, identity.domain, tx),
+  });
+  const parsed = await ctx.mail.parse(raw);
+  const blob = await writeBlob(tx, raw, now);
+  const labels = ['sent', ...(m.labels ?? [])];
   const threadId = await addToThread(tx, identity, m.thread, {
     subject: m.subject,
-    participants: [identity.address, ...to],
+    participants: [identity.address, ...to, ...cc],
     now,
+    labels,
   });
-  return tx.emailMessage.create({
+  const body = m.body !== '' || !m.html ? m.body : parsed.text.replace(/\r\n/g, '\n').trim();
+  const row = await tx.emailMessage.create({
     data: {
       id: uuidv7(),
       accountId: identity.accountId,
       identityId: identity.id,
       threadId,
-      messageId: m.messageId ?? newMessageId(identity),
+      messageId,
       direction: 'outbound',
       from: identity.address,
       to,
+      cc,
+      bcc,
+      replyTo: m.replyTo ? normalizeAddress(m.replyTo) : null,
       subject: m.subject,
-      body: m.body,
+      body,
+      html: sanitizeEmailHtml(m.html),
+      extractedText: extractReplyText(body),
+      labels,
+      size: blob.size,
+      rawBlobId: blob.id,
       inReplyTo: m.inReplyTo,
       references: m.references,
-      autoSubmitted: m.autoReplied ? 'auto-replied' : (m.autoSubmitted ?? null),
+      autoSubmitted,
       status: 'queued',
       nextAttemptAt: now,
       sentAt: now,
     },
   });
+  await storeAttachments(tx, row, parsed.attachments ?? []);
+  return row;
 }
 
 /**
@@ -107,12 +168,21 @@ export async function sendEmail(
 ): Promise<SentRef> {
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
+  const attachments = decodeAttachments(data.attachments);
+  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
+  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
       to: data.to,
+      cc: data.cc ?? [],
+      bcc: data.bcc ?? [],
+      replyTo: data.replyTo ?? null,
       subject: data.subject,
-      body: data.body,
+      body: data.body ?? '',
+      html: data.html ?? null,
+      attachments,
+      labels: data.labels ?? [],
       inReplyTo: null,
       references: [],
       autoReplied: false,
@@ -130,7 +200,7 @@ export async function sendEmail(
 export async function replyPlan(
   db: Tx,
   thread: EmailThread,
-): Promise<{ to: string; subject: string; inReplyTo: string; references: string[] }> {
+): Promise<{ to: string; subject: string; inReplyTo: string; references: string[]; answered: EmailMessage }> {
   const parent = await db.emailMessage.findFirstOrThrow({
     where: { threadId: thread.id },
     orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
@@ -139,12 +209,14 @@ export async function replyPlan(
     where: { threadId: thread.id, direction: 'inbound' },
     orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
   });
-  const to = lastInbound?.from ?? parent.to[0] ?? '';
+  // RFC 5322 3.6.2: replies go to Reply-To when the author set one.
+  const to = lastInbound ? (lastInbound.replyTo ?? lastInbound.from) : (parent.to[0] ?? '');
   return {
     to,
     subject: replySubject(thread.subject),
     inReplyTo: parent.messageId,
     references: replyReferences(parent),
+    answered: lastInbound ?? parent,
   };
 }
 
@@ -164,10 +236,81 @@ export async function replyToThread(
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({ where: { id: data.threadId, identityId: identity.id } });
   if (!thread) throw new NotFoundError('Thread', data.threadId, 'threadId');
+  const attachments = decodeAttachments(data.attachments);
   const message = await ctx.db.$transaction(async (tx) => {
-    const plan = await replyPlan(tx, thread);
-    return queueOutbound(tx, ctx, identity, { thread, body: data.body, autoReplied: false, ...plan });
+    const { answered, ...plan } = await replyPlan(tx, thread);
+    const self = identity.address;
+    let to = [plan.to, ...(data.to ?? [])];
+    let cc = data.cc ?? [];
+    if (data.replyAll) {
+      // Every participant of the answered message but the identity itself.
+      to = [...to, ...answered.to];
+      cc = [...answered.cc, ...cc];
+    }
+    to = [...new Set(to.map(normalizeAddress))].filter((a) => a !== self && a !== '');
+    if (to.length === 0) to = [plan.to];
+    cc = [...new Set(cc.map(normalizeAddress))].filter((a) => a !== self && !to.includes(a));
+    if (to.length + cc.length + (data.bcc?.length ?? 0) > MAX_RECIPIENTS) {
+      throw ValidationError.field(
+        'to',
+        'TOO_MANY_RECIPIENTS',
+        `at most ${MAX_RECIPIENTS} recipients in all (to, cc and bcc together); got ${to.length + cc.length + (data.bcc?.length ?? 0)}`,
+      );
+    }
+    await assertNotBlocked(tx, identity, [...to, ...cc, ...(data.bcc ?? [])]);
+    await assertNotSuppressed(tx, identity.accountId, [...to, ...cc, ...(data.bcc ?? [])]);
+    return queueOutbound(tx, ctx, identity, {
+      thread,
+      ...plan,
+      to,
+      cc,
+      bcc: data.bcc ?? [],
+      replyTo: data.replyTo ?? null,
+      body: data.body ?? '',
+      html: data.html ?? null,
+      attachments,
+      labels: data.labels ?? [],
+      autoReplied: false,
+    });
   });
+  await dispatchMessage(ctx, message.id);
+  return { messageId: message.messageId, threadId: message.threadId };
+}
+
+/**
+ * POST /api/email/identities/{id}/messages/{messageId}/forward (issue 21): a new thread with subject `Fwd: ` + the
+ * original subject, `body`/`html` above the forwarded message's headers and text, and the original attachments
+ * (inline ones stay inline). `messageId` is the RFC 5322 Message-ID of a message of this identity.
+ * @throws NotFoundError (identity, field `messageId`); UnprocessableError IDENTITY_DEPROVISIONING.
+ */
+export async function forwardMessage(
+  ctx: AppContext,
+  actor: Actor,
+  identityId: string,
+  messageId: string,
+  data: ForwardInput,
+): Promise<SentRef> {
+  requireScope(actor, 'email');
+  const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
+  const original = await getMessageRow(ctx, actor, identityId, messageId);
+  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
+  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
+  const attachments: OutgoingAttachment[] = await loadAttachments(ctx, original);
+  const content = forwardContent(original, { body: data.body ?? '', html: data.html ?? null });
+  const message = await ctx.db.$transaction((tx) =>
+    queueOutbound(tx, ctx, identity, {
+      thread: null,
+      to: data.to,
+      cc: data.cc ?? [],
+      bcc: data.bcc ?? [],
+      ...content,
+      attachments,
+      labels: data.labels ?? [],
+      inReplyTo: null,
+      references: [],
+      autoReplied: false,
+    }),
+  );
   await dispatchMessage(ctx, message.id);
   return { messageId: message.messageId, threadId: message.threadId };
 }
@@ -196,7 +339,7 @@ async function finish(
   ctx: AppContext,
   m: EmailMessage,
   token: string,
-  outcome: { status: string; detail: string },
+  outcome: { status: string; detail: string; bounces?: BounceRecipient[] },
 ): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
     const { count } = await tx.emailMessage.updateMany({
@@ -215,6 +358,8 @@ async function finish(
     if (outcome.status === 'undelivered' || outcome.status === 'failed') {
       await emitOutcome(emit, updated, 'email.delivery_failed');
     }
+    // A 5xx at send time is a bounce as a DSN would report it (issue 21 item 5).
+    await recordBounces(tx, emit, updated, outcome.bounces ?? [], 'relay_rejected', ctx.clock.now());
   });
 }
 
@@ -228,15 +373,17 @@ export function dispatchMessage(ctx: AppContext, messageRowId: string): Promise<
 }
 
 /**
- * Makes one delivery attempt of a claimed outbound message (the claim counted it in `attempts`):
- * - to an active identity of this service: composed by the mail port and handed to the inbound path
- *   ({@link deliverInbound}) through the mail port's compose and parse, status `delivered`;
- * - to a deprovisioning identity or an unknown mailbox on a hosted domain (EMAIL_DOMAINS): `failed` (550, as the
- *   listener answers); only hosted domains are delivered locally, so no identity can capture mail for a domain the
- *   service does not host;
- * - elsewhere through SMTP_RELAY_URL: `sent` when the relay accepts; a 5xx answer is `failed` at once, other errors
- *   are retried on {@link RELAY_SCHEDULE} and `failed` after its last attempt;
- * - with no relay configured: `undelivered` (never pretends it was sent).
+ * Makes one delivery attempt of a claimed outbound message (the claim counted it in `attempts`) to every
+ * recipient (To, Cc and Bcc; Bcc in the envelope only), sending the stored DKIM-signed raw message:
+ * - recipients on the service's domains (EMAIL_DOMAINS or a verified custom domain) that are active identities:
+ *   parsed from the stored raw and handed to the inbound path ({@link deliverInbound}) with
+ *   {@link localDeliveryAuthentication}, sharing the sender's raw message; a deprovisioning identity or an unknown
+ *   mailbox there is a `550 5.1.1` (as the listener answers) and a permanent bounce;
+ * - the others through SMTP_RELAY_URL in one envelope: a 5xx answer is permanent (a bounce for each rejected
+ *   recipient, issue 21 item 5), other errors are retried on {@link RELAY_SCHEDULE} and `failed` after its last
+ *   attempt; with no relay configured they are not sent (NO_RELAY; never pretends it was sent);
+ * - status: `sent` when the relay accepted, else `delivered` when a local copy was stored, else `undelivered`
+ *   (no relay) or `failed`; the failures of single recipients are in the detail.
  * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`. Every write is
  * fenced by the claim token.
  */
@@ -244,75 +391,96 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
   const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
   if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
-  const mail: OutgoingMail = {
-    fromAddress: identity.address,
-    fromName: identity.displayName || null,
-    to: m.to,
-    subject: m.subject,
-    text: m.body,
-    messageId: m.messageId,
-    inReplyTo: m.inReplyTo,
-    references: m.references,
-    headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
-    date: m.sentAt,
-    dkim: await dkimSignerFor(ctx, identity.domain),
-  };
-  const local = await localAddresses(ctx, m.to);
-  const remote = m.to.filter((a) => !local.includes(a));
-  const refused: string[] = [];
+  // Mail stored before raw messages were kept is composed again from its fields.
+  const legacy: Buffer | null = m.rawBlobId
+    ? null
+    : await ctx.mail.compose({
+        fromAddress: identity.address,
+        fromName: identity.displayName || null,
+        to: m.to,
+        subject: m.subject,
+        text: m.body,
+        messageId: m.messageId,
+        inReplyTo: m.inReplyTo,
+        references: m.references,
+        headers: m.autoSubmitted ? { 'Auto-Submitted': m.autoSubmitted } : {},
+        date: m.sentAt,
+        dkim: await dkimSignerFor(ctx, identity.domain),
+      } satisfies OutgoingMail);
+  const raw = () => (m.rawBlobId ? readBlob(ctx.db, m.rawBlobId) : Readable.from([legacy as Buffer]));
+  const recipients = [...new Set([...m.to, ...m.cc, ...m.bcc])];
+  // Recipients on the service's domains (EMAIL_DOMAINS or a verified custom domain) are delivered in process.
+  const local = await localAddresses(ctx, recipients);
+  const remote = recipients.filter((a) => !local.includes(a));
+  const failures: string[] = [];
+  const done: string[] = [];
+  const bounces: BounceRecipient[] = [];
+  const bounce = (recipient: string, reply: string, code: number) =>
+    bounces.push({
+      recipient,
+      action: 'failed',
+      status: statusOfReply(reply, code),
+      diagnosticCode: `smtp; ${reply}`.slice(0, 998),
+      type: 'permanent',
+    });
+
   if (local.length > 0) {
-    const active = new Set((await activeIdentitiesFor(ctx, local)).map((i) => i.address));
-    for (const a of local) if (!active.has(a)) refused.push(`550 5.1.1 <${a}>: mailbox unavailable`);
-    if (active.size > 0) {
-      // Composed and parsed again, so local delivery stores exactly what a relay would have carried. A retry
-      // delivers again; the inbound path stores one copy per Message-ID and identity.
-      const parsed = await ctx.mail.parse(await ctx.mail.compose(mail));
+    const found = await activeIdentitiesFor(ctx, local);
+    const active = found.map((i) => i.address);
+    for (const a of local) {
+      if (active.includes(a)) continue;
+      failures.push(`550 5.1.1 <${a}>: mailbox unavailable`);
+      bounce(a, `550 5.1.1 <${a}>: mailbox unavailable`, 550);
+    }
+    if (active.length > 0) {
+      // Parsed from the stored bytes, so local delivery stores exactly what a relay would have carried, and the
+      // recipients' copies share the sender's raw message (stored once).
+      const parsed = await ctx.mail.parseStream(raw());
       // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
       const auth = localDeliveryAuthentication(identity.address, mailHostName(ctx.config));
-      const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: [...active] }, auth);
-      if (stored.length === 0) for (const a of active) refused.push(`550 5.1.1 <${a}>: mailbox unavailable`);
-    }
-  }
-  const localOk = local.length > refused.length;
-  if (remote.length === 0) {
-    await finish(
-      ctx,
-      m,
-      job.token,
-      localOk
-        ? { status: 'delivered', detail: ['delivered locally', ...refused].join('; ') }
-        : { status: 'failed', detail: refused.join('; ') },
-    );
-    return;
-  }
-  if (!ctx.mail.hasRelay) {
-    await finish(ctx, m, job.token, {
-      status: localOk ? 'delivered' : 'undelivered',
-      detail: [
-        ...(localOk ? ['delivered locally'] : []),
-        'NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent',
-        ...refused,
-      ].join('; '),
-    });
-    return;
-  }
-  try {
-    const response = await ctx.mail.relay({ ...mail, envelopeTo: remote });
-    await finish(ctx, m, job.token, { status: 'sent', detail: [response, ...refused].join('; ') });
-  } catch (err) {
-    const e = err as RelayError;
-    const detail = e.response ?? e.message;
-    const permanent = (e.responseCode ?? 0) >= 500;
-    const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
-    if (!retryAt) {
-      await finish(ctx, m, job.token, { status: 'failed', detail: [detail, ...refused].join('; ') });
-    } else {
-      await ctx.db.emailMessage.updateMany({
-        where: { id: m.id, lockedBy: job.token },
-        data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
+      const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: active }, auth, {
+        rawBlobId: m.rawBlobId,
       });
+      const got = new Set(stored.map((x) => x.identityId));
+      for (const i of found) {
+        if (!got.has(i.id)) failures.push(`550 5.1.1 <${i.address}>: mailbox unavailable`);
+      }
+      if (stored.length > 0) done.push('delivered locally');
     }
   }
+
+  let status: string | undefined;
+  let relayed = false;
+  if (remote.length > 0 && !ctx.mail.hasRelay) {
+    // Local copies stored stay delivered; the rest cannot leave the service.
+    status = done.length > 0 ? 'delivered' : 'undelivered';
+    failures.unshift('NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent');
+  } else if (remote.length > 0) {
+    try {
+      done.push(await ctx.mail.relayRaw({ from: identity.address, to: remote }, raw()));
+      relayed = true;
+    } catch (err) {
+      const e = err as RelayError;
+      const detail = e.response ?? e.message;
+      const permanent = (e.responseCode ?? 0) >= 500;
+      const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
+      if (retryAt) {
+        // Local recipients already stored are not stored twice on the retry (one Message-ID per identity).
+        await ctx.db.emailMessage.updateMany({
+          where: { id: m.id, lockedBy: job.token },
+          data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
+        });
+        return;
+      }
+      failures.push(detail);
+      const rejected = (err as { rejected?: string[] }).rejected;
+      const who = Array.isArray(rejected) && rejected.length > 0 ? rejected.map(normalizeAddress) : remote;
+      if (permanent) for (const a of who) bounce(a, detail, e.responseCode ?? 550);
+    }
+  }
+  // Some recipients reached (locally or by the relay): sent/delivered, the failures of the others in the detail.
+  status ??= relayed ? 'sent' : done.length > 0 ? 'delivered' : 'failed';
+  await finish(ctx, m, job.token, { status, detail: [...failures, ...done].join('; '), bounces });
 }
 
 /**

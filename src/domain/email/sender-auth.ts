@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { authenticate } from 'mailauth';
 import { getDomain } from 'tldts';
 import type { DnsResolver } from './dns.port.js';
@@ -80,6 +81,11 @@ export interface SenderAuthOptions {
   authServId: string;
   /** Overall deadline in ms: a check still running then yields `temperror` for every verdict not known. */
   timeoutMs: number;
+  /**
+   * When the deadline starts counting (default: at once). For a message read from a stream as it arrives (SMTP
+   * DATA), the end of the data, so a slow client does not eat into the DNS checks' time.
+   */
+  deadlineFrom?: Promise<unknown>;
   /** [0, 1) sampler for DMARC `pct` (default Math.random). */
   random?: () => number;
 }
@@ -110,7 +116,8 @@ function timedOut(authServId: string): SenderAuthOutcome {
 }
 
 /**
- * Checks SPF (client IP, HELO, MAIL FROM), DKIM, DMARC and ARC of `message` (RFC 5322 bytes) with mailauth, every
+ * Checks SPF (client IP, HELO, MAIL FROM), DKIM, DMARC and ARC of `message` (RFC 5322 bytes, whole or as a stream
+ * read as it arrives; mailauth hashes the body as it streams and keeps only the header) with mailauth, every
  * DNS lookup through `opts.resolver` (its timeout bounds each lookup; `opts.timeoutMs` bounds the whole check, so
  * a dead or slow resolver gives `temperror` and never a hung SMTP session).
  * - `dkim` is `pass` when any signature passes, else the first signature's verdict, `none` without signatures;
@@ -119,19 +126,24 @@ function timedOut(authServId: string): SenderAuthOutcome {
  * Never throws: an internal error yields `temperror` verdicts.
  */
 export async function authenticateSender(
-  message: Buffer,
+  message: Buffer | NodeJS.ReadableStream,
   peer: SmtpPeer,
   opts: SenderAuthOptions,
 ): Promise<SenderAuthOutcome> {
   const resolver = (name: string, rrtype: string) =>
     opts.resolver.resolve(name, rrtype as Parameters<DnsResolver['resolve']>[1]) as Promise<string[][] | string[]>;
   let timer: NodeJS.Timeout | undefined;
+  let settled = false;
   const deadline = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), opts.timeoutMs);
+    const arm = () => {
+      if (!settled) timer = setTimeout(() => resolve(undefined), opts.timeoutMs);
+    };
+    if (opts.deadlineFrom) opts.deadlineFrom.then(arm, arm);
+    else arm();
   });
   try {
     const result = await Promise.race([
-      authenticate(message, {
+      authenticate(message as Buffer | Readable, {
         ip: peer.ip,
         helo: peer.helo || peer.ip,
         sender: peer.mailFrom,
@@ -146,6 +158,7 @@ export async function authenticateSender(
   } catch {
     return timedOut(opts.authServId);
   } finally {
+    settled = true;
     clearTimeout(timer);
   }
 }

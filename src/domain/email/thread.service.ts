@@ -1,8 +1,9 @@
 import type { AppContext } from '../../app-context.js';
-import type { AgentJob, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
+import type { AgentJob, EmailAttachment, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { keysetPage } from '../paging.js';
+import { type AttachmentView, attachmentView } from './attachments.js';
 import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 import { authenticationView, type SenderAuthentication } from './sender-auth.js';
@@ -14,6 +15,8 @@ export interface ThreadSummary {
   participants: string[];
   messageCount: number;
   lastMessageAt: string;
+  /** System and custom labels (issue 21 item 4). */
+  labels: string[];
 }
 
 /** State of the agent's answer to an inbound message (README "Agents"); null on outbound messages or without agent. */
@@ -42,8 +45,20 @@ export interface MessageView {
   agent: AgentAnswerView | null;
   /** Inbound mail: SPF/DKIM/DMARC/ARC verdicts and whether the sender is authenticated; null on outbound mail. */
   authentication: SenderAuthentication | null;
-  /** System labels (`spam`, `unauthenticated`). */
+  /** Cc addresses. */
+  cc: string[];
+  /** Bcc addresses: only on the identity's own outbound mail (never in a header); [] on inbound mail. */
+  bcc: string[];
+  replyTo: string | null;
+  /** The HTML part, sanitised (src/domain/email/content.ts); null when the message has none. */
+  html: string | null;
+  /** The new text without quoted history and signature (email-reply-parser). */
+  extractedText: string;
+  attachments: AttachmentView[];
+  /** System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom ones. */
   labels: string[];
+  /** Size of the raw message in bytes (0 for mail stored before raw messages were kept). */
+  size: number;
 }
 
 /** Converts a row. */
@@ -54,11 +69,14 @@ export function threadSummary(t: EmailThread): ThreadSummary {
     participants: t.participants,
     messageCount: t.messageCount,
     lastMessageAt: t.lastMessageAt.toISOString(),
+    labels: t.labels,
   };
 }
 
 /** Converts a row (with its agent job, if any). */
-export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): MessageView {
+export function messageView(
+  m: EmailMessage & { agentJob?: AgentJob | null; attachments?: EmailAttachment[] },
+): MessageView {
   const j = m.agentJob;
   return {
     messageId: m.messageId,
@@ -83,7 +101,14 @@ export function messageView(m: EmailMessage & { agentJob?: AgentJob | null }): M
         }
       : null,
     authentication: authenticationView(m.authentication),
+    cc: m.cc,
+    bcc: m.direction === 'outbound' ? m.bcc : [],
+    replyTo: m.replyTo,
+    html: m.html,
+    extractedText: m.extractedText ?? m.body,
+    attachments: (m.attachments ?? []).map(attachmentView),
     labels: m.labels,
+    size: m.size,
   };
 }
 
@@ -110,6 +135,8 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
  * Pothos' `resolveCursorConnection` asks for.
  */
 export interface ThreadWindow {
+  /** Only threads carrying this label. */
+  label?: string;
   after?: string;
   before?: string;
   limit: number;
@@ -136,6 +163,7 @@ export async function pageThreads(
   return ctx.db.emailThread.findMany({
     where: {
       identityId: identity.id,
+      ...(window.label ? { labels: { has: window.label } } : {}),
       AND: [
         after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
         before
@@ -161,9 +189,9 @@ export async function listThreads(
   query: ListThreadsInput,
 ): Promise<{ threads: ThreadSummary[]; nextCursor: string }> {
   requireScope(actor, 'email');
-  const { limit, cursor } = query;
+  const { limit, cursor, label } = query;
   const page = await keysetPage(limit, (take) =>
-    pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false }),
+    pageThreads(ctx, actor, identityId, { after: cursor, limit: take, inverted: false, label }),
   );
   return { threads: page.items.map(threadSummary), nextCursor: page.last ? threadCursor(page.last) : '' };
 }
@@ -182,7 +210,12 @@ export async function getThread(
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   const thread = await ctx.db.emailThread.findFirst({
     where: { id: threadId, identityId: identity.id },
-    include: { messages: { orderBy: [{ sentAt: 'asc' }, { id: 'asc' }], include: { agentJob: true } } },
+    include: {
+      messages: {
+        orderBy: [{ sentAt: 'asc' }, { id: 'asc' }],
+        include: { agentJob: true, attachments: { orderBy: { position: 'asc' } } },
+      },
+    },
   });
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return { ...threadSummary(thread), messages: thread.messages.map(messageView) };

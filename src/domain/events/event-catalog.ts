@@ -80,7 +80,7 @@ export const EVENT_CATALOG = {
   },
   email: {
     description:
-      'Identities (created, updated, deprovisioned), inbound mail, agent answers, outbound delivery, custom domains verified',
+      'Identities (created, updated, deprovisioned), inbound mail, agent answers, outbound delivery, bounces, custom domains verified',
     types: [
       'email.identity.created',
       'email.identity.updated',
@@ -92,6 +92,7 @@ export const EVENT_CATALOG = {
       'email.sent',
       'email.delivery_failed',
       'email.domain.verified',
+      'email.bounced',
     ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;

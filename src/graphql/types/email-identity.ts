@@ -1,9 +1,10 @@
 // The EmailIdentity noun (spec 2.6, 4.4): identities (inboxes) with their threads, queries and mutations.
 import { resolveCursorConnection } from '@pothos/plugin-relay';
+import { z } from 'zod';
 import { requireScope } from '../../domain/accounts/account.service.js';
 import { countIdentities } from '../../domain/email/email.batch.js';
 import { IDENTITY_STATUSES } from '../../domain/email/email.enums.js';
-import { createIdentityInput, updateIdentityInput } from '../../domain/email/email.schemas.js';
+import { createIdentityInput, labelFilter, updateIdentityInput } from '../../domain/email/email.schemas.js';
 import {
   createIdentity,
   deleteIdentity,
@@ -19,6 +20,8 @@ import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { EmailThreadRef } from './email-thread.js';
 import { NodeRef } from './node.js';
+
+const labelArg = z.object({ label: labelFilter });
 
 const EmailIdentityStatusEnum = builder.enumType('EmailIdentityStatus', {
   description: 'Lifecycle of an identity.',
@@ -55,13 +58,18 @@ const EmailIdentityRef = builder.prismaObject('EmailIdentity', {
     threads: t.connection(
       {
         type: EmailThreadRef,
+        args: { label: t.arg.string({ description: 'Only threads carrying this label.' }) },
         description:
           'Threads, newest activity first (lastMessageAt, then id, descending): the same keyset paging as REST GET ' +
           '/api/email/identities/{id}/threads, so new activity while paging never repeats a thread.',
         resolve: (identity, args, ctx) =>
           resolveCursorConnection<Promise<EmailThread[]>>(
             { args, toCursor: (th: EmailThread) => threadCursor(th) },
-            (window) => pageThreads(ctx.app, ctx.actor, identity.id, window),
+            (window) =>
+              pageThreads(ctx.app, ctx.actor, identity.id, {
+                ...window,
+                label: args.label ? parseArgs(ctx, 'email', labelArg, { label: args.label }).label : undefined,
+              }),
           ),
       },
       { name: 'EmailThreadConnection' },

@@ -1,8 +1,9 @@
 import { requireScope } from '../../domain/accounts/account.service.js';
 import { AGENT_ANSWER_STATUSES, MESSAGE_DIRECTIONS, MESSAGE_STATUSES } from '../../domain/email/email.enums.js';
-import { replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
+import { forwardInput, labelsPatchInput, replyInput, sendEmailInput } from '../../domain/email/email.schemas.js';
 import { getIdentity } from '../../domain/email/identity.service.js';
-import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
+import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { AUTH_VERDICTS, authenticationView, type SenderAuthentication } from '../../domain/email/sender-auth.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
 import type { StoredEvent } from '../../domain/events/event-log.js';
@@ -34,6 +35,7 @@ export const EmailThreadRef = builder.prismaObject('EmailThread', {
     subject: t.exposeString('subject'),
     participants: t.exposeStringList('participants', { description: 'Addresses, in order of first appearance.' }),
     messageCount: t.exposeInt('messageCount'),
+    labels: t.exposeStringList('labels', { description: 'System and custom labels.' }),
     lastMessageAt: t.expose('lastMessageAt', { type: 'DateTime' }),
     messages: t.relation('messages', {
       description: 'Every message, oldest first.',
@@ -110,7 +112,47 @@ const EmailMessageRef = builder.prismaObject('EmailMessage', {
       select: { authentication: true },
       resolve: (m) => authenticationView(m.authentication),
     }),
-    labels: t.exposeStringList('labels', { description: 'System labels: spam (DMARC quarantine), unauthenticated.' }),
+    cc: t.exposeStringList('cc'),
+    bcc: t.stringList({
+      description: 'Bcc addresses: only on the identity’s own sent mail (never in a header); [] on inbound mail.',
+      resolve: (m) => (m.direction === 'outbound' ? m.bcc : []),
+    }),
+    replyTo: t.exposeString('replyTo', { nullable: true }),
+    html: t.exposeString('html', {
+      nullable: true,
+      description: 'The HTML part, sanitised (no scripts, event handlers or javascript: URLs).',
+    }),
+    extractedText: t.string({
+      description: 'The new text without quoted history and signature (email-reply-parser).',
+      resolve: (m) => m.extractedText ?? m.body,
+    }),
+    labels: t.exposeStringList('labels', {
+      description:
+        'System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom labels.',
+    }),
+    size: t.exposeInt('size', { description: 'Size of the raw message in bytes.' }),
+    attachments: t.relation('attachments', { query: { orderBy: { position: 'asc' } } }),
+    rawPath: t.string({
+      description: 'REST path that streams the raw message (message/rfc822).',
+      resolve: (m) => `/api/email/identities/${m.identityId}/messages/${encodeURIComponent(m.messageId)}/raw`,
+    }),
+  }),
+});
+
+builder.prismaObject('EmailAttachment', {
+  description: 'An attachment of a message; its bytes download from `downloadPath` (REST, streamed).',
+  fields: (t) => ({
+    attachmentId: t.exposeID('id'),
+    filename: t.exposeString('filename', { nullable: true }),
+    contentType: t.exposeString('contentType'),
+    size: t.exposeInt('size', { description: 'Decoded size in bytes.' }),
+    inline: t.exposeBoolean('inline'),
+    contentId: t.exposeString('contentId', { nullable: true }),
+    downloadPath: t.string({
+      select: { message: { select: { identityId: true, messageId: true } } },
+      resolve: (a) =>
+        `/api/email/identities/${a.message.identityId}/messages/${encodeURIComponent(a.message.messageId)}/attachments/${a.id}`,
+    }),
   }),
 });
 
@@ -123,13 +165,30 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const EmailAttachmentInput = builder.inputType('EmailAttachmentInput', {
+  description: 'An attachment to send: `content` is base64 (RFC 4648 4).',
+  fields: (t) => ({
+    filename: t.string({ required: true }),
+    contentType: t.string({ description: 'MIME type; default application/octet-stream.' }),
+    content: t.string({ required: true, description: 'The bytes, base64.' }),
+  }),
+});
+
 const SendEmailInput = builder.inputType('SendEmailInput', {
-  description: 'A new message from one of the account’s identities (a new thread).',
+  description:
+    'A new message from one of the account’s identities (a new thread). At most 50 recipients in all and 25 MiB ' +
+    'of attachments (this endpoint’s 1 MiB request limit applies first; REST takes up to 40 MiB).',
   fields: (t) => ({
     identityId: t.id({ required: true, description: 'The sending identity.' }),
-    to: t.string({ required: true }),
+    to: t.stringList({ required: true, description: 'One address or a list.' }),
+    cc: t.stringList(),
+    bcc: t.stringList({ description: 'They get the mail and never appear in a header.' }),
+    replyTo: t.string(),
     subject: t.string({ required: true }),
-    body: t.string({ required: true, description: 'Plain text.' }),
+    body: t.string({ description: 'Plain text; body or html is required.' }),
+    html: t.string(),
+    attachments: t.field({ type: [EmailAttachmentInput] }),
+    labels: t.stringList({ description: 'Custom labels (lower-case, at most 50 characters).' }),
   }),
 });
 
@@ -138,7 +197,48 @@ const ReplyToEmailThreadInput = builder.inputType('ReplyToEmailThreadInput', {
   fields: (t) => ({
     identityId: t.id({ required: true, description: 'The identity the thread belongs to.' }),
     threadId: t.string({ required: true }),
-    body: t.string({ required: true }),
+    body: t.string({ description: 'Plain text; body or html is required.' }),
+    replyAll: t.boolean({ description: 'Every participant of the answered message but the identity itself.' }),
+    to: t.stringList({ description: 'Extra To addresses.' }),
+    cc: t.stringList(),
+    bcc: t.stringList(),
+    replyTo: t.string(),
+    html: t.string(),
+    attachments: t.field({ type: [EmailAttachmentInput] }),
+    labels: t.stringList(),
+  }),
+});
+
+const UpdateEmailThreadLabelsInput = builder.inputType('UpdateEmailThreadLabelsInput', {
+  description: 'Custom labels to add and remove (lower-case, at most 50 characters; system labels refused).',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    threadId: t.id({ required: true }),
+    addLabels: t.stringList(),
+    removeLabels: t.stringList(),
+  }),
+});
+const UpdateEmailMessageLabelsInput = builder.inputType('UpdateEmailMessageLabelsInput', {
+  description: 'Custom labels to add and remove; added ones join the thread’s too.',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    messageId: t.string({ required: true, description: 'RFC 5322 Message-ID.' }),
+    addLabels: t.stringList(),
+    removeLabels: t.stringList(),
+  }),
+});
+
+const ForwardEmailMessageInput = builder.inputType('ForwardEmailMessageInput', {
+  description: 'Forward a message of an identity: `Fwd:` subject, the original attachments kept, a new thread.',
+  fields: (t) => ({
+    identityId: t.id({ required: true }),
+    messageId: t.string({ required: true, description: 'RFC 5322 Message-ID of the message to forward.' }),
+    to: t.stringList({ required: true }),
+    cc: t.stringList(),
+    bcc: t.stringList(),
+    body: t.string({ description: 'Text above the forwarded message.' }),
+    html: t.string(),
+    labels: t.stringList(),
   }),
 });
 
@@ -158,6 +258,24 @@ const sentPayload = (name: string, description: string) =>
   });
 const SendEmailPayload = sentPayload('SendEmailPayload', 'The message sent and its new thread (spec 4.4).');
 const ReplyToEmailThreadPayload = sentPayload('ReplyToEmailThreadPayload', 'The reply sent and its thread.');
+const UpdateEmailThreadLabelsPayload = builder
+  .objectRef<{ threadId: string }>('UpdateEmailThreadLabelsPayload')
+  .implement({
+    description: 'The thread after the label change.',
+    fields: (t) => ({
+      thread: t.prismaField({
+        type: 'EmailThread',
+        resolve: (query, p, _args, ctx) => findThreadRow(ctx.app, ctx.actor, p.threadId, query),
+      }),
+    }),
+  });
+const UpdateEmailMessageLabelsPayload = builder
+  .objectRef<{ message: EmailMessage }>('UpdateEmailMessageLabelsPayload')
+  .implement({
+    description: 'The message after the label change.',
+    fields: (t) => ({ message: t.field({ type: EmailMessageRef, resolve: (p) => p.message }) }),
+  });
+const ForwardEmailMessagePayload = sentPayload('ForwardEmailMessagePayload', 'The forward sent and its new thread.');
 
 builder.mutationFields((t) => ({
   sendEmail: t.field({
@@ -166,12 +284,7 @@ builder.mutationFields((t) => ({
     description: 'Sends a new message from an identity (new thread).',
     args: { input: t.arg({ type: SendEmailInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      sendEmail(
-        ctx.app,
-        ctx.actor,
-        String(identityId),
-        parseArgs(ctx, 'email', sendEmailInput, input, { keepNulls: true }),
-      ),
+      sendEmail(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', sendEmailInput, input)),
   }),
   replyToEmailThread: t.field({
     type: ReplyToEmailThreadPayload,
@@ -179,12 +292,47 @@ builder.mutationFields((t) => ({
     description: 'Replies on a thread of an identity.',
     args: { input: t.arg({ type: ReplyToEmailThreadInput, required: true }) },
     resolve: (_root, { input: { identityId, ...input } }, ctx) =>
-      replyToThread(
+      replyToThread(ctx.app, ctx.actor, String(identityId), parseArgs(ctx, 'email', replyInput, input)),
+  }),
+  updateEmailThreadLabels: t.field({
+    type: UpdateEmailThreadLabelsPayload,
+    errors: {},
+    description: 'Adds or removes custom labels of a thread (REST PATCH …/threads/{threadId}).',
+    args: { input: t.arg({ type: UpdateEmailThreadLabelsInput, required: true }) },
+    resolve: async (_root, { input: { identityId, threadId, ...patch } }, ctx) => {
+      await patchThreadLabels(
         ctx.app,
         ctx.actor,
         String(identityId),
-        parseArgs(ctx, 'email', replyInput, input, { keepNulls: true }),
-      ),
+        String(threadId),
+        parseArgs(ctx, 'email', labelsPatchInput, patch),
+      );
+      return { threadId: String(threadId) };
+    },
+  }),
+  updateEmailMessageLabels: t.field({
+    type: UpdateEmailMessageLabelsPayload,
+    errors: {},
+    description: 'Adds or removes custom labels of a message (REST PATCH …/messages/{messageId}).',
+    args: { input: t.arg({ type: UpdateEmailMessageLabelsInput, required: true }) },
+    resolve: async (_root, { input: { identityId, messageId, ...patch } }, ctx) => {
+      await patchMessageLabels(
+        ctx.app,
+        ctx.actor,
+        String(identityId),
+        messageId,
+        parseArgs(ctx, 'email', labelsPatchInput, patch),
+      );
+      return { message: await getMessageRow(ctx.app, ctx.actor, String(identityId), messageId) };
+    },
+  }),
+  forwardEmailMessage: t.field({
+    type: ForwardEmailMessagePayload,
+    errors: {},
+    description: 'Forwards a message of an identity (new thread, original attachments kept).',
+    args: { input: t.arg({ type: ForwardEmailMessageInput, required: true }) },
+    resolve: (_root, { input: { identityId, messageId, ...input } }, ctx) =>
+      forwardMessage(ctx.app, ctx.actor, String(identityId), messageId, parseArgs(ctx, 'email', forwardInput, input)),
   }),
 }));
 

@@ -1,6 +1,7 @@
-import type { AddressObject } from 'mailparser';
+import { Readable } from 'node:stream';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type { InboundMessage, MailTransport, OutgoingMail } from '../../domain/email/mail-transport.port.js';
+import { readMime, readMimeAttachment } from './mime-reader.js';
 
 /**
  * Timeouts of the relay SMTP client (ms), kept well below the outbound claim lease (`CLAIM_LEASE_MS` of src/domain/email/outbound.service.ts; a test holds them apart):
@@ -16,25 +17,38 @@ const DKIM_SIGNED_HEADERS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:In-Reply-To:References:Auto-Submitted';
 
 function toSendMail(mail: OutgoingMail): SendMailOptions {
+  const to = Array.isArray(mail.to) ? mail.to : [mail.to];
+  const cc = mail.cc ?? [];
+  const bcc = mail.bcc ?? [];
   return {
     from: mail.fromName ? { name: mail.fromName, address: mail.fromAddress } : mail.fromAddress,
-    to: mail.to,
+    to,
+    ...(cc.length > 0 ? { cc } : {}),
+    // Bcc recipients ride only in the envelope below, never in a header (RFC 5322 3.6.3): nodemailer's stream
+    // transport, which composes the stored raw message, would keep a `bcc` field as a header.
+    ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
     subject: mail.subject,
     text: mail.text,
+    ...(mail.html ? { html: mail.html } : {}),
+    ...(mail.attachments && mail.attachments.length > 0
+      ? {
+          attachments: mail.attachments.map((a) => ({
+            ...(a.filename ? { filename: a.filename } : {}),
+            contentType: a.contentType,
+            content: a.content,
+            ...(a.contentId ? { cid: a.contentId, contentDisposition: 'inline' as const } : {}),
+          })),
+        }
+      : {}),
     messageId: mail.messageId,
     ...(mail.inReplyTo ? { inReplyTo: mail.inReplyTo } : {}),
     ...(mail.references.length > 0 ? { references: mail.references } : {}),
     headers: mail.headers,
-    envelope: { from: mail.fromAddress, to: mail.envelopeTo ?? (Array.isArray(mail.to) ? mail.to : [mail.to]) },
+    envelope: { from: mail.fromAddress, to: mail.envelopeTo ?? [...to, ...cc, ...bcc] },
     date: mail.date,
     // RFC 6376 signature over the composed message (nodemailer signs the From domain's key, relaxed/relaxed).
     ...(mail.dkim ? { dkim: { ...mail.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
   };
-}
-
-function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
-  const list = Array.isArray(field) ? field : field ? [field] : [];
-  return list.flatMap((a) => a.value.map((v) => v.address ?? '')).filter((a) => a !== '');
 }
 
 /**
@@ -56,32 +70,30 @@ export class NodemailerTransport implements MailTransport {
     return message;
   }
 
+  parseStream(raw: NodeJS.ReadableStream): Promise<InboundMessage> {
+    return readMime(raw);
+  }
+
+  extractAttachment(raw: NodeJS.ReadableStream, position: number): Promise<NodeJS.ReadableStream | null> {
+    return readMimeAttachment(raw, position);
+  }
+
+  async relayRaw(envelope: { from: string; to: string[] }, raw: Buffer | NodeJS.ReadableStream): Promise<string> {
+    const info = await this.#relayTransport().sendMail({ envelope, raw: raw as Buffer | Readable });
+    return String(info.response ?? 'accepted');
+  }
+
+  /** Parses a whole buffer through the same bounded reader as the SMTP listener ({@link readMime}). */
   async parse(raw: Buffer): Promise<InboundMessage> {
-    // mailparser is loaded with the first inbound message, not at start-up (docs/operations.md "Start-up").
-    const { simpleParser } = await import('mailparser');
-    const parsed = await simpleParser(raw, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
-    // Raw header lines: mailparser folds List-* headers into a structured `list` entry.
-    const headers = new Map<string, string>();
-    for (const h of parsed.headerLines) {
-      if (!headers.has(h.key)) headers.set(h.key, h.line.slice(h.line.indexOf(':') + 1).trim());
-    }
-    const autoSubmitted = parsed.headers.get('auto-submitted');
-    return {
-      from: addresses(parsed.from),
-      to: addresses(parsed.to),
-      cc: addresses(parsed.cc),
-      messageId: parsed.messageId ?? null,
-      inReplyTo: parsed.inReplyTo ?? null,
-      references: (parsed.references as string | string[] | undefined) ?? null,
-      subject: parsed.subject ?? '',
-      text: parsed.text ?? '',
-      autoSubmitted: autoSubmitted === undefined ? null : String(autoSubmitted),
-      headers,
-      contentType: (parsed.headers.get('content-type') as { value?: string } | undefined)?.value,
-    };
+    return readMime(Readable.from([raw]));
   }
 
   async relay(mail: OutgoingMail): Promise<string> {
+    const info = await this.#relayTransport().sendMail(toSendMail(mail));
+    return String(info.response ?? 'accepted');
+  }
+
+  #relayTransport(): Transporter {
     if (!this.relayUrl) throw new Error('NO_RELAY: SMTP_RELAY_URL is not configured');
     this.#relay ??= nodemailer.createTransport({
       url: this.relayUrl,
@@ -90,8 +102,7 @@ export class NodemailerTransport implements MailTransport {
       socketTimeout: RELAY_TIMEOUTS_MS.socket,
       dnsTimeout: RELAY_TIMEOUTS_MS.dns,
     } as Parameters<typeof nodemailer.createTransport>[0]);
-    const info = await this.#relay.sendMail(toSendMail(mail));
-    return String(info.response ?? 'accepted');
+    return this.#relay;
   }
 
   close(): void {

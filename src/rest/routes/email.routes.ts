@@ -12,13 +12,27 @@ import {
   listKnowledgeDocuments,
   updateAgent,
 } from '../../domain/email/agent.service.js';
+import { openAttachment, openRawMessage } from '../../domain/email/attachments.js';
+import {
+  createBlockEntry,
+  createBlockEntryInput,
+  deleteBlockEntry,
+  listBlockEntries,
+  listBlockEntriesInput,
+} from '../../domain/email/blocklist.service.js';
 import {
   addKnowledgeInput,
+  attachmentParams,
   createAgentInput,
   createIdentityInput,
+  forwardInput,
+  labelsPatchInput,
   listThreadsInput,
+  messageParams,
   replyInput,
   sendEmailInput,
+  suppressionParams,
+  threadParams,
   updateAgentInput,
   updateIdentityInput,
 } from '../../domain/email/email.schemas.js';
@@ -29,9 +43,11 @@ import {
   listIdentities,
   updateIdentity,
 } from '../../domain/email/identity.service.js';
-import { replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
+import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { AUTH_VERDICTS } from '../../domain/email/sender-auth.js';
 import { createSmtpCredentials } from '../../domain/email/smtp-credentials.service.js';
+import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
@@ -62,6 +78,7 @@ const threadSummary = z.object({
   participants: z.array(z.string()),
   messageCount: z.number(),
   lastMessageAt: z.string(),
+  labels: z.array(z.string()),
 });
 const verdict = z.enum(AUTH_VERDICTS);
 const message = z.object({
@@ -97,7 +114,25 @@ const message = z.object({
     })
     .nullable()
     .describe('Sender authentication of inbound mail (mailauth verdicts); null on outbound mail.'),
-  labels: z.array(z.string()).describe('System labels: `spam` (DMARC quarantine), `unauthenticated`.'),
+  cc: z.array(z.string()),
+  bcc: z.array(z.string()).describe('Only on the identity’s own sent mail; never in a header.'),
+  replyTo: z.string().nullable(),
+  html: z.string().nullable().describe('The HTML part, sanitised (no scripts, event handlers or javascript: URLs).'),
+  extractedText: z.string().describe('The new text without quoted history and signature.'),
+  attachments: z.array(
+    z.object({
+      attachmentId: z.string(),
+      filename: z.string().nullable(),
+      contentType: z.string(),
+      size: z.number().describe('Decoded size in bytes.'),
+      inline: z.boolean(),
+      contentId: z.string().nullable(),
+    }),
+  ),
+  labels: z
+    .array(z.string())
+    .describe('System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom ones.'),
+  size: z.number().describe('Size of the raw message in bytes.'),
 });
 const sent = z.object({ messageId: z.string(), threadId: z.string() });
 const agent = z.object({
@@ -116,6 +151,24 @@ const knowledgeDocument = z.object({
   content: z.string(),
   createdAt: z.string(),
 });
+
+/**
+ * Body limit of send, reply and forward: 25 MiB of attachments is about 33.4 MiB of base64, plus the JSON around
+ * it; the domain answers 413 ATTACHMENTS_TOO_LARGE naming the 25 MiB limit for anything up to this size.
+ */
+const SEND_BODY_LIMIT = 40 * 1024 * 1024;
+
+/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 `filename*` (RFC 8187). */
+function contentDisposition(inline: boolean, filename: string | null): string {
+  const type = inline ? 'inline' : 'attachment';
+  if (!filename) return type;
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `${type}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
 export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -218,9 +271,17 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/email/identities/:id/send',
     {
+      bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'sendEmail',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        errors: [
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'IDENTITY_DEPROVISIONING',
+          'ATTACHMENTS_TOO_LARGE',
+          'RECIPIENT_SUPPRESSED',
+          'RECIPIENT_BLOCKED',
+        ],
         tags,
         summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
         params: idParams,
@@ -234,9 +295,17 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   r.post(
     '/api/email/identities/:id/reply',
     {
+      bodyLimit: SEND_BODY_LIMIT,
       schema: {
         operationId: 'replyToEmailThread',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING'],
+        errors: [
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'IDENTITY_DEPROVISIONING',
+          'ATTACHMENTS_TOO_LARGE',
+          'RECIPIENT_SUPPRESSED',
+          'RECIPIENT_BLOCKED',
+        ],
         tags,
         summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
         params: idParams,
@@ -275,6 +344,200 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
       },
     },
     async (request) => getThread(ctx, actorOf(request), request.params.id, request.params.threadId),
+  );
+
+  r.post(
+    '/api/email/identities/:id/messages/:messageId/forward',
+    {
+      bodyLimit: SEND_BODY_LIMIT,
+      schema: {
+        operationId: 'forwardEmailMessage',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'RECIPIENT_SUPPRESSED', 'RECIPIENT_BLOCKED'],
+        tags,
+        summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
+        params: messageParams,
+        body: forwardInput,
+        response: { 202: sent },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(await forwardMessage(ctx, actorOf(request), request.params.id, request.params.messageId, request.body)),
+  );
+  r.get(
+    '/api/email/identities/:id/messages/:messageId/attachments/:attachmentId',
+    {
+      schema: {
+        operationId: 'downloadEmailAttachment',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'The attachment’s decoded bytes (its content type, Content-Disposition with its filename), streamed.',
+        params: attachmentParams,
+      },
+    },
+    async (request, reply) => {
+      const { attachment, stream } = await openAttachment(
+        ctx,
+        actorOf(request),
+        request.params.id,
+        request.params.messageId,
+        request.params.attachmentId,
+      );
+      reply.header('content-type', attachment.contentType);
+      reply.header('content-disposition', contentDisposition(attachment.inline, attachment.filename));
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.send(stream);
+    },
+  );
+  r.get(
+    '/api/email/identities/:id/messages/:messageId/raw',
+    {
+      schema: {
+        operationId: 'downloadEmailRaw',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'The message as stored (RFC 5322, `message/rfc822`), streamed.',
+        params: messageParams,
+      },
+    },
+    async (request, reply) => {
+      const { size, stream } = await openRawMessage(ctx, actorOf(request), request.params.id, request.params.messageId);
+      reply.header('content-type', 'message/rfc822');
+      reply.header('content-length', String(size));
+      reply.header('content-disposition', 'attachment; filename="message.eml"');
+      return reply.send(stream);
+    },
+  );
+
+  r.patch(
+    '/api/email/identities/:id/threads/:threadId',
+    {
+      schema: {
+        operationId: 'updateEmailThreadLabels',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'TOO_MANY_LABELS'],
+        tags,
+        summary: 'Add or remove custom labels of a thread; answers the thread detail.',
+        params: threadParams,
+        body: labelsPatchInput,
+        response: { 200: threadSummary.extend({ messages: z.array(message) }) },
+      },
+    },
+    async (request) =>
+      patchThreadLabels(ctx, actorOf(request), request.params.id, request.params.threadId, request.body),
+  );
+  r.patch(
+    '/api/email/identities/:id/messages/:messageId',
+    {
+      schema: {
+        operationId: 'updateEmailMessageLabels',
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'TOO_MANY_LABELS'],
+        tags,
+        summary: 'Add or remove custom labels of a message (added ones join the thread’s); answers the message.',
+        params: messageParams,
+        body: labelsPatchInput,
+        response: { 200: message },
+      },
+    },
+    async (request) =>
+      patchMessageLabels(ctx, actorOf(request), request.params.id, request.params.messageId, request.body),
+  );
+
+  const blockEntry = z.object({
+    id: z.string(),
+    entry: z.string(),
+    direction: z.enum(['inbound', 'outbound']),
+    identityId: z.string().nullable(),
+    reason: z.string().nullable(),
+    createdAt: z.string(),
+  });
+  r.post(
+    '/api/email/blocklist',
+    {
+      schema: {
+        operationId: 'createEmailBlockListEntry',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Block an address or domain inbound (550 5.7.1 at SMTP) or outbound (422 RECIPIENT_BLOCKED). 201.',
+        body: createBlockEntryInput,
+        response: { 201: blockEntry },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await createBlockEntry(ctx, actorOf(request), request.body)),
+  );
+  r.get(
+    '/api/email/blocklist',
+    {
+      schema: {
+        operationId: 'listEmailBlockList',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags,
+        summary: 'The account’s block list, oldest first.',
+        querystring: listBlockEntriesInput,
+        response: { 200: z.object({ entries: z.array(blockEntry), nextCursor: z.string().nullable() }) },
+      },
+    },
+    async (request) => listBlockEntries(ctx, actorOf(request), request.query),
+  );
+  r.delete(
+    '/api/email/blocklist/:id',
+    {
+      schema: {
+        operationId: 'deleteEmailBlockListEntry',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Remove a block-list entry (204).',
+        params: idParams,
+        response: { 204: z.undefined().describe('Removed.') },
+      },
+    },
+    async (request, reply) => {
+      await deleteBlockEntry(ctx, actorOf(request), request.params.id);
+      return reply.status(204).send();
+    },
+  );
+
+  const suppression = z.object({
+    address: z.string(),
+    reason: z.enum(['bounce', 'relay_rejected']),
+    status: z.string().nullable(),
+    diagnosticCode: z.string().nullable(),
+    messageId: z.string().nullable(),
+    createdAt: z.string(),
+  });
+  r.get(
+    '/api/email/suppressions',
+    {
+      schema: {
+        operationId: 'listEmailSuppressions',
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
+        tags,
+        summary: 'Addresses that bounced permanently; sending to one answers 422 RECIPIENT_SUPPRESSED.',
+        querystring: listSuppressionsInput,
+        response: { 200: z.object({ suppressions: z.array(suppression), nextCursor: z.string().nullable() }) },
+      },
+    },
+    async (request) => {
+      const page = await listSuppressions(ctx, actorOf(request), request.query);
+      return { ...page, suppressions: page.suppressions as z.infer<typeof suppression>[] };
+    },
+  );
+  r.delete(
+    '/api/email/suppressions/:address',
+    {
+      schema: {
+        operationId: 'deleteEmailSuppression',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'Remove an address from the suppression list (204); mail to it may be sent again.',
+        params: suppressionParams,
+        response: { 204: z.undefined().describe('Removed.') },
+      },
+    },
+    async (request, reply) => {
+      await deleteSuppression(ctx, actorOf(request), request.params.address);
+      return reply.status(204).send();
+    },
   );
 
   const agentTags = ['agents'];

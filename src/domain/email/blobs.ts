@@ -1,0 +1,109 @@
+import { Readable } from 'node:stream';
+import { v7 as uuidv7 } from 'uuid';
+import type { Tx } from '../../infra/db.js';
+
+/**
+ * Byte store of the email area: raw RFC 5322 messages, stored once (the recipients of one delivery share one blob)
+ * and written and read in chunks of at most {@link BLOB_CHUNK_BYTES}, so neither the SMTP listener nor a download
+ * ever holds a whole message (issue 21 item 2, issue 26 item 3). Kept in the database (tables `email_blobs`,
+ * `email_blob_chunks`; PostgreSQL and PGlite alike); the three functions below are the whole interface, so an
+ * S3-compatible store can replace them later (a blob id becomes an object key).
+ */
+export const BLOB_CHUNK_BYTES = 256 * 1024;
+
+/** A blob being written: {@link BlobWriter.write} chunks in order, then {@link BlobWriter.finish}. */
+export class BlobWriter {
+  readonly id = uuidv7();
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #seq = 0;
+  #size = 0;
+  #started = false;
+
+  constructor(
+    private readonly db: Tx,
+    private readonly now: Date,
+  ) {}
+
+  /** Total bytes written so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Appends bytes; writes a chunk row whenever {@link BLOB_CHUNK_BYTES} are pending (await it for backpressure). */
+  async write(bytes: Buffer): Promise<void> {
+    this.#pending.push(bytes);
+    this.#pendingBytes += bytes.length;
+    this.#size += bytes.length;
+    while (this.#pendingBytes >= BLOB_CHUNK_BYTES) {
+      const all = Buffer.concat(this.#pending);
+      await this.#flush(all.subarray(0, BLOB_CHUNK_BYTES));
+      const rest = all.subarray(BLOB_CHUNK_BYTES);
+      this.#pending = rest.length > 0 ? [Buffer.from(rest)] : [];
+      this.#pendingBytes = rest.length;
+    }
+  }
+
+  /** Writes what is pending and the blob's size. @returns the blob id and its size in bytes. */
+  async finish(): Promise<{ id: string; size: number }> {
+    if (this.#pendingBytes > 0 || !this.#started) await this.#flush(Buffer.concat(this.#pending));
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    await this.db.emailBlob.update({ where: { id: this.id }, data: { size: this.#size, chunks: this.#seq } });
+    return { id: this.id, size: this.#size };
+  }
+
+  /** Removes what was written (a refused or failed message leaves nothing behind). Never throws. */
+  async abort(): Promise<void> {
+    this.#pending = [];
+    if (this.#started) await deleteBlob(this.db, this.id).catch(() => undefined);
+  }
+
+  async #flush(bytes: Buffer): Promise<void> {
+    if (!this.#started) {
+      await this.db.emailBlob.create({ data: { id: this.id, size: 0, chunks: 0, createdAt: this.now } });
+      this.#started = true;
+    }
+    if (bytes.length === 0) return;
+    await this.db.emailBlobChunk.create({ data: { blobId: this.id, seq: this.#seq, data: new Uint8Array(bytes) } });
+    this.#seq += 1;
+  }
+}
+
+/** Stores `bytes` as one blob. @returns its id and size in bytes. */
+export async function writeBlob(db: Tx, bytes: Buffer, now: Date): Promise<{ id: string; size: number }> {
+  const w = new BlobWriter(db, now);
+  for (let at = 0; at < bytes.length; at += BLOB_CHUNK_BYTES) {
+    await w.write(bytes.subarray(at, at + BLOB_CHUNK_BYTES));
+  }
+  return w.finish();
+}
+
+/**
+ * The blob's bytes as a stream, one chunk row read at a time (reading waits for the consumer).
+ * A blob that does not exist yields no bytes.
+ */
+export function readBlob(db: Tx, id: string): Readable {
+  async function* chunks() {
+    const blob = await db.emailBlob.findUnique({ where: { id } });
+    if (!blob) return;
+    for (let seq = 0; seq < blob.chunks; seq++) {
+      const row = await db.emailBlobChunk.findUnique({ where: { blobId_seq: { blobId: id, seq } } });
+      if (!row) throw new Error(`blob ${id} misses chunk ${seq}`);
+      yield Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength);
+    }
+  }
+  return Readable.from(chunks(), { objectMode: false });
+}
+
+/** The whole blob in memory (for composing a forward or relaying a small message). */
+export async function readBlobBuffer(db: Tx, id: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of readBlob(db, id)) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}
+
+/** Deletes a blob and its chunks. */
+export async function deleteBlob(db: Tx, id: string): Promise<void> {
+  await db.emailBlob.deleteMany({ where: { id } });
+}

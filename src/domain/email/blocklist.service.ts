@@ -1,0 +1,176 @@
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { AppContext } from '../../app-context.js';
+import type { EmailBlockEntry } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { DomainError, NotFoundError } from '../errors.js';
+import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decimalInt } from '../validation.js';
+import { findIdentity } from './identity.service.js';
+import { DOMAIN_NAME, normalizeAddress } from './mail.rules.js';
+
+/** A block-list entry as the API shows it (issue 21 item 4). */
+export interface BlockEntryView {
+  id: string;
+  entry: string;
+  direction: 'inbound' | 'outbound';
+  identityId: string | null;
+  reason: string | null;
+  createdAt: string;
+}
+
+/** Converts a row. */
+export function blockEntryView(b: EmailBlockEntry): BlockEntryView {
+  return {
+    id: b.id,
+    entry: b.entry,
+    direction: b.direction as BlockEntryView['direction'],
+    identityId: b.identityId,
+    reason: b.reason,
+    createdAt: b.createdAt.toISOString(),
+  };
+}
+
+/** Body of POST /api/email/blocklist: `entry` an address or a domain (matching its subdomains too). */
+export const createBlockEntryInput = z
+  .object({
+    entry: z
+      .string()
+      .trim()
+      .max(320)
+      .transform((v) => v.toLowerCase())
+      .refine((v) => (v.includes('@') ? z.string().email().safeParse(v).success : DOMAIN_NAME.test(v)), {
+        message: 'must be an email address or a domain',
+        params: { code: 'INVALID_FORMAT' },
+      }),
+    direction: z.enum(['inbound', 'outbound']),
+    identityId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,100}$/)
+      .optional()
+      .describe('Only this identity; every identity of the account when absent.'),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+
+/** Query of GET /api/email/blocklist (`limit` 1–200, default 50, `cursor`). */
+export const listBlockEntriesInput = z
+  .object({ limit: decimalInt(1, 200).default(50), cursor: z.string().max(500).optional() })
+  .strict();
+
+/** POST /api/email/blocklist. @returns the entry. @throws NotFoundError (field `identityId`). */
+export async function createBlockEntry(
+  ctx: AppContext,
+  actor: Actor,
+  data: z.output<typeof createBlockEntryInput>,
+): Promise<BlockEntryView> {
+  requireScope(actor, 'email');
+  if (data.identityId)
+    await findIdentity(ctx, actor.accountId, data.identityId).catch(() => {
+      throw new NotFoundError('Identity', data.identityId!, 'identityId');
+    });
+  const row = await ctx.db.emailBlockEntry.create({
+    data: {
+      id: uuidv7(),
+      accountId: actor.accountId,
+      entry: data.entry,
+      direction: data.direction,
+      identityId: data.identityId ?? null,
+      reason: data.reason ?? null,
+      createdAt: ctx.clock.now(),
+    },
+  });
+  return blockEntryView(row);
+}
+
+/** GET /api/email/blocklist: oldest first; `nextCursor` null on the last page. */
+export async function listBlockEntries(
+  ctx: AppContext,
+  actor: Actor,
+  query: z.output<typeof listBlockEntriesInput>,
+): Promise<{ entries: BlockEntryView[]; nextCursor: string | null }> {
+  requireScope(actor, 'email');
+  const after = decodeCursor(query.cursor);
+  const page = await keysetPage(query.limit, (take) => {
+    const k = keysetArgs('id', { after, limit: take });
+    return ctx.db.emailBlockEntry.findMany({
+      where: { accountId: actor.accountId, ...k.where },
+      orderBy: k.orderBy,
+      take,
+    });
+  });
+  return { entries: page.items.map(blockEntryView), nextCursor: page.last ? encodeCursor(page.last.id) : null };
+}
+
+/** DELETE /api/email/blocklist/{id}. @throws NotFoundError (field `id`). */
+export async function deleteBlockEntry(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+  requireScope(actor, 'email');
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) throw new NotFoundError('BlockListEntry', id.slice(0, 100), 'id');
+  const { count } = await ctx.db.emailBlockEntry.deleteMany({ where: { id, accountId: actor.accountId } });
+  if (count === 0) throw new NotFoundError('BlockListEntry', id, 'id');
+}
+
+/** The entries that match `address`: the address itself, its domain and each parent domain. */
+function candidates(address: string): string[] {
+  const a = normalizeAddress(address);
+  const domain = a.slice(a.lastIndexOf('@') + 1);
+  const parts = domain.split('.');
+  const out = [a];
+  for (let i = 0; i < parts.length - 1; i++) out.push(parts.slice(i).join('.'));
+  return out;
+}
+
+/**
+ * Whether mail from `sender` to the identity is blocked (an `inbound` entry of its account, for every identity
+ * or this one, matching the address, its domain or a parent domain). An empty sender (`<>`) is never blocked.
+ */
+export async function isInboundBlocked(
+  db: Tx,
+  identity: { id: string; accountId: string },
+  sender: string,
+): Promise<boolean> {
+  if (!sender.includes('@')) return false;
+  const hit = await db.emailBlockEntry.findFirst({
+    where: {
+      accountId: identity.accountId,
+      direction: 'inbound',
+      entry: { in: candidates(sender) },
+      OR: [{ identityId: null }, { identityId: identity.id }],
+    },
+    select: { id: true },
+  });
+  return hit !== null;
+}
+
+/**
+ * Refuses a send to any recipient on an `outbound` entry (account-wide or of this identity): 422
+ * RECIPIENT_BLOCKED (field `to`), one detail `{field: "recipients", code: "BLOCKED", message: <address>}` each.
+ */
+export async function assertNotBlocked(
+  db: Tx,
+  identity: { id: string; accountId: string },
+  recipients: string[],
+): Promise<void> {
+  const addresses = [...new Set(recipients.map(normalizeAddress))];
+  if (addresses.length === 0) return;
+  const entries = await db.emailBlockEntry.findMany({
+    where: {
+      accountId: identity.accountId,
+      direction: 'outbound',
+      entry: { in: [...new Set(addresses.flatMap(candidates))] },
+      OR: [{ identityId: null }, { identityId: identity.id }],
+    },
+    select: { entry: true },
+  });
+  if (entries.length === 0) return;
+  const blocked = new Set(entries.map((e) => e.entry));
+  const hits = addresses.filter((a) => candidates(a).some((c) => blocked.has(c)));
+  throw new DomainError(
+    'RECIPIENT_BLOCKED',
+    `${hits.join(', ')} is on the block list for outbound mail`,
+    422,
+    'to',
+    hits.map((a) => ({ field: 'recipients', code: 'BLOCKED', message: a })),
+  );
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import type { AppContext } from '../../app-context.js';
+import type { EmailSuppression } from '../../generated/prisma/client.js';
+import type { Tx } from '../../infra/db.js';
+import { type Actor, requireScope } from '../accounts/account.service.js';
+import { DomainError, NotFoundError } from '../errors.js';
+import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decimalInt } from '../validation.js';
+import { normalizeAddress } from './mail.rules.js';
+
+/** A suppressed address as the API shows it (issue 21 item 5). */
+export interface SuppressionView {
+  address: string;
+  reason: string;
+  status: string | null;
+  diagnosticCode: string | null;
+  messageId: string | null;
+  createdAt: string;
+}
+
+/** Converts a row. */
+export function suppressionView(s: EmailSuppression): SuppressionView {
+  return {
+    address: s.address,
+    reason: s.reason,
+    status: s.status,
+    diagnosticCode: s.diagnosticCode,
+    messageId: s.messageId,
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/** Query of GET /api/email/suppressions: the project's paging convention (`limit` 1–200, default 50, `cursor`). */
+export const listSuppressionsInput = z
+  .object({ limit: decimalInt(1, 200).default(50), cursor: z.string().max(500).optional() })
+  .strict();
+
+/**
+ * GET /api/email/suppressions: the account's suppressed addresses, oldest first, keyset-paged.
+ * @returns `{suppressions, nextCursor}`, `nextCursor` null on the last page. @throws BadRequestError INVALID_CURSOR.
+ */
+export async function listSuppressions(
+  ctx: AppContext,
+  actor: Actor,
+  query: z.output<typeof listSuppressionsInput>,
+): Promise<{ suppressions: SuppressionView[]; nextCursor: string | null }> {
+  requireScope(actor, 'email');
+  const after = decodeCursor(query.cursor);
+  const page = await keysetPage(query.limit, (take) => {
+    const k = keysetArgs('id', { after, limit: take });
+    return ctx.db.emailSuppression.findMany({
+      where: { accountId: actor.accountId, ...k.where },
+      orderBy: k.orderBy,
+      take,
+    });
+  });
+  return {
+    suppressions: page.items.map(suppressionView),
+    nextCursor: page.last ? encodeCursor(page.last.id) : null,
+  };
+}
+
+/**
+ * DELETE /api/email/suppressions/{address}: mail to the address may be sent again.
+ * @throws NotFoundError (field `address`) when it is not on the list.
+ */
+export async function deleteSuppression(ctx: AppContext, actor: Actor, address: string): Promise<void> {
+  requireScope(actor, 'email');
+  const { count } = await ctx.db.emailSuppression.deleteMany({
+    where: { accountId: actor.accountId, address: normalizeAddress(address) },
+  });
+  if (count === 0) throw new NotFoundError('Suppression', address, 'address');
+}
+
+/**
+ * Refuses a send to any suppressed recipient: 422 RECIPIENT_SUPPRESSED (field `to`), one detail per such
+ * recipient (`{field: "recipients", code: "SUPPRESSED", message: <address>}`). Nothing is stored. Inside a
+ * transaction pass its client (`db`): PGlite has one connection, so a read outside the open transaction waits on it.
+ */
+export async function assertNotSuppressed(db: Tx, accountId: string, recipients: string[]): Promise<void> {
+  const addresses = [...new Set(recipients.map(normalizeAddress))];
+  if (addresses.length === 0) return;
+  const hits = await db.emailSuppression.findMany({ where: { accountId, address: { in: addresses } } });
+  if (hits.length === 0) return;
+  throw new DomainError(
+    'RECIPIENT_SUPPRESSED',
+    `${hits.map((h) => h.address).join(', ')} bounced permanently and is on the suppression list ` +
+      '(DELETE /api/email/suppressions/{address} to send again)',
+    422,
+    'to',
+    hits.map((h) => ({ field: 'recipients', code: 'SUPPRESSED', message: h.address })),
+  );
+}
