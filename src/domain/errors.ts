@@ -85,6 +85,16 @@ export class ConflictError extends DomainError {
   }
 }
 
+/**
+ * 413 with a specific code: the request is well-formed but carries more than a limit allows (e.g. 25 MiB of
+ * attachments, issue 21). REST only in practice: GraphQL's request size bound (1 MiB) is far below these limits.
+ */
+export class PayloadTooLargeError extends DomainError {
+  constructor(code: string, message: string, field?: string) {
+    super(code, message, 413, field);
+  }
+}
+
 /** 422 with a specific code: well-formed, but the resource's state does not allow the operation. */
 export class UnprocessableError extends DomainError {
   constructor(code: string, message: string, field?: string, details?: ErrorDetail[]) {

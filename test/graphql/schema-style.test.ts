@@ -90,7 +90,6 @@ describe('GraphQL schema style', () => {
       [
         'AgentConnection',
         'BrandConnection',
-        'ContactConnection',
         'CampaignConnection',
         'ContactConnection',
         'EmailIdentityConnection',

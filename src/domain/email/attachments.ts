@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailAttachment, EmailMessage } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { DomainError, NotFoundError } from '../errors.js';
+import { NotFoundError, PayloadTooLargeError } from '../errors.js';
 import { readBlob } from './blobs.js';
 import { type AttachmentInput, MAX_ATTACHMENT_BYTES } from './email.schemas.js';
 import type { InboundAttachment, OutgoingAttachment } from './mail-transport.port.js';
@@ -52,17 +52,16 @@ export async function storeAttachments(tx: Tx, message: EmailMessage, list: Inbo
 
 /**
  * Decodes the base64 attachments of a send/reply (already checked to be base64 by the schema).
- * @throws DomainError 413 ATTACHMENTS_TOO_LARGE (field `attachments`) past {@link MAX_ATTACHMENT_BYTES} decoded.
+ * @throws PayloadTooLargeError 413 ATTACHMENTS_TOO_LARGE (field `attachments`) past {@link MAX_ATTACHMENT_BYTES} decoded.
  */
 export function decodeAttachments(list: AttachmentInput[] | undefined): OutgoingAttachment[] {
   if (!list || list.length === 0) return [];
   // Decoded size from the base64 length, before decoding anything (RFC 4648 4: 3 bytes per 4 characters).
   const total = list.reduce((n, a) => n + (a.content.length / 4) * 3 - (a.content.match(/=+$/)?.[0].length ?? 0), 0);
   if (total > MAX_ATTACHMENT_BYTES) {
-    throw new DomainError(
+    throw new PayloadTooLargeError(
       'ATTACHMENTS_TOO_LARGE',
       `attachments total ${total} bytes; at most ${MAX_ATTACHMENT_BYTES} bytes (25 MiB) decoded per message`,
-      413,
       'attachments',
     );
   }

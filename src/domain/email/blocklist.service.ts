@@ -4,7 +4,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailBlockEntry } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { DomainError, NotFoundError } from '../errors.js';
+import { NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { findIdentity } from './identity.service.js';
@@ -166,10 +166,9 @@ export async function assertNotBlocked(
   if (entries.length === 0) return;
   const blocked = new Set(entries.map((e) => e.entry));
   const hits = addresses.filter((a) => candidates(a).some((c) => blocked.has(c)));
-  throw new DomainError(
+  throw new UnprocessableError(
     'RECIPIENT_BLOCKED',
     `${hits.join(', ')} is on the block list for outbound mail`,
-    422,
     'to',
     hits.map((a) => ({ field: 'recipients', code: 'BLOCKED', message: a })),
   );

@@ -3,7 +3,7 @@ import type { AppContext } from '../../app-context.js';
 import type { EmailSuppression } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { DomainError, NotFoundError } from '../errors.js';
+import { NotFoundError, UnprocessableError } from '../errors.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { normalizeAddress } from './mail.rules.js';
@@ -82,11 +82,10 @@ export async function assertNotSuppressed(db: Tx, accountId: string, recipients:
   if (addresses.length === 0) return;
   const hits = await db.emailSuppression.findMany({ where: { accountId, address: { in: addresses } } });
   if (hits.length === 0) return;
-  throw new DomainError(
+  throw new UnprocessableError(
     'RECIPIENT_SUPPRESSED',
     `${hits.map((h) => h.address).join(', ')} bounced permanently and is on the suppression list ` +
       '(DELETE /api/email/suppressions/{address} to send again)',
-    422,
     'to',
     hits.map((h) => ({ field: 'recipients', code: 'SUPPRESSED', message: h.address })),
   );
