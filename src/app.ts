@@ -36,7 +36,6 @@ import { startTracing } from './infra/tracing.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
-import { StreamHeartbeat } from './rest/stream-heartbeat.js';
 import { type SmtpListener, startSmtpListener } from './smtp/listener.js';
 import { startSubmissionListener } from './smtp/submission.js';
 
@@ -184,7 +183,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     metrics,
     openStreams: new Set(),
     openFeeds: new Set(),
-    streamHeartbeat: new StreamHeartbeat({ intervalMs: config.EVENT_STREAM_HEARTBEAT_MS, clock, auth }),
     smtpEndpoints: { submissionPort: undefined },
   };
   ctx.events.addHook({
@@ -288,7 +286,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await smtp?.close();
         await submission?.close();
         for (const m of [...modules].reverse()) await m.stop?.();
-        ctx.streamHeartbeat.stop();
         ctx.mail.close();
         await notices.close();
         await bus.close();

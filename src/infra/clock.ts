@@ -1,11 +1,6 @@
-/**
- * The source of "now" for every rule that depends on time (registry schedule, webhook retries, retention).
- * Injected so tests can move time forward in milliseconds instead of waiting.
- */
-export interface Clock {
-  /** Current time. */
-  now(): Date;
-}
+import type { Clock } from '../domain/kernel/clock.js';
+
+export type { Clock } from '../domain/kernel/clock.js';
 
 /** Wall-clock time. */
 export const systemClock: Clock = { now: () => new Date() };

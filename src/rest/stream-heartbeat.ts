@@ -15,7 +15,7 @@ export interface OpenStream {
 const HEARTBEAT = ': heartbeat\n\n';
 
 /**
- * The heartbeat of every SSE stream of one app (`ctx.streamHeartbeat`): one timer writes `: heartbeat` to all open
+ * The heartbeat of every SSE stream of one app (made by `eventsRoutes`, src/rest/routes/events.routes.ts): one timer writes `: heartbeat` to all open
  * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API keys with ONE query
  * ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a revoked key stops
  * receiving within one interval while 10,000 idle streams cost one query per interval, not one per stream. An

@@ -62,14 +62,15 @@ function perAppMaps(fileName: string, text: string): string[] {
       if (!init || !ts.isNewExpression(init)) continue;
       const ctor = init.expression.getText(source);
       const key = init.typeArguments?.[0]?.getText(source);
-      if ((ctor === 'WeakMap' || ctor === 'Map') && key === 'AppContext') names.push(decl.name.getText(source));
+      if ((ctor === 'WeakMap' || ctor === 'Map') && (key === 'AppContext' || key === 'DomainContext'))
+        names.push(decl.name.getText(source));
     }
   }
   return names;
 }
 
 describe('house rules (import graph)', () => {
-  it('no file under src/domain imports a client library, socket module or front-door framework', async () => {
+  it('no file under src/domain imports a client library, socket module, front-door framework, infra or the app', async () => {
     const files = await sourceFiles(path.join(root, 'src/domain'));
     expect(files.length).toBeGreaterThan(20);
     const offences: string[] = [];
@@ -84,6 +85,13 @@ describe('house rules (import graph)', () => {
         if (fileName.startsWith('.')) {
           const target = path.relative(root, path.resolve(path.dirname(file), fileName));
           if (/^src\/(http|rest|graphql|smtp)\//.test(target)) offences.push(`${rel} imports front door ${target}`);
+          // The domain is the kernel's: concrete infra and the app's composition root sit above it (issue 23).
+          if (
+            /^src\/infra\//.test(target) ||
+            /^src\/(app|app-context|main|cli)(\.js)?$/.test(target.replace(/\.ts$/, ''))
+          ) {
+            offences.push(`${rel} reaches up to ${target}`);
+          }
         }
       }
     }

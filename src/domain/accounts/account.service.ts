@@ -1,8 +1,8 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
-import type { Db } from '../../infra/db.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
+import type { Db } from '../kernel/db.js';
 
 /**
  * API key scopes (README "Authentication"). A key holds a subset; `accounts:create` issues all of them.

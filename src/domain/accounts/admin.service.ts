@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Db } from '../../infra/db.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
+import type { Db } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { createAccount, issueKey, SCOPES, type Scope } from './account.service.js';

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { AppContext } from '../../app-context.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { type Actor, requireScope } from './account.service.js';
 
 /**
@@ -50,7 +50,7 @@ export interface IssuedStreamToken {
  * Trades the caller's API key for a stream token valid `STREAM_TOKEN_TTL_SECONDS` seconds.
  * @throws ForbiddenError without `events:read`, or when the caller is itself a stream token (no chaining).
  */
-export function issueStreamToken(ctx: AppContext, actor: Actor): IssuedStreamToken {
+export function issueStreamToken(ctx: DomainContext, actor: Actor): IssuedStreamToken {
   requireScope(actor, 'events:read');
   if (actor.expiresAt) throw new ForbiddenError('API key (a stream token cannot issue stream tokens)');
   const expiresAt = new Date(ctx.clock.now().getTime() + ctx.config.STREAM_TOKEN_TTL_SECONDS * 1000);
@@ -65,7 +65,7 @@ export function issueStreamToken(ctx: AppContext, actor: Actor): IssuedStreamTok
  * instance takes effect at once).
  * @throws UnauthenticatedError for a malformed, forged, expired token or a revoked parent key (one message).
  */
-export async function authenticateStreamToken(ctx: AppContext, token: string): Promise<Actor> {
+export async function authenticateStreamToken(ctx: DomainContext, token: string): Promise<Actor> {
   const match = PATTERN.exec(token);
   if (!match) throw new UnauthenticatedError();
   const [, payload, presented] = match as unknown as [string, string, string];
@@ -86,7 +86,7 @@ export async function authenticateStreamToken(ctx: AppContext, token: string): P
  * Whether an open stream's credential still holds: its key is unrevoked and, for a stream token, not expired.
  * Streams ask this at every heartbeat and end when it is false (as they do for a revoked key).
  */
-export async function credentialActive(ctx: AppContext, actor: Actor): Promise<boolean> {
+export async function credentialActive(ctx: DomainContext, actor: Actor): Promise<boolean> {
   if (actor.expiresAt && actor.expiresAt.getTime() <= ctx.clock.now().getTime()) return false;
   return ctx.auth.isActive(actor.keyId);
 }

@@ -1,11 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import { type Brand, Prisma } from '../../generated/prisma/client.js';
-import type { Db, Statement, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { WRITE_OK } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Db, Statement, Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import { minMsgSamples } from './campaign.lint.js';
 import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
@@ -121,7 +121,7 @@ function insertBrandSql(b: Brand): Prisma.Sql {
  * file §5.1: a 400 listing every violated rule).
  * @throws ConflictError 409 REFERENCE_ID_TAKEN when another brand of the account has the referenceId.
  */
-export async function registerBrand(ctx: AppContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
+export async function registerBrand(ctx: DomainContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const now = ctx.clock.now();
   const brand: Brand = {
@@ -191,7 +191,7 @@ function brandPageStatement(after: boolean, before: boolean, inverted: boolean):
 }
 
 /** Brands of the account in a keyset window, ascending by id (creation order; descending when `inverted`). */
-export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<BrandDto[]> {
+export async function pageBrands(ctx: DomainContext, actor: Actor, window: KeysetWindow): Promise<BrandDto[]> {
   requireScope(actor, 'compliance');
   const params: unknown[] = [actor.accountId];
   if (window.after !== undefined) params.push(window.after);
@@ -207,7 +207,7 @@ export async function pageBrands(ctx: AppContext, actor: Actor, window: KeysetWi
  * @throws BadRequestError 400 INVALID_CURSOR.
  */
 export async function listBrands(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   q: PageQuery,
 ): Promise<{ brands: BrandDto[]; nextCursor: string | null }> {
@@ -221,7 +221,7 @@ export async function listBrands(
  * first, in chunks of STREAM_CHUNK read one statement at a time (the list is never held whole).
  * @throws ForbiddenError; BadRequestError INVALID_CURSOR (both before the first chunk).
  */
-export function allBrands(ctx: AppContext, actor: Actor, cursor: string | undefined): AsyncGenerator<BrandDto[]> {
+export function allBrands(ctx: DomainContext, actor: Actor, cursor: string | undefined): AsyncGenerator<BrandDto[]> {
   requireScope(actor, 'compliance');
   return everyItem(
     decodeCursor(cursor),
@@ -231,7 +231,7 @@ export function allBrands(ctx: AppContext, actor: Actor, cursor: string | undefi
 }
 
 /** GET /compliance/brands/{id}. @throws NotFoundError. */
-export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandDto> {
+export async function getBrand(ctx: DomainContext, actor: Actor, id: string): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const [row] = await ctx.database.read<BrandRow>(BRAND_BY_ID, [id, actor.accountId]);
   if (!row) throw new NotFoundError('brand', id);
@@ -246,7 +246,7 @@ export async function getBrand(ctx: AppContext, actor: Actor, id: string): Promi
  * `parsed` is parsed at the door by `brandUpdateInput`. @throws NotFoundError; ConflictError REFERENCE_ID_TAKEN.
  */
 export async function updateBrand(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   parsed: BrandUpdateInput,
@@ -292,7 +292,11 @@ export async function updateBrand(
  * @throws NotFoundError; ConflictError 409 BRAND_HAS_CAMPAIGNS while any campaign of the brand exists (spec 7;
  *   every existing campaign counts as active, since a deleted campaign is gone).
  */
-export async function deleteBrand(ctx: AppContext, actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteBrand(
+  ctx: DomainContext,
+  actor: Actor,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
   requireScope(actor, 'compliance');
   await ctx.events.transaction(async (tx, emit) => {
     await findOwnBrand(tx, actor, id);
@@ -401,7 +405,7 @@ export type QualifyQuery = z.output<typeof qualifyQuery>;
  * `q` is parsed at the door by `qualifyQuery` (400 for an unknown usecase). @throws NotFoundError.
  */
 export async function qualifyBrand(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   q: QualifyQuery = {},
@@ -480,7 +484,7 @@ export function qualification(brand: Brand): BrandQualification {
  * 10dlc.brand.status_changed.
  * @throws NotFoundError; ConflictError 409 BRAND_PENDING while a check is already running.
  */
-export async function revetBrand(ctx: AppContext, actor: Actor, id: string): Promise<BrandDto> {
+export async function revetBrand(ctx: DomainContext, actor: Actor, id: string): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const now = ctx.clock.now();
   const brand = await ctx.events.transaction(async (tx, emit) => {
@@ -515,7 +519,7 @@ export interface BrandFeedback {
 }
 
 /** GET /compliance/brands/{id}/feedback: the registry's reasons and required corrections (empty unless FAILED). */
-export async function getBrandFeedback(ctx: AppContext, actor: Actor, id: string): Promise<BrandFeedback> {
+export async function getBrandFeedback(ctx: DomainContext, actor: Actor, id: string): Promise<BrandFeedback> {
   requireScope(actor, 'compliance');
   const brand = await findOwnBrand(ctx.db, actor, id);
   return {
@@ -533,7 +537,7 @@ export async function getBrandFeedback(ctx: AppContext, actor: Actor, id: string
  * @throws NotFoundError; UnprocessableError 422 BRAND_NOT_ACTIVE unless the brand is ACTIVE.
  */
 export async function applyForVetting(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input?: VettingApplyInput | null,
@@ -575,7 +579,7 @@ export async function applyForVetting(
 }
 
 /** GET /compliance/brands/{id}/vettings: every vetting record of the brand, newest first (spec 2.2). */
-export async function listVettings(ctx: AppContext, actor: Actor, id: string): Promise<VettingDto[]> {
+export async function listVettings(ctx: DomainContext, actor: Actor, id: string): Promise<VettingDto[]> {
   requireScope(actor, 'compliance');
   await findOwnBrand(ctx.db, actor, id);
   const rows = await ctx.db.vetting.findMany({

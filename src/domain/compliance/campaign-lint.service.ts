@@ -1,7 +1,7 @@
-import type { AppContext } from '../../app-context.js';
 import type { Brand, Campaign } from '../../generated/prisma/client.js';
-import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Db, Tx } from '../kernel/db.js';
 import { detailsFromZod } from '../validation.js';
 import { qualification } from './brand.service.js';
 import {
@@ -118,7 +118,7 @@ export function validationFindings(details: { code: string; field: string; messa
  * rejection cause (campaign.lint.ts) plus its validation errors, without writing anything. Always 200 for a JSON
  * object; `passes` says whether the campaign would be approved.
  */
-export async function lintCampaign(ctx: AppContext, actor: Actor, input: unknown): Promise<LintReport> {
+export async function lintCampaign(ctx: DomainContext, actor: Actor, input: unknown): Promise<LintReport> {
   requireScope(actor, 'compliance');
   const raw = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
   const parsed = campaignInput.safeParse(raw);
@@ -131,7 +131,7 @@ export async function lintCampaign(ctx: AppContext, actor: Actor, input: unknown
  * @throws NotFoundError for a campaign of another account.
  */
 export async function lintCampaignUpdate(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input: unknown,

@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { Campaign } from '../../generated/prisma/client.js';
-import type { Db, Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Db, Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
@@ -77,7 +77,7 @@ async function markCarriersPending(
  *   BRAND_NOT_ACTIVE unless the brand is ACTIVE ("registered and vetted", spec 1), 422 USECASE_NOT_QUALIFIED when
  *   the use case needs an external vetting the brand lacks (see qualify).
  */
-export async function createCampaign(ctx: AppContext, actor: Actor, data: CampaignInput): Promise<CampaignDto> {
+export async function createCampaign(ctx: DomainContext, actor: Actor, data: CampaignInput): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
@@ -134,7 +134,7 @@ export async function createCampaign(ctx: AppContext, actor: Actor, data: Campai
 
 /** Campaigns of the account in a keyset window, ascending by id (creation order). */
 export async function pageCampaigns(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   window: KeysetWindow,
   filter: { brandId?: string } = {},
@@ -154,7 +154,7 @@ export async function pageCampaigns(
  * optionally only one brand's (`?brandId`; an unknown brand gives an empty list).
  */
 export async function listCampaigns(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   q: CampaignListQuery,
 ): Promise<{ campaigns: CampaignDto[]; nextCursor: string | null }> {
@@ -168,7 +168,7 @@ export async function listCampaigns(
  * after `q.cursor`, oldest first, in chunks of STREAM_CHUNK (never held whole).
  * @throws ForbiddenError; BadRequestError INVALID_CURSOR (both before the first chunk).
  */
-export function allCampaigns(ctx: AppContext, actor: Actor, q: CampaignListQuery): AsyncGenerator<CampaignDto[]> {
+export function allCampaigns(ctx: DomainContext, actor: Actor, q: CampaignListQuery): AsyncGenerator<CampaignDto[]> {
   requireScope(actor, 'compliance');
   return everyItem(
     decodeCursor(q.cursor),
@@ -178,7 +178,7 @@ export function allCampaigns(ctx: AppContext, actor: Actor, q: CampaignListQuery
 }
 
 /** GET /compliance/campaigns/{id}: the campaign with carriers, `sendable` and `blockingReasons`. @throws NotFoundError. */
-export async function getCampaign(ctx: AppContext, actor: Actor, id: string): Promise<CampaignDto> {
+export async function getCampaign(ctx: DomainContext, actor: Actor, id: string): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
   await findOwnCampaign(ctx.db, actor, id);
   return loadDto(ctx.db, id);
@@ -220,7 +220,7 @@ export const REVIEW_FIELDS = [
  *   422 IMMUTABLE_FIELD when brandId or usecase differ.
  */
 export async function updateCampaign(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   data: CampaignUpdateInput,
@@ -278,7 +278,7 @@ export async function updateCampaign(
  * @returns `{id, deleted: true, unlinkedNumbers}`. @throws NotFoundError.
  */
 export async function deleteCampaign(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
 ): Promise<{ id: string; deleted: true; unlinkedNumbers: string[] }> {
@@ -312,7 +312,7 @@ export async function deleteCampaign(
  *   NOTHING_TO_APPEAL (no rejected carrier).
  */
 export async function nudgeCampaign(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input?: NudgeInput | null,
@@ -368,7 +368,7 @@ export async function nudgeCampaign(
  * 10dlc.campaign.updated with `expedited: true`.
  * @throws NotFoundError; UnprocessableError 422 NOTHING_TO_EXPEDITE when no carrier is pending.
  */
-export async function expediteCampaign(ctx: AppContext, actor: Actor, id: string): Promise<CampaignDto> {
+export async function expediteCampaign(ctx: DomainContext, actor: Actor, id: string): Promise<CampaignDto> {
   requireScope(actor, 'compliance');
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
@@ -403,7 +403,7 @@ export async function expediteCampaign(ctx: AppContext, actor: Actor, id: string
 
 /** GET /compliance/campaigns/{id}/carriers (spec 2.4): `{campaignId, carriers}`. @throws NotFoundError. */
 export async function getCampaignCarriers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
 ): Promise<{ campaignId: string; carriers: CarrierDto[] }> {

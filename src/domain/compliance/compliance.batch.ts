@@ -2,9 +2,10 @@
 // request, however many parents: the DataLoader plugin in src/graphql calls these with every parent's key at once).
 // Each returns one entry per requested key, in the keys' order; a key of another account (or unknown) gives null
 // or an empty list, never another account's row.
-import type { AppContext } from '../../app-context.js';
+
 import type { Brand } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { DomainContext } from '../kernel/context.js';
 import type { BrandFeedback } from './brand.service.js';
 import {
   type BrandDto,
@@ -32,7 +33,11 @@ function groupBy<T>(keys: readonly string[], rows: T[], key: (row: T) => string)
 }
 
 /** Brand rows of the actor's account by id (null where not the account's). Scope: compliance. */
-export async function brandRowsByIds(ctx: AppContext, actor: Actor, ids: readonly string[]): Promise<(Brand | null)[]> {
+export async function brandRowsByIds(
+  ctx: DomainContext,
+  actor: Actor,
+  ids: readonly string[],
+): Promise<(Brand | null)[]> {
   requireScope(actor, 'compliance');
   const rows = await ctx.db.brand.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } });
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -40,7 +45,11 @@ export async function brandRowsByIds(ctx: AppContext, actor: Actor, ids: readonl
 }
 
 /** Brands (API shape) of the actor's account by id, null where not the account's. Scope: compliance. */
-export async function brandsByIds(ctx: AppContext, actor: Actor, ids: readonly string[]): Promise<(BrandDto | null)[]> {
+export async function brandsByIds(
+  ctx: DomainContext,
+  actor: Actor,
+  ids: readonly string[],
+): Promise<(BrandDto | null)[]> {
   return (await brandRowsByIds(ctx, actor, ids)).map((b) => (b ? brandDto(b) : null));
 }
 
@@ -56,7 +65,7 @@ export function brandFeedbackOf(brand: Brand): BrandFeedback {
 
 /** Campaigns (API shape, readiness computed) of the actor's account by id, null where not the account's. */
 export async function campaignsByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(CampaignDto | null)[]> {
@@ -71,7 +80,7 @@ export async function campaignsByIds(
 
 /** Numbers assigned to each campaign (ascending), empty for campaigns not of the account. Scope: compliance. */
 export async function numbersByCampaignIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   campaignIds: readonly string[],
 ): Promise<AssignedNumberDto[][]> {
@@ -91,7 +100,7 @@ export async function numbersByCampaignIds(
 
 /** Vetting records of each brand, newest first; empty for brands not of the account. Scope: compliance. */
 export async function vettingsByBrandIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   brandIds: readonly string[],
 ): Promise<VettingDto[][]> {
@@ -104,14 +113,14 @@ export async function vettingsByBrandIds(
 }
 
 /** How many brands the account has (a connection's `totalCount`). Scope: compliance. */
-export async function countBrands(ctx: AppContext, actor: Actor): Promise<number> {
+export async function countBrands(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'compliance');
   return ctx.db.brand.count({ where: { accountId: actor.accountId } });
 }
 
 /** How many campaigns the account (or one of its brands) has. Scope: compliance. */
 export async function countCampaigns(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   filter: { brandId?: string } = {},
 ): Promise<number> {
@@ -122,7 +131,7 @@ export async function countCampaigns(
 }
 
 /** How many numbers the account has provisioned. Scope: compliance. */
-export async function countNumbers(ctx: AppContext, actor: Actor): Promise<number> {
+export async function countNumbers(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'compliance');
   return ctx.db.phoneNumber.count({ where: { accountId: actor.accountId } });
 }

@@ -1,10 +1,10 @@
-import type { AppContext } from '../../app-context.js';
 import type { PhoneNumber } from '../../generated/prisma/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
-import type { JobKind } from '../../infra/jobs/job-queue.js';
 import type { ErrorDetail } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
+import type { JobKind } from '../kernel/jobs.js';
 import { DID_STATES, type DidState } from './compliance.enums.js';
 
 /**
@@ -61,7 +61,7 @@ async function changeState(
  * PENDING_ASSIGNMENT / FAILED_ASSIGNMENT when it becomes APPROVED: ASSIGNED, warming, due after DID_WARMUP_MS.
  */
 export async function startWarmup(
-  ctx: AppContext,
+  ctx: DomainContext,
   tx: Tx,
   emit: Emit,
   numbers: PhoneNumber[],
@@ -88,7 +88,7 @@ export async function startWarmup(
  * (PENDING_UNASSIGNMENT, due after DID_COOLDOWN_MS); numbers that never warmed are simply unlinked.
  */
 export async function startCooldown(
-  ctx: AppContext,
+  ctx: DomainContext,
   tx: Tx,
   emit: Emit,
   numbers: PhoneNumber[],
@@ -122,7 +122,7 @@ export async function startCooldown(
  * fails their pending assignment with a reason (Telnyx FAILED_ASSIGNMENT + failureReasons).
  */
 export async function onCampaignStatus(
-  ctx: AppContext,
+  ctx: DomainContext,
   tx: Tx,
   emit: Emit,
   campaignId: string,
@@ -160,7 +160,7 @@ export const DID_LIFECYCLE_JOB = 'did-lifecycle';
  * fenced by the claim: it applies only while the row still carries this claim's token and the due time it was
  * claimed for, so a removal, a release or another instance in between makes it a no-op.
  */
-export function didLifecycleJobKind(ctx: AppContext): JobKind {
+export function didLifecycleJobKind(ctx: DomainContext): JobKind {
   return {
     name: DID_LIFECYCLE_JOB,
     table: 'compliance_numbers',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { decimalBigintString, decimalInt } from '../validation.js';
 import { carrierName } from './campaign.rules.js';
 
@@ -114,7 +114,7 @@ function campaignTransition(type: string, p: Payload): Omit<Transition, 'eventId
 }
 
 async function history(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   kind: 'brand' | 'campaign',
   id: string,
@@ -172,7 +172,7 @@ async function history(
  * @returns `{brandId, transitions, nextCursor}`.
  * @throws NotFoundError when the account has neither the brand nor any fact about it; 400 INVALID_CURSOR.
  */
-export async function brandHistory(ctx: AppContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
+export async function brandHistory(ctx: DomainContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
   return { brandId: id, ...(await history(ctx, actor, 'brand', id, query)) };
 }
 
@@ -182,6 +182,6 @@ export async function brandHistory(ctx: AppContext, actor: Actor, id: string, qu
  * @returns `{campaignId, transitions, nextCursor}`.
  * @throws NotFoundError; 400 INVALID_CURSOR.
  */
-export async function campaignHistory(ctx: AppContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
+export async function campaignHistory(ctx: DomainContext, actor: Actor, id: string, query = FIRST_HISTORY_PAGE) {
   return { campaignId: id, ...(await history(ctx, actor, 'campaign', id, query)) };
 }

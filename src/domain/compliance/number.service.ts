@@ -1,6 +1,6 @@
-import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, type ErrorDetail, NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
@@ -26,7 +26,7 @@ function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
  *   or another account: a number exists once), with one detail per number.
  */
 export async function provisionNumbers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   input: NumbersInput,
 ): Promise<{ numbers: NumberDto[] }> {
@@ -75,7 +75,7 @@ export async function provisionNumbers(
 }
 
 /** Numbers of the account in a keyset window, ascending by number. */
-export async function pageNumbers(ctx: AppContext, actor: Actor, window: KeysetWindow): Promise<NumberDto[]> {
+export async function pageNumbers(ctx: DomainContext, actor: Actor, window: KeysetWindow): Promise<NumberDto[]> {
   requireScope(actor, 'compliance');
   const args = keysetArgs('number', window);
   const rows = await ctx.db.phoneNumber.findMany({ ...args, where: { accountId: actor.accountId, ...args.where } });
@@ -84,7 +84,7 @@ export async function pageNumbers(ctx: AppContext, actor: Actor, window: KeysetW
 
 /** GET /api/numbers: `{numbers, nextCursor}` ascending by number, `?limit` (1–200, default 50), `?cursor`. */
 export async function listNumbers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   q: PageQuery,
 ): Promise<{ numbers: NumberDto[]; nextCursor: string | null }> {
@@ -98,7 +98,7 @@ export async function listNumbers(
  * @throws NotFoundError; ConflictError 409 NUMBER_ASSIGNED while it is linked to a campaign (remove it first).
  */
 export async function releaseNumber(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   number: string,
 ): Promise<{ number: string; released: true }> {
@@ -128,7 +128,7 @@ export async function releaseNumber(
  * @returns the entries and the cursor of the next page (REST: `x-next-cursor` header), null on the last page.
  */
 export async function didMapping(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   q: DidMappingQuery,
 ): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
@@ -162,7 +162,7 @@ export interface AssignedNumberDto extends ReturnType<typeof numberState> {
 
 /** GET /compliance/campaigns/{id}/numbers: `{campaignId, numbers: [{number, assignedAt}]}`. @throws NotFoundError. */
 export async function listCampaignNumbers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
 ): Promise<{ campaignId: string; numbers: AssignedNumberDto[] }> {
@@ -203,7 +203,7 @@ export interface AssignResult {
  *   still cools down from an earlier campaign.
  */
 export async function assignNumbers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input: NumbersInput,
@@ -302,7 +302,7 @@ export async function assignNumbers(
  *   linked to this campaign.
  */
 export async function removeNumbers(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input: NumbersInput,

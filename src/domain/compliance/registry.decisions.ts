@@ -1,7 +1,7 @@
-import type { AppContext } from '../../app-context.js';
 import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
 import { onCampaignStatus } from './did-lifecycle.js';
@@ -87,7 +87,7 @@ export async function refreshCampaignStatus(
   emit: Emit,
   campaign: Campaign,
   now: Date,
-  ctx: AppContext,
+  ctx: DomainContext,
 ): Promise<string> {
   const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: campaign.id } });
   const status = deriveCampaignStatus(carriers);
@@ -112,7 +112,7 @@ export async function applyCarrierDecision(
   networkId: number,
   decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code?: string | null },
   now: Date,
-  ctx: AppContext,
+  ctx: DomainContext,
 ): Promise<void> {
   const row = await tx.campaignCarrier.findUnique({
     where: { campaignId_networkId: { campaignId: campaign.id, networkId } },

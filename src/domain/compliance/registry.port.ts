@@ -1,5 +1,5 @@
 import type { Brand, Campaign, Prisma, Vetting } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
+import type { Tx } from '../kernel/db.js';
 import type { FeedbackCategory } from './compliance.enums.js';
 
 /** A registry feedback item (TCR brand feedback category). */

@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { Contact } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import type { CreateContactInput, ListContactsInput, UpdateContactInput } from './contact.schemas.js';
 
@@ -99,7 +99,7 @@ async function claimingHandles<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** The account's contact. @throws NotFoundError (another account's id answers the same). */
-async function findContact(ctx: AppContext, accountId: string, contactId: string): Promise<Contact> {
+async function findContact(ctx: DomainContext, accountId: string, contactId: string): Promise<Contact> {
   const row = await ctx.db.contact.findFirst({ where: { id: contactId, accountId } });
   if (!row) throw new NotFoundError('Contact', contactId, 'id');
   return row;
@@ -110,7 +110,7 @@ async function findContact(ctx: AppContext, accountId: string, contactId: string
  * (`createContactInput`); each belongs to at most one contact of the account.
  * @throws ConflictError CONTACT_EMAIL_TAKEN / CONTACT_PHONE_TAKEN (409, field `emails.<i>` / `phones.<i>`).
  */
-export async function createContact(ctx: AppContext, actor: Actor, data: CreateContactInput): Promise<ContactView> {
+export async function createContact(ctx: DomainContext, actor: Actor, data: CreateContactInput): Promise<ContactView> {
   requireScope(actor, 'email');
   const now = ctx.clock.now();
   const id = uuidv7();
@@ -135,7 +135,7 @@ export async function createContact(ctx: AppContext, actor: Actor, data: CreateC
 }
 
 /** One contact. Scope email. @throws NotFoundError. */
-export async function getContact(ctx: AppContext, actor: Actor, contactId: string): Promise<ContactView> {
+export async function getContact(ctx: DomainContext, actor: Actor, contactId: string): Promise<ContactView> {
   requireScope(actor, 'email');
   return contactView(await findContact(ctx, actor.accountId, contactId));
 }
@@ -145,7 +145,7 @@ export async function getContact(ctx: AppContext, actor: Actor, contactId: strin
  * @throws NotFoundError; ConflictError CONTACT_EMAIL_TAKEN / CONTACT_PHONE_TAKEN.
  */
 export async function updateContact(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   contactId: string,
   data: UpdateContactInput,
@@ -170,7 +170,7 @@ export async function updateContact(
 }
 
 /** DELETE /api/contacts/{id}: removes the contact and frees its addresses and numbers. @throws NotFoundError. */
-export async function deleteContact(ctx: AppContext, actor: Actor, contactId: string): Promise<void> {
+export async function deleteContact(ctx: DomainContext, actor: Actor, contactId: string): Promise<void> {
   requireScope(actor, 'email');
   const { count } = await ctx.db.contact.deleteMany({ where: { id: contactId, accountId: actor.accountId } });
   if (count === 0) throw new NotFoundError('Contact', contactId, 'id');
@@ -181,7 +181,7 @@ export async function deleteContact(ctx: AppContext, actor: Actor, contactId: st
  * paged by id: `limit` 1–200 (default 50), `cursor` = a `nextCursor` of an earlier page; `nextCursor` is null on
  * the last page. @throws BadRequestError INVALID_CURSOR.
  */
-export async function listContacts(ctx: AppContext, actor: Actor, query: ListContactsInput): Promise<ContactPage> {
+export async function listContacts(ctx: DomainContext, actor: Actor, query: ListContactsInput): Promise<ContactPage> {
   requireScope(actor, 'email');
   const after = decodeCursor(query.cursor);
   const args = keysetArgs('id', { after, limit: query.limit });
@@ -193,7 +193,7 @@ export async function listContacts(ctx: AppContext, actor: Actor, query: ListCon
 
 /** Contact rows for GraphQL (the selection of @pothos/plugin-prisma), oldest first. Scope email. */
 export async function listContactRows(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   selection: Record<string, unknown> = {},
 ): Promise<Contact[]> {
@@ -207,7 +207,7 @@ export async function listContactRows(
 
 /** One contact row for GraphQL. @throws NotFoundError. */
 export async function getContactRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   contactId: string,
   selection: Record<string, unknown> = {},
@@ -222,14 +222,14 @@ export async function getContactRow(
 }
 
 /** The number of the account's contacts (GraphQL `totalCount`). */
-export async function countContacts(ctx: AppContext, actor: Actor): Promise<number> {
+export async function countContacts(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'email');
   return ctx.db.contact.count({ where: { accountId: actor.accountId } });
 }
 
 /** Contact rows of the actor's account by id, in the ids' order (null where unknown or another account's). */
 export async function contactRowsByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(Contact | null)[]> {
@@ -243,7 +243,7 @@ export async function contactRowsByIds(
  * The contact of the account whose `emails` contain `address` (lower-cased match), or null. The agent's rule of who
  * sees what (docs/email.md "Who sees what") starts here.
  */
-export async function contactByEmail(ctx: AppContext, accountId: string, address: string): Promise<Contact | null> {
+export async function contactByEmail(ctx: DomainContext, accountId: string, address: string): Promise<Contact | null> {
   const handle = await ctx.db.contactHandle.findUnique({
     where: { accountId_value: { accountId, value: address.trim().toLowerCase() } },
     include: { contact: true },

@@ -1,6 +1,6 @@
-import type { AppContext } from '../../app-context.js';
 import type { Agent, Contact, EmailMessage, KnowledgeDocument } from '../../generated/prisma/client.js';
 import { contactByEmail } from '../contacts/contact.service.js';
+import type { DomainContext } from '../kernel/context.js';
 import type { ContextSource } from './email.schemas.js';
 import { isAuthenticated } from './sender-auth.js';
 
@@ -28,7 +28,7 @@ export function keywords(text: string): Set<string> {
  * @returns the contact and its identifiers (lower-cased addresses, E.164 numbers), or undefined.
  */
 export async function historyOwner(
-  ctx: AppContext,
+  ctx: DomainContext,
   inbound: Pick<EmailMessage, 'accountId' | 'from' | 'authentication'>,
 ): Promise<{ contact: Contact; ids: Set<string> } | undefined> {
   if (!isAuthenticated(inbound.authentication)) return undefined;
@@ -103,7 +103,7 @@ const FENCE_RULE =
  * untrusted data ({@link fenced}). A "Context sources used" section and the system instruction name what was used.
  */
 export async function buildAgentPrompt(
-  ctx: AppContext,
+  ctx: DomainContext,
   agent: Agent,
   identityAddress: string,
   inbound: EmailMessage,

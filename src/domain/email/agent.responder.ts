@@ -1,7 +1,7 @@
-import type { AppContext } from '../../app-context.js';
 import { type AgentJob, type EmailMessage, Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
-import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../../infra/jobs/job-queue.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
+import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
@@ -32,7 +32,7 @@ const unclaimed = { lockedBy: null, lockedUntil: null } as const;
 class ClaimLost extends Error {}
 
 /** Marks the job `skipped` with `reason` and emits `email.agent.skipped` (fenced by the claim). */
-async function skip(ctx: AppContext, job: ClaimedAgentJob, message: EmailMessage, reason: string): Promise<void> {
+async function skip(ctx: DomainContext, job: ClaimedAgentJob, message: EmailMessage, reason: string): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
     const { count } = await tx.agentJob.updateMany({
       where: claimed(job),
@@ -54,7 +54,7 @@ async function skip(ctx: AppContext, job: ClaimedAgentJob, message: EmailMessage
  * mailer); undefined while both allow another answer.
  */
 async function exhaustedBudget(
-  ctx: AppContext,
+  ctx: DomainContext,
   db: Pick<Tx, 'agentJob'>,
   identityId: string,
   sender: string,
@@ -86,7 +86,7 @@ async function exhaustedBudget(
  * A model error schedules a retry on {@link MODEL_SCHEDULE}; after its last attempt the job is `failed` (reason MODEL_ERROR,
  * `lastError`) and `email.agent.failed` is emitted. The inbound message itself was stored before and stays.
  */
-export async function processAgentJob(ctx: AppContext, job: ClaimedAgentJob): Promise<void> {
+export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob): Promise<void> {
   const message = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: job.messageRowId } });
   const identity = await ctx.db.emailIdentity.findUnique({ where: { id: job.identityId } });
   if (identity?.status !== 'active') return skip(ctx, job, message, 'IDENTITY_DEPROVISIONING');
@@ -200,7 +200,7 @@ export async function processAgentJob(ctx: AppContext, job: ClaimedAgentJob): Pr
  * The agent job kind: due `pending` agent jobs (new inbound mail, model retries, and any left by a crash), claimed
  * with a lease so two instances never answer the same message.
  */
-export function agentJobKind(ctx: AppContext): JobKind {
+export function agentJobKind(ctx: DomainContext): JobKind {
   return {
     name: AGENT_JOB,
     table: 'email_agent_jobs',

@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { Agent, KnowledgeDocument } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import type { AddKnowledgeInput, CreateAgentInput, UpdateAgentInput } from './email.schemas.js';
 
 /** Most knowledge documents one agent holds. */
@@ -47,7 +47,7 @@ export function knowledgeView(d: KnowledgeDocument): KnowledgeDocumentView {
 }
 
 /** The account's agent. @throws NotFoundError (another account's id answers the same). */
-export async function findAgent(ctx: AppContext, accountId: string, agentId: string): Promise<Agent> {
+export async function findAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<Agent> {
   const agent = await ctx.db.agent.findFirst({ where: { id: agentId, accountId } });
   if (!agent) throw new NotFoundError('Agent', agentId, 'agentId');
   return agent;
@@ -58,7 +58,7 @@ export async function findAgent(ctx: AppContext, accountId: string, agentId: str
  * omitted, but then the agent cannot be assigned to an identity until it has one.
  * `data` is parsed at the door by `createAgentInput`.
  */
-export async function createAgent(ctx: AppContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
+export async function createAgent(ctx: DomainContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
   requireScope(actor, 'email');
   const now = ctx.clock.now();
   const agent = await ctx.db.agent.create({
@@ -77,7 +77,7 @@ export async function createAgent(ctx: AppContext, actor: Actor, data: CreateAge
 }
 
 /** The account's agents, oldest first. */
-export async function listAgents(ctx: AppContext, actor: Actor): Promise<AgentView[]> {
+export async function listAgents(ctx: DomainContext, actor: Actor): Promise<AgentView[]> {
   requireScope(actor, 'email');
   const rows = await ctx.db.agent.findMany({
     where: { accountId: actor.accountId },
@@ -87,7 +87,7 @@ export async function listAgents(ctx: AppContext, actor: Actor): Promise<AgentVi
 }
 
 /** One agent. @throws NotFoundError. */
-export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): Promise<AgentView> {
+export async function getAgent(ctx: DomainContext, actor: Actor, agentId: string): Promise<AgentView> {
   requireScope(actor, 'email');
   return agentView(await findAgent(ctx, actor.accountId, agentId));
 }
@@ -99,7 +99,7 @@ export async function getAgent(ctx: AppContext, actor: Actor, agentId: string): 
  *   that identities still use (spec 4.4: an assigned agent must have a textModel).
  */
 export async function updateAgent(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   agentId: string,
   data: UpdateAgentInput,
@@ -128,7 +128,7 @@ export async function updateAgent(
  * unassigned (agentId null); answers already pending for it are skipped (AGENT_REMOVED).
  * @throws NotFoundError.
  */
-export async function deleteAgent(ctx: AppContext, actor: Actor, agentId: string): Promise<void> {
+export async function deleteAgent(ctx: DomainContext, actor: Actor, agentId: string): Promise<void> {
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
   await ctx.db.agent.delete({ where: { id: agentId } });
@@ -141,7 +141,7 @@ export async function deleteAgent(ctx: AppContext, actor: Actor, agentId: string
  * @throws NotFoundError; UnprocessableError KNOWLEDGE_LIMIT_REACHED beyond 200 documents.
  */
 export async function addKnowledgeDocument(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   agentId: string,
   data: AddKnowledgeInput,
@@ -163,7 +163,7 @@ export async function addKnowledgeDocument(
 
 /** The agent's knowledge documents, oldest first. @throws NotFoundError. */
 export async function listKnowledgeDocuments(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   agentId: string,
 ): Promise<KnowledgeDocumentView[]> {
@@ -178,7 +178,7 @@ export async function listKnowledgeDocuments(
 
 /** Deletes one knowledge document. @throws NotFoundError for an unknown agent or document. */
 export async function deleteKnowledgeDocument(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   agentId: string,
   documentId: string,
@@ -195,7 +195,7 @@ export const CONTEXT_SOURCES_DESCRIPTION =
 
 /** The account's agents as rows, oldest first, with the adapter's `selection` (see RowSelection). Requires scope `email`. */
 export async function listAgentRows(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   selection: Record<string, unknown> = {},
 ): Promise<Agent[]> {
@@ -209,7 +209,7 @@ export async function listAgentRows(
 
 /** The account's agent row with the adapter's `selection`. Requires scope `email`. @throws NotFoundError. */
 export async function getAgentRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   agentId: string,
   selection: Record<string, unknown> = {},
@@ -225,7 +225,7 @@ export async function getAgentRow(
 
 /** A knowledge document row of one of the account's agents, with the adapter's `selection`. @throws NotFoundError. */
 export async function getKnowledgeDocumentRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   documentId: string,
   selection: Record<string, unknown> = {},

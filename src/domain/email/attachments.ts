@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { EmailAttachment, EmailMessage } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, PayloadTooLargeError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { readBlob } from './blobs.js';
 import { type AttachmentInput, MAX_ATTACHMENT_BYTES } from './email.schemas.js';
 import type { InboundAttachment, OutgoingAttachment } from './mail-transport.port.js';
@@ -84,7 +84,7 @@ export interface AttachmentDownload {
  * @throws NotFoundError (field `id`, `messageId` or `attachmentId`).
  */
 export async function openAttachment(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   messageId: string,
@@ -118,7 +118,7 @@ export function authenticationResultsField(value: string | null): string {
  * messages were kept).
  */
 export async function openRawMessage(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   messageId: string,
@@ -139,7 +139,7 @@ export async function openRawMessage(
 }
 
 /** The attachments of a stored message with their bytes in memory (for a forward; at most the message's size). */
-export async function loadAttachments(ctx: AppContext, message: EmailMessage): Promise<OutgoingAttachment[]> {
+export async function loadAttachments(ctx: DomainContext, message: EmailMessage): Promise<OutgoingAttachment[]> {
   if (!message.rawBlobId) return [];
   const rows = await ctx.db.emailAttachment.findMany({
     where: { messageRowId: message.id },

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import type { Tx } from '../../infra/db.js';
+import type { Tx } from '../kernel/db.js';
 
 /**
  * Byte store of the email area: raw RFC 5322 messages, stored once (the recipients of one delivery share one blob)

@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import type { EmailBlockEntry } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { findIdentity } from './identity.service.js';
@@ -61,7 +61,7 @@ export const listBlockEntriesInput = z
 
 /** POST /api/email/blocklist. @returns the entry. @throws NotFoundError (field `identityId`). */
 export async function createBlockEntry(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   data: z.output<typeof createBlockEntryInput>,
 ): Promise<BlockEntryView> {
@@ -86,7 +86,7 @@ export async function createBlockEntry(
 
 /** GET /api/email/blocklist: oldest first; `nextCursor` null on the last page. */
 export async function listBlockEntries(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   query: z.output<typeof listBlockEntriesInput>,
 ): Promise<{ entries: BlockEntryView[]; nextCursor: string | null }> {
@@ -104,7 +104,7 @@ export async function listBlockEntries(
 }
 
 /** DELETE /api/email/blocklist/{id}. @throws NotFoundError (field `id`). */
-export async function deleteBlockEntry(ctx: AppContext, actor: Actor, id: string): Promise<void> {
+export async function deleteBlockEntry(ctx: DomainContext, actor: Actor, id: string): Promise<void> {
   requireScope(actor, 'email');
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) throw new NotFoundError('BlockListEntry', id.slice(0, 100), 'id');
   const { count } = await ctx.db.emailBlockEntry.deleteMany({ where: { id, accountId: actor.accountId } });

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { EmailMessage } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import type { Tx } from '../kernel/db.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 

@@ -1,8 +1,8 @@
 import { createPublicKey, generateKeyPair } from 'node:crypto';
-import type { AppContext } from '../../app-context.js';
 import type { DkimKey } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
-import { decryptSecret, encryptSecret } from '../../infra/secrets.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
+import { decryptSecret, encryptSecret } from '../kernel/secrets.js';
 import type { DkimSigner } from './mail-transport.port.js';
 
 /** RSA modulus of DKIM keys: 2048 bits (RFC 8301 3.2: at least 1024, 2048 recommended; fits one 255-octet TXT split). */
@@ -30,7 +30,7 @@ function newKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
  * The DKIM key of `domain` (lower-case), generated once (RSA-2048, selector DKIM_SELECTOR) with its private key
  * encrypted under the secrets key. Concurrent first calls (several instances) keep the first row written.
  */
-export async function ensureDkimKey(ctx: AppContext, domain: string, db: Tx = ctx.db): Promise<DkimKey> {
+export async function ensureDkimKey(ctx: DomainContext, domain: string, db: Tx = ctx.db): Promise<DkimKey> {
   const found = await db.dkimKey.findUnique({ where: { domain } });
   if (found) return found;
   const pair = await newKeyPair();
@@ -65,7 +65,11 @@ export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
  * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
  * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db.
  */
-export async function dkimSignerFor(ctx: AppContext, domain: string, db: Tx = ctx.db): Promise<DkimSigner | undefined> {
+export async function dkimSignerFor(
+  ctx: DomainContext,
+  domain: string,
+  db: Tx = ctx.db,
+): Promise<DkimSigner | undefined> {
   const key = await ensureDkimKey(ctx, domain, db);
   try {
     return {
@@ -83,6 +87,6 @@ export async function dkimSignerFor(ctx: AppContext, domain: string, db: Tx = ct
 }
 
 /** Removes the key of a custom domain that was deleted (a domain added again gets a new key). */
-export async function deleteDkimKey(ctx: AppContext, domain: string): Promise<void> {
+export async function deleteDkimKey(ctx: DomainContext, domain: string): Promise<void> {
   await ctx.db.dkimKey.deleteMany({ where: { domain } });
 }

@@ -1,9 +1,9 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import type { EmailDomain } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { deleteDkimKey, dkimRecordValue, ensureDkimKey } from './dkim.service.js';
 import { isNoRecord } from './dns.port.js';
 import { DOMAIN_NAME, hostedDomains, normalizeAddress } from './mail.rules.js';
@@ -73,7 +73,7 @@ export const PROPOSED_DMARC = 'v=DMARC1; p=quarantine; adkim=r; aspf=r';
 const MX_PREFERENCE = 10;
 
 /** The host name MX records point at and SPF names: SMTP_PUBLIC_HOST (identities' smtpHost). */
-export function mxHost(ctx: AppContext): string {
+export function mxHost(ctx: DomainContext): string {
   return smtpEndpoint(ctx).smtpHost.toLowerCase();
 }
 
@@ -81,7 +81,7 @@ export function mxHost(ctx: AppContext): string {
  * SPF record the records propose (RFC 7208): the MX hosts, the relay's host when one is set (`ip4:`/`ip6:` for an
  * address, else `a:`), soft-fail the rest.
  */
-export function proposedSpf(ctx: AppContext): string {
+export function proposedSpf(ctx: DomainContext): string {
   const relay = ctx.config.SMTP_RELAY_URL ? new URL(ctx.config.SMTP_RELAY_URL).hostname : undefined;
   const bare = relay?.replace(/^\[|\]$/g, '');
   const mechanism = !bare
@@ -95,7 +95,7 @@ export function proposedSpf(ctx: AppContext): string {
 }
 
 /** The four records of `domain` (lower-case): MX, SPF TXT, DKIM TXT at `<selector>._domainkey`, DMARC at `_dmarc`. */
-export async function dnsRecordsFor(ctx: AppContext, domain: string): Promise<DnsRecordView[]> {
+export async function dnsRecordsFor(ctx: DomainContext, domain: string): Promise<DnsRecordView[]> {
   const key = await ensureDkimKey(ctx, domain);
   return [
     { type: 'MX', name: domain, value: `${MX_PREFERENCE} ${mxHost(ctx)}`, purpose: 'mx' },
@@ -105,7 +105,12 @@ export async function dnsRecordsFor(ctx: AppContext, domain: string): Promise<Dn
   ];
 }
 
-async function view(ctx: AppContext, domain: string, status: DomainStatus, configured: boolean): Promise<DomainView> {
+async function view(
+  ctx: DomainContext,
+  domain: string,
+  status: DomainStatus,
+  configured: boolean,
+): Promise<DomainView> {
   return { domain, status, configured, dnsRecords: await dnsRecordsFor(ctx, domain) };
 }
 
@@ -113,7 +118,7 @@ async function view(ctx: AppContext, domain: string, status: DomainStatus, confi
  * GET /api/email/domains (issue 20 section 4): the configured domains (EMAIL_DOMAINS, `verified`) then the
  * account's own, oldest first, each with the records to publish. @returns `{domains}`.
  */
-export async function listDomains(ctx: AppContext, actor: Actor): Promise<DomainView[]> {
+export async function listDomains(ctx: DomainContext, actor: Actor): Promise<DomainView[]> {
   requireScope(actor, 'email');
   const own = await ctx.db.emailDomain.findMany({
     where: { accountId: actor.accountId },
@@ -126,14 +131,14 @@ export async function listDomains(ctx: AppContext, actor: Actor): Promise<Domain
 }
 
 /** The account's own custom domain. @throws NotFoundError (another account's domain answers the same). */
-export async function findOwnDomain(ctx: AppContext, accountId: string, domain: string): Promise<EmailDomain> {
+export async function findOwnDomain(ctx: DomainContext, accountId: string, domain: string): Promise<EmailDomain> {
   const row = await ctx.db.emailDomain.findFirst({ where: { domain: domain.toLowerCase(), accountId } });
   if (!row) throw new NotFoundError('Email domain', domain, 'domain');
   return row;
 }
 
 /** GET one domain of the account (configured or own). @throws NotFoundError. */
-export async function getDomain(ctx: AppContext, actor: Actor, domain: string): Promise<DomainView> {
+export async function getDomain(ctx: DomainContext, actor: Actor, domain: string): Promise<DomainView> {
   requireScope(actor, 'email');
   const d = domain.toLowerCase();
   if (hostedDomains(ctx.config).includes(d)) return view(ctx, d, 'verified', true);
@@ -151,7 +156,7 @@ function isUniqueViolation(err: unknown): boolean {
  * @returns the domain with the records to publish.
  * @throws ConflictError DOMAIN_TAKEN (409) when a configured domain, another account's, or already the account's.
  */
-export async function addDomain(ctx: AppContext, actor: Actor, data: AddDomainInput): Promise<DomainView> {
+export async function addDomain(ctx: DomainContext, actor: Actor, data: AddDomainInput): Promise<DomainView> {
   requireScope(actor, 'email');
   const d = data.domain.toLowerCase();
   const taken = () => new ConflictError('DOMAIN_TAKEN', `The domain ${d} is already in use.`, 'domain');
@@ -172,7 +177,7 @@ export async function addDomain(ctx: AppContext, actor: Actor, data: AddDomainIn
  * @throws NotFoundError (configured domains cannot be removed: 404 like another account's);
  *   UnprocessableError DOMAIN_IN_USE while an active identity uses it (deprovision those first).
  */
-export async function deleteDomain(ctx: AppContext, actor: Actor, domain: string): Promise<void> {
+export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: string): Promise<void> {
   requireScope(actor, 'email');
   const row = await findOwnDomain(ctx, actor.accountId, domain);
   const inUse = await ctx.db.emailIdentity.count({ where: { domain: row.domain, status: 'active' } });
@@ -192,7 +197,7 @@ export async function deleteDomain(ctx: AppContext, actor: Actor, domain: string
  * of the account that is verified.
  * @throws UnprocessableError DOMAIN_NOT_VERIFIED (the account's, still pending) or DOMAIN_NOT_HOSTED (field `domain`).
  */
-export async function requireIdentityDomain(ctx: AppContext, accountId: string, domain: string): Promise<void> {
+export async function requireIdentityDomain(ctx: DomainContext, accountId: string, domain: string): Promise<void> {
   if (hostedDomains(ctx.config).includes(domain)) return;
   const own = await ctx.db.emailDomain.findFirst({ where: { domain, accountId } });
   if (own?.status === 'verified') return;
@@ -214,7 +219,7 @@ export async function requireIdentityDomain(ctx: AppContext, accountId: string, 
  * The addresses among `list` (lower-cased) that this service delivers locally: on a configured domain or on a
  * verified custom domain. Mail to any other address goes to the relay.
  */
-export async function localAddresses(ctx: AppContext, list: string[]): Promise<string[]> {
+export async function localAddresses(ctx: DomainContext, list: string[]): Promise<string[]> {
   const hosted = hostedDomains(ctx.config);
   const addresses = list.map(normalizeAddress).filter((a) => a.lastIndexOf('@') > 0);
   const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1);
@@ -272,7 +277,7 @@ function failed(l: Extract<Lookup<unknown>, { ok: false }>, what: string): Recor
 }
 
 /** Checks one expected record against what the resolver (ctx.dns) answers. */
-async function checkRecord(ctx: AppContext, r: DnsRecordView): Promise<RecordCheck> {
+async function checkRecord(ctx: DomainContext, r: DnsRecordView): Promise<RecordCheck> {
   if (r.purpose === 'mx') {
     const l = await lookup(() => ctx.dns.resolveMx(r.name));
     if (!l.ok) return failed(l, 'MX');
@@ -322,7 +327,7 @@ async function checkRecord(ctx: AppContext, r: DnsRecordView): Promise<RecordChe
  * a missing record).
  * @throws NotFoundError (another account's or an unknown domain).
  */
-export async function verifyDomain(ctx: AppContext, actor: Actor, domain: string): Promise<DomainView> {
+export async function verifyDomain(ctx: DomainContext, actor: Actor, domain: string): Promise<DomainView> {
   requireScope(actor, 'email');
   const d = domain.toLowerCase();
   const configured = hostedDomains(ctx.config).includes(d);

@@ -1,8 +1,9 @@
 // Batched, account-scoped reads of the email area by id, for GraphQL's `node(id:)`/`nodes(ids:)`. Each returns one
 // row per id, in the ids' order; an id of another account (or unknown) gives null, never another account's row.
-import type { AppContext } from '../../app-context.js';
+
 import type { Agent, EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { DomainContext } from '../kernel/context.js';
 
 /** Orders `rows` as `ids`, null where missing. */
 function inOrder<T extends { id: string }>(ids: readonly string[], rows: T[]): (T | null)[] {
@@ -11,14 +12,18 @@ function inOrder<T extends { id: string }>(ids: readonly string[], rows: T[]): (
 }
 
 /** Agent rows of the actor's account by id. Scope: email. */
-export async function agentRowsByIds(ctx: AppContext, actor: Actor, ids: readonly string[]): Promise<(Agent | null)[]> {
+export async function agentRowsByIds(
+  ctx: DomainContext,
+  actor: Actor,
+  ids: readonly string[],
+): Promise<(Agent | null)[]> {
   requireScope(actor, 'email');
   return inOrder(ids, await ctx.db.agent.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } }));
 }
 
 /** Identity rows of the actor's account by id (deprovisioning ones included, as GET shows them). Scope: email. */
 export async function identityRowsByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(EmailIdentity | null)[]> {
@@ -31,7 +36,7 @@ export async function identityRowsByIds(
 
 /** Thread rows of the actor's account by id. Scope: email. */
 export async function threadRowsByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(EmailThread | null)[]> {
@@ -43,13 +48,13 @@ export async function threadRowsByIds(
 }
 
 /** How many agents the account has (GraphQL `agents.totalCount`: one COUNT on the account index). Scope: email. */
-export async function countAgents(ctx: AppContext, actor: Actor): Promise<number> {
+export async function countAgents(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'email');
   return ctx.db.agent.count({ where: { accountId: actor.accountId } });
 }
 
 /** How many identities the account has, deprovisioning ones included (as the list shows them). Scope: email. */
-export async function countIdentities(ctx: AppContext, actor: Actor): Promise<number> {
+export async function countIdentities(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'email');
   return ctx.db.emailIdentity.count({ where: { accountId: actor.accountId } });
 }

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../app-context.js';
-import type { AreaModule } from '../../infra/area-module.js';
+import type { AreaModule } from '../kernel/area-module.js';
+import type { DomainContext } from '../kernel/context.js';
 import { agentJobKind } from './agent.responder.js';
 import { identityPurger } from './identity.service.js';
 import { outboundJobKind } from './outbound.service.js';
@@ -9,7 +9,7 @@ import { outboundJobKind } from './outbound.service.js';
  * listener is a front door (src/smtp/listener.ts) that the composition root starts on listen (SMTP_PORT; -1
  * disables it).
  */
-export async function setupEmail(ctx: AppContext): Promise<AreaModule> {
+export async function setupEmail(ctx: DomainContext): Promise<AreaModule> {
   ctx.jobs.register(agentJobKind(ctx));
   ctx.jobs.register(outboundJobKind(ctx));
   ctx.workers.add(identityPurger(ctx));

@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
-import { PRUNE_INTERVAL_MS, periodicWorker } from '../../infra/workers.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import { PRUNE_INTERVAL_MS, periodicWorker } from '../kernel/workers.js';
 import { findAgent } from './agent.service.js';
 import { requireIdentityDomain } from './domain.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
@@ -29,7 +29,7 @@ export interface IdentityView {
 }
 
 /** Spec 2.6 shape of a row. */
-export function identityView(ctx: AppContext, i: EmailIdentity): IdentityView {
+export function identityView(ctx: DomainContext, i: EmailIdentity): IdentityView {
   return {
     id: i.id,
     address: i.address,
@@ -49,13 +49,13 @@ export function identityView(ctx: AppContext, i: EmailIdentity): IdentityView {
  * Payload of `email.identity.created` / `.updated` / `.deprovisioned` (channel `email`, issue 22): the identity as
  * spec 2.6 shows it (no password exists to leak: `smtpPass` is always null), under `identityId`.
  */
-export function identityEventPayload(ctx: AppContext, i: EmailIdentity): Record<string, unknown> {
+export function identityEventPayload(ctx: DomainContext, i: EmailIdentity): Record<string, unknown> {
   const { id, ...rest } = identityView(ctx, i);
   return { identityId: id, ...rest };
 }
 
 /** The account's identity in any status. @throws NotFoundError (another account's id answers the same). */
-export async function findIdentity(ctx: AppContext, accountId: string, identityId: string): Promise<EmailIdentity> {
+export async function findIdentity(ctx: DomainContext, accountId: string, identityId: string): Promise<EmailIdentity> {
   const identity = await ctx.db.emailIdentity.findFirst({ where: { id: identityId, accountId } });
   if (!identity) throw new NotFoundError('Email identity', identityId, 'id');
   return identity;
@@ -63,7 +63,7 @@ export async function findIdentity(ctx: AppContext, accountId: string, identityI
 
 /** The account's identity, which must be active. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING. */
 export async function findActiveIdentity(
-  ctx: AppContext,
+  ctx: DomainContext,
   accountId: string,
   identityId: string,
 ): Promise<EmailIdentity> {
@@ -77,7 +77,7 @@ export async function findActiveIdentity(
   return identity;
 }
 
-async function requireAssignableAgent(ctx: AppContext, accountId: string, agentId: string): Promise<void> {
+async function requireAssignableAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<void> {
   const agent = await findAgent(ctx, accountId, agentId);
   if (!agent.textModel) {
     throw new UnprocessableError(
@@ -103,7 +103,11 @@ function isUniqueViolation(err: unknown): boolean {
  *   agentId; UnprocessableError AGENT_TEXT_MODEL_REQUIRED;
  *   ConflictError ADDRESS_TAKEN (409).
  */
-export async function createIdentity(ctx: AppContext, actor: Actor, data: CreateIdentityInput): Promise<IdentityView> {
+export async function createIdentity(
+  ctx: DomainContext,
+  actor: Actor,
+  data: CreateIdentityInput,
+): Promise<IdentityView> {
   requireScope(actor, 'email');
   const localPart = data.localPart.toLowerCase();
   const domain = (data.domain ?? ctx.config.EMAIL_DOMAIN).toLowerCase();
@@ -139,7 +143,7 @@ export async function createIdentity(ctx: AppContext, actor: Actor, data: Create
 }
 
 /** GET /api/email/identities: every identity of the account (active and deprovisioning), oldest first. */
-export async function listIdentities(ctx: AppContext, actor: Actor): Promise<IdentityView[]> {
+export async function listIdentities(ctx: DomainContext, actor: Actor): Promise<IdentityView[]> {
   requireScope(actor, 'email');
   const rows = await ctx.db.emailIdentity.findMany({
     where: { accountId: actor.accountId },
@@ -149,7 +153,7 @@ export async function listIdentities(ctx: AppContext, actor: Actor): Promise<Ide
 }
 
 /** GET /api/email/identities/{id}. @throws NotFoundError. */
-export async function getIdentity(ctx: AppContext, actor: Actor, identityId: string): Promise<IdentityView> {
+export async function getIdentity(ctx: DomainContext, actor: Actor, identityId: string): Promise<IdentityView> {
   requireScope(actor, 'email');
   return identityView(ctx, await findIdentity(ctx, actor.accountId, identityId));
 }
@@ -160,7 +164,7 @@ export async function getIdentity(ctx: AppContext, actor: Actor, identityId: str
  * @throws NotFoundError (identity or agent); UnprocessableError AGENT_TEXT_MODEL_REQUIRED or IDENTITY_DEPROVISIONING.
  */
 export async function updateIdentity(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   data: UpdateIdentityInput,
@@ -183,7 +187,7 @@ export async function updateIdentity(
  * @throws NotFoundError.
  */
 export async function deleteIdentity(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
 ): Promise<{ status: 'deprovisioning' }> {
@@ -209,7 +213,7 @@ export async function deleteIdentity(
  * Worker: deletes identities deprovisioned more than {@link PURGE_AFTER_DAYS} days ago, with their threads; once a
  * minute at most (PRUNE_INTERVAL_MS).
  */
-export function identityPurger(ctx: AppContext) {
+export function identityPurger(ctx: DomainContext) {
   return periodicWorker('email-identity-purger', ctx.clock, PRUNE_INTERVAL_MS, async () => {
     const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
     const { count } = await ctx.db.emailIdentity.deleteMany({
@@ -236,7 +240,7 @@ export type RowSelection = Record<string, unknown>;
 
 /** The account's identities as rows, oldest first, with the adapter's `selection`. Requires scope `email`. */
 export async function listIdentityRows(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   selection: RowSelection = {},
 ): Promise<EmailIdentity[]> {
@@ -253,7 +257,7 @@ export async function listIdentityRows(
  * @throws NotFoundError (another account's id answers the same).
  */
 export async function getIdentityRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   selection: RowSelection = {},

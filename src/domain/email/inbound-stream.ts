@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import type { AppContext } from '../../app-context.js';
+import type { DomainContext } from '../kernel/context.js';
 import { BlobWriter } from './blobs.js';
 import { deliverInbound, type Envelope, type StoredInbound } from './inbound.service.js';
 import { type InboundMessage, MimeError } from './mail-transport.port.js';
@@ -42,7 +42,7 @@ const UNPARSEABLE = '5.6.0 Message is not valid MIME (too deeply nested or malfo
  * @throws the storage error (the SMTP listener answers 451 so the sender retries) or the authentication's refusal.
  */
 export async function receiveInboundStream(
-  ctx: AppContext,
+  ctx: DomainContext,
   source: AsyncIterable<Buffer>,
   envelope: Envelope,
   maxBytes: number,

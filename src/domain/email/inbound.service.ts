@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import type { Emit } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { AGENT_JOB } from './agent.responder.js';
 import { storeAttachments } from './attachments.js';
@@ -63,7 +63,7 @@ function capAddress(a: string): string {
 }
 
 /** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
-export async function activeIdentitiesFor(ctx: AppContext, list: string[]): Promise<EmailIdentity[]> {
+export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
   const hosted = await localAddresses(ctx, list);
   if (hosted.length === 0) return [];
   return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
@@ -136,7 +136,7 @@ export async function addToThread(
  * @returns one entry per recipient identity stored.
  */
 export async function deliverInbound(
-  ctx: AppContext,
+  ctx: DomainContext,
   parsed: InboundMessage,
   envelope: Envelope,
   auth: SenderAuthOutcome = UNCHECKED,

@@ -1,6 +1,6 @@
-import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import type { LabelsPatchInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 import {
@@ -37,7 +37,7 @@ function applyPatch(current: string[], patch: LabelsPatchInput): string[] {
  * @throws NotFoundError (field `threadId`); UnprocessableError TOO_MANY_LABELS.
  */
 export async function patchThreadLabels(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   threadId: string,
@@ -57,7 +57,7 @@ export async function patchThreadLabels(
  * the thread's too. @returns the message. @throws NotFoundError (field `messageId`); UnprocessableError TOO_MANY_LABELS.
  */
 export async function patchMessageLabels(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   messageId: string,

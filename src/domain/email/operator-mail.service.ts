@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
-import type { Db } from '../../infra/db.js';
 import { NotFoundError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Db } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { hostedDomains, normalizeAddress } from './mail.rules.js';
@@ -23,7 +23,7 @@ export const OPERATOR_BODY_MAX = 1_000_000;
  * Hosted domains (EMAIL_DOMAINS) are the service's own, shared by every account, so these reach the operator,
  * whatever identities exist.
  */
-export function isRoleAddress(config: AppContext['config'], address: string): boolean {
+export function isRoleAddress(config: DomainContext['config'], address: string): boolean {
   const a = normalizeAddress(address);
   if (a === 'postmaster') return true;
   const at = a.lastIndexOf('@');
@@ -39,7 +39,7 @@ const stripNul = (s: string) => s.replaceAll('\u0000', '');
  * @param remoteAddress the SMTP client's address. @returns how many were stored (0 when no recipient is a role).
  */
 export async function deliverToOperator(
-  ctx: AppContext,
+  ctx: DomainContext,
   parsed: InboundMessage,
   envelope: { mailFrom: string; rcptTo: string[] },
   remoteAddress: string,

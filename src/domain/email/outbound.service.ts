@@ -1,18 +1,12 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import { type EmailIdentity, type EmailMessage, type EmailThread, Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
-import {
-  CLAIM_LEASE_MS,
-  type ClaimedJob,
-  type JobKind,
-  nextAttemptAt,
-  SPEC8_SCHEDULE,
-} from '../../infra/jobs/job-queue.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
+import { CLAIM_LEASE_MS, type ClaimedJob, type JobKind, nextAttemptAt, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
 import { readBlob, writeBlob } from './blobs.js';
 import { assertNotBlocked } from './blocklist.service.js';
@@ -83,7 +77,7 @@ export interface OutboundContent {
  */
 export async function queueOutbound(
   tx: Tx,
-  ctx: AppContext,
+  ctx: DomainContext,
   identity: EmailIdentity,
   m: OutboundContent,
 ): Promise<EmailMessage> {
@@ -161,7 +155,7 @@ export async function queueOutbound(
  * `data` is parsed at the door by `sendEmailInput`. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function sendEmail(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   data: SendEmailInput,
@@ -227,7 +221,7 @@ export async function replyPlan(
  * @throws NotFoundError (identity or thread); UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function replyToThread(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   data: ReplyInput,
@@ -284,7 +278,7 @@ export async function replyToThread(
  * @throws NotFoundError (identity, field `messageId`); UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function forwardMessage(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   messageId: string,
@@ -336,7 +330,7 @@ async function emitOutcome(emit: Emit, m: EmailMessage, type: 'email.sent' | 'em
  * lease ran out and was taken over writes nothing.
  */
 async function finish(
-  ctx: AppContext,
+  ctx: DomainContext,
   m: EmailMessage,
   token: string,
   outcome: { status: string; detail: string; bounces?: BounceRecipient[] },
@@ -368,7 +362,7 @@ async function finish(
  * (through the job queue's claim, so it is fenced like any other attempt); see {@link deliverClaimed}.
  * @returns whether the message was claimed.
  */
-export function dispatchMessage(ctx: AppContext, messageRowId: string): Promise<boolean> {
+export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promise<boolean> {
   return ctx.jobs.runner(OUTBOUND_JOB).runNow(messageRowId);
 }
 
@@ -387,7 +381,7 @@ export function dispatchMessage(ctx: AppContext, messageRowId: string): Promise<
  * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`. Every write is
  * fenced by the claim token.
  */
-async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
+async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void> {
   const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
   if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
@@ -487,7 +481,7 @@ async function deliverClaimed(ctx: AppContext, job: ClaimedJob): Promise<void> {
  * The outbound mail job kind: `queued` messages that are due (sent by a request and not yet attempted, relay
  * retries, and any left by a crash), each attempt counted by its claim.
  */
-export function outboundJobKind(ctx: AppContext): JobKind {
+export function outboundJobKind(ctx: DomainContext): JobKind {
   return {
     name: OUTBOUND_JOB,
     table: 'email_messages',

@@ -1,7 +1,7 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { DomainContext } from '../kernel/context.js';
 import { findActiveIdentity } from './identity.service.js';
 import { normalizeAddress } from './mail.rules.js';
 
@@ -21,7 +21,7 @@ export const SPEC_SMTP_PORT = 465;
  * same machine), port SMTP_PUBLIC_PORT, else the submission listener's bound port, else SMTP_SUBMISSION_PORT
  * (before listen), else 465 (submission disabled: a terminator in front is assumed).
  */
-export function smtpEndpoint(ctx: AppContext): { smtpHost: string; smtpPort: number } {
+export function smtpEndpoint(ctx: DomainContext): { smtpHost: string; smtpPort: number } {
   const { config } = ctx;
   return {
     smtpHost: config.SMTP_PUBLIC_HOST ?? 'localhost',
@@ -78,7 +78,7 @@ let decoy: Promise<string> | undefined;
  * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function createSmtpCredentials(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
 ): Promise<SmtpCredentialsView> {
@@ -101,7 +101,7 @@ export async function createSmtpCredentials(
  * unknown user and a wrong password all answer undefined, after the same scrypt work.
  */
 export async function authenticateSubmission(
-  ctx: AppContext,
+  ctx: DomainContext,
   username: string,
   password: string,
 ): Promise<EmailIdentity | undefined> {

@@ -1,6 +1,6 @@
-import type { AppContext } from '../../app-context.js';
 import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { stripNul } from './inbound.service.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
@@ -38,7 +38,7 @@ export function requireOwnSender(identity: Pick<EmailIdentity, 'address'>, mailF
  *   or `mailFrom`).
  */
 export async function submitMessage(
-  ctx: AppContext,
+  ctx: DomainContext,
   identityId: string,
   parsed: InboundMessage,
   envelope: { mailFrom: string; rcptTo: string[] },

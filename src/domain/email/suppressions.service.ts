@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import type { EmailSuppression } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { normalizeAddress } from './mail.rules.js';
@@ -40,7 +40,7 @@ export const listSuppressionsInput = z
  * @returns `{suppressions, nextCursor}`, `nextCursor` null on the last page. @throws BadRequestError INVALID_CURSOR.
  */
 export async function listSuppressions(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   query: z.output<typeof listSuppressionsInput>,
 ): Promise<{ suppressions: SuppressionView[]; nextCursor: string | null }> {
@@ -64,7 +64,7 @@ export async function listSuppressions(
  * DELETE /api/email/suppressions/{address}: mail to the address may be sent again.
  * @throws NotFoundError (field `address`) when it is not on the list.
  */
-export async function deleteSuppression(ctx: AppContext, actor: Actor, address: string): Promise<void> {
+export async function deleteSuppression(ctx: DomainContext, actor: Actor, address: string): Promise<void> {
   requireScope(actor, 'email');
   const { count } = await ctx.db.emailSuppression.deleteMany({
     where: { accountId: actor.accountId, address: normalizeAddress(address) },

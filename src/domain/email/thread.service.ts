@@ -1,7 +1,7 @@
-import type { AppContext } from '../../app-context.js';
 import type { AgentJob, EmailAttachment, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
 import { type AttachmentView, attachmentView } from './attachments.js';
 import type { ListThreadsInput } from './email.schemas.js';
@@ -150,7 +150,7 @@ export interface ThreadWindow {
  * @throws NotFoundError; BadRequestError INVALID_CURSOR.
  */
 export async function pageThreads(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   window: ThreadWindow,
@@ -183,7 +183,7 @@ export async function pageThreads(
  * `query` is parsed at the door by `listThreadsInput`. @throws NotFoundError; BadRequestError INVALID_CURSOR.
  */
 export async function listThreads(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   query: ListThreadsInput,
@@ -201,7 +201,7 @@ export async function listThreads(
  * @throws NotFoundError for an unknown identity or a thread of another identity.
  */
 export async function getThread(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   threadId: string,
@@ -226,7 +226,7 @@ export async function getThread(
  * Requires scope `email`. @throws NotFoundError when unknown or another account's.
  */
 export async function findThreadRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   threadId: string,
   selection: Record<string, unknown> = {},
@@ -245,7 +245,7 @@ export async function findThreadRow(
  * @throws NotFoundError for an unknown identity or thread, or one of another account or identity.
  */
 export async function getThreadRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   threadId: string,
@@ -262,7 +262,7 @@ export async function getThreadRow(
  * scope `email`. @throws NotFoundError for an unknown identity or message.
  */
 export async function getMessageRow(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   identityId: string,
   messageId: string,

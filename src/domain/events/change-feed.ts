@@ -1,6 +1,6 @@
-import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { DomainError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
 import { parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
@@ -23,7 +23,7 @@ export class FeedInterrupted extends DomainError {
 }
 
 /** Ends every open change feed of this app (shutdown), as endAllStreams does for event streams. */
-export function endAllChangeFeeds(ctx: AppContext): void {
+export function endAllChangeFeeds(ctx: DomainContext): void {
   for (const end of [...ctx.openFeeds]) end();
 }
 
@@ -39,7 +39,7 @@ export function endAllChangeFeeds(ctx: AppContext): void {
  * @throws ForbiddenError without events:read; Redis errors.
  */
 export async function openChangeFeed(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   input: { channels: Channel[]; topic: string; lastEventId?: string; matches: (e: StoredEvent) => boolean },
 ): Promise<AsyncGenerator<StoredEvent>> {
@@ -73,7 +73,7 @@ export async function openChangeFeed(
  * a possible loss (Redis gap, more than EVENT_STREAM_QUEUE_LIMIT waiting) throws {@link FeedInterrupted}.
  */
 export async function listenNotices<N extends ChangeNotice>(
-  ctx: AppContext,
+  ctx: DomainContext,
   topic: string,
   accept: (n: ChangeNotice) => n is N,
 ): Promise<AsyncGenerator<N>> {
@@ -88,7 +88,7 @@ export async function listenNotices<N extends ChangeNotice>(
  * it unsubscribes.
  */
 async function liveFeed<N extends ChangeNotice>(
-  ctx: AppContext,
+  ctx: DomainContext,
   topic: string,
   accept: (n: ChangeNotice) => n is N,
   start: () => Promise<{ first: N[]; keep: (n: N) => boolean }>,

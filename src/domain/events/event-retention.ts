@@ -1,5 +1,5 @@
-import type { AppContext } from '../../app-context.js';
-import { PRUNE_INTERVAL_MS, periodicWorker, type Worker } from '../../infra/workers.js';
+import type { DomainContext } from '../kernel/context.js';
+import { PRUNE_INTERVAL_MS, periodicWorker, type Worker } from '../kernel/workers.js';
 import { REPLAY_LIMIT } from './event-stream.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -11,7 +11,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * truncation in-band instead of leaving a silent gap.
  * @returns how many events were deleted.
  */
-export async function pruneEvents(ctx: AppContext): Promise<number> {
+export async function pruneEvents(ctx: DomainContext): Promise<number> {
   const now = ctx.clock.now();
   const cutoff = new Date(now.getTime() - ctx.config.EVENT_RETENTION_DAYS * DAY_MS);
   const keepOffset = REPLAY_LIMIT - 1;
@@ -42,7 +42,7 @@ export async function pruneEvents(ctx: AppContext): Promise<number> {
 }
 
 /** The retention Worker: prunes at most once per {@link PRUNE_INTERVAL_MS} of the app clock. */
-export function eventPruner(ctx: AppContext): Worker {
+export function eventPruner(ctx: DomainContext): Worker {
   return periodicWorker('events.retention', ctx.clock, PRUNE_INTERVAL_MS, async () => {
     const deleted = await pruneEvents(ctx);
     if (deleted > 0) ctx.log.info({ deleted }, 'pruned expired events');

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../app-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import type { DomainContext } from '../kernel/context.js';
 import { MAX_BIGINT } from '../validation.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
@@ -279,7 +279,7 @@ interface ReplayRead {
  * newest id and the account's retention mark, in one statement (one snapshot). The payload comes back as the
  * stored JSON text.
  */
-async function readReplayRows(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<ReplayRead> {
+async function readReplayRows(ctx: DomainContext, filter: StreamFilter, lastEventId: string): Promise<ReplayRead> {
   const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
   const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
   const all = await ctx.db.$queryRaw<ReplayRow[]>`
@@ -328,7 +328,7 @@ async function readReplayRows(ctx: AppContext, filter: StreamFilter, lastEventId
  * replay cannot be complete. One statement reads the events, the retention mark and the newest id (one snapshot,
  * so a concurrent prune is never missed: the mark commits with the delete).
  */
-export async function readReplay(ctx: AppContext, filter: StreamFilter, lastEventId: string): Promise<StreamItem[]> {
+export async function readReplay(ctx: DomainContext, filter: StreamFilter, lastEventId: string): Promise<StreamItem[]> {
   const { rows, notice } = await readReplayRows(ctx, filter, lastEventId);
   const events: StreamItem[] = rows.map((r) => ({
     id: r.id!.toString(),
@@ -377,7 +377,7 @@ export function sseFrame(event: StoredEvent): string {
  *   client's cursor; undefined when the cursor is unknown).
  */
 export async function readReplayFrames(
-  ctx: AppContext,
+  ctx: DomainContext,
   filter: StreamFilter,
   lastEventId: string,
 ): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
@@ -436,20 +436,20 @@ export async function readReplayFrames(
 }
 
 /** Registers a subscription in `ctx.openStreams` so {@link endAllStreams} can end it at shutdown; unregisters it when it ends. */
-export function trackStream(ctx: AppContext, sub: EventSubscription): void {
+export function trackStream(ctx: DomainContext, sub: EventSubscription): void {
   const streams = ctx.openStreams;
   streams.add(sub);
   sub.onEnd(() => streams.delete(sub));
 }
 
 /** Ends every open stream of the app with `shutdown` (graceful shutdown; SSE responses end cleanly). */
-export function endAllStreams(ctx: AppContext): number {
+export function endAllStreams(ctx: DomainContext): number {
   const subs = [...ctx.openStreams];
   for (const sub of subs) sub.end('shutdown');
   return subs.length;
 }
 
 /** How many streams the app has open (for logs and tests of shutdown). */
-export function openStreamCount(ctx: AppContext): number {
+export function openStreamCount(ctx: DomainContext): number {
   return ctx.openStreams.size;
 }

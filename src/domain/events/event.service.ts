@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { AppContext } from '../../app-context.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ingestPayloadIssues } from '../compliance/did-lifecycle.js';
 import { ValidationError } from '../errors.js';
+import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
 import { decimalBigintString, decimalInt } from '../validation.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
@@ -48,7 +48,7 @@ export type PublishEventInput = z.output<typeof publishEventInput>;
  * @throws ForbiddenError without `events:write`; ValidationError INVALID_DID_STATE for a did.state_changed whose state or previousState is not
  *   a DID state (unassigned, warming, active, cooling).
  */
-export async function publishEvent(ctx: AppContext, actor: Actor, input: PublishEventInput): Promise<StoredEvent> {
+export async function publishEvent(ctx: DomainContext, actor: Actor, input: PublishEventInput): Promise<StoredEvent> {
   requireScope(actor, 'events:write');
   const { eventType, payload } = input;
   // Payload rules of types whose meaning the service defines (did.state_changed: spec 3 DID states).
@@ -105,7 +105,7 @@ export type EventStreamInput = z.output<typeof eventStreamInput>;
  * @throws ForbiddenError without `events:read`; ValidationError for unknown channels (before anything streams).
  */
 export async function openEventStream(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   parsed: EventStreamInput,
   opts: { sse?: boolean } = {},
@@ -178,7 +178,7 @@ export function toHistoryEvent(e: StoredEvent): HistoryEvent {
  * @throws ForbiddenError without `events:read`; ValidationError for an unknown channel.
  */
 export async function listEventHistory(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   input: EventHistoryInput,
 ): Promise<EventHistoryPage> {

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../app-context.js';
-import type { AreaModule } from '../../infra/area-module.js';
+import type { AreaModule } from '../kernel/area-module.js';
+import type { DomainContext } from '../kernel/context.js';
 import { endAllChangeFeeds } from './change-feed.js';
 import { eventPruner } from './event-retention.js';
 import { endAllStreams } from './event-stream.js';
@@ -9,7 +9,7 @@ import { endAllStreams } from './event-stream.js';
  * GraphQL subscriptions end cleanly; the REST routes also end them in Fastify's `preClose`, before the server
  * waits for connections to close).
  */
-export async function setupEvents(ctx: AppContext): Promise<AreaModule> {
+export async function setupEvents(ctx: DomainContext): Promise<AreaModule> {
   ctx.workers.add(eventPruner(ctx));
   return {
     name: 'events',

@@ -1,13 +1,14 @@
 // Batched, account-scoped reads of webhooks and deliveries by id, for GraphQL's `node(id:)`/`nodes(ids:)`. Each
 // returns one entry per id, in the ids' order; an id of another account, a deleted webhook or an unknown id gives
 // null, never another account's row.
-import type { AppContext } from '../../app-context.js';
+
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import type { DomainContext } from '../kernel/context.js';
 import { type DeliveryLogEntry, logEntry, view, type WebhookView, withAttempts } from './webhook.service.js';
 
 /** Webhooks (API shape) of the actor's account by id; null where unknown, deleted or another account's. Scope: webhooks. */
 export async function webhooksByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(WebhookView | null)[]> {
@@ -21,7 +22,7 @@ export async function webhooksByIds(
 
 /** Delivery log entries of the actor's account by delivery id; null where unknown or another account's. Scope: webhooks. */
 export async function deliveriesByIds(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
 ): Promise<(DeliveryLogEntry | null)[]> {

@@ -1,17 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { Database, Tx } from '../../infra/db.js';
-import {
-  type ClaimedJob,
-  type JobKind,
-  SPEC8_SCHEDULE,
-  nextAttemptAt as scheduledAfter,
-} from '../../infra/jobs/job-queue.js';
-import { decryptSecret, secretsKeyId } from '../../infra/secrets.js';
 import { changeTopic } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import { type EventHook, toEnvelope } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Database, Tx } from '../kernel/db.js';
+import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as scheduledAfter } from '../kernel/jobs.js';
+import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
 import type { AttemptResult } from './webhook-transport.port.js';
@@ -44,7 +39,7 @@ const LEASE_MARGIN_MS = 10_000;
  * extended every third of it while the attempt still runs. An attempt whose instance died is retried once it ends
  * (issue 13: within the lease plus WORKER_POLL_MS, 21 s by default), and counts as an attempt.
  */
-export function leaseMs(ctx: AppContext): number {
+export function leaseMs(ctx: DomainContext): number {
   return ctx.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS;
 }
 
@@ -64,7 +59,7 @@ function receives(w: HookWebhook, event: HookEvent): boolean {
  * the event and its deliveries commit together or not at all. A `webhook.*` health event about webhook W is never
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
  */
-export function fanOutHook(ctx: AppContext): EventHook {
+export function fanOutHook(ctx: DomainContext): EventHook {
   /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them). */
   const deliveries = (events: HookEvent[], read: unknown) => {
     const rows: { id: string; webhookId: string; index: number; eventType: string; body?: string }[] = [];
@@ -128,7 +123,7 @@ export function fanOutHook(ctx: AppContext): EventHook {
  * Claims up to `limit` due deliveries as a dispatcher does, without attempting them (tests use it to play an instance
  * that claims and dies). @returns the claim token and the claimed ids.
  */
-export async function claimDue(ctx: AppContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
+export async function claimDue(ctx: DomainContext, limit = CLAIM_BATCH): Promise<{ token: string; ids: string[] }> {
   const jobs = await ctx.jobs.runner(WEBHOOK_JOB).claim(limit);
   return { token: jobs[0]?.token ?? '', ids: jobs.map((j) => j.id) };
 }
@@ -148,7 +143,7 @@ export function retryAfterMs(value: string | undefined, now: Date): number | und
  * @returns undefined when the current secret cannot be decrypted with this instance's key.
  */
 function signingSecrets(
-  ctx: AppContext,
+  ctx: DomainContext,
   webhook: {
     id: string;
     secretCiphertext: string;
@@ -156,7 +151,7 @@ function signingSecrets(
     previousSecretExpiresAt: Date | null;
   },
   at: Date,
-  log: AppContext['log'],
+  log: DomainContext['log'],
 ): SigningSecrets | undefined {
   const key = ctx.secretsKey;
   let secrets: SigningSecrets;
@@ -283,7 +278,7 @@ async function recordAttempts(database: Pick<Database, 'statement'>, rs: Attempt
  * @returns the delivery's status afterwards, or undefined when the claim was lost.
  */
 export async function attemptClaimed(
-  ctx: AppContext,
+  ctx: DomainContext,
   deliveryId: string,
   token: string,
   opts: AttemptOptions = {},
@@ -297,7 +292,7 @@ export async function attemptClaimed(
   if (!delivery || delivery.lockedBy !== token) return undefined;
   const webhook = delivery.webhook;
   // A child logger only when a line is written (most attempts write none at the default level).
-  let child: AppContext['log'] | undefined;
+  let child: DomainContext['log'] | undefined;
   const log = () => {
     child ??= ctx.log.child({ deliveryId, webhookId: webhook.id });
     return child;
@@ -397,7 +392,7 @@ export async function attemptClaimed(
 export const LOST_ATTEMPT_ERROR = "lost: the attempt's instance stopped before its answer was recorded (lease expired)";
 
 /** The record of attempt `attempt`, lost with the instance that claimed it (it started about when it was claimed). */
-function lostAttempt(ctx: AppContext, job: ClaimedJob, attempt: number) {
+function lostAttempt(ctx: DomainContext, job: ClaimedJob, attempt: number) {
   const lease = leaseMs(ctx);
   const now = ctx.clock.now();
   const startedAt = job.previousLeaseUntil ? new Date(job.previousLeaseUntil.getTime() - lease) : now;
@@ -454,10 +449,10 @@ export interface AttemptOptions {
 
 /** Writes an attempt's outcome (and its event, when it emits one). @returns the status afterwards, or undefined when the claim was lost. */
 async function finishAttempt(
-  ctx: AppContext,
+  ctx: DomainContext,
   delivery: ClaimedDelivery,
   token: string,
-  log: () => AppContext['log'],
+  log: () => DomainContext['log'],
   o: Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean },
   record?: AttemptOptions['record'],
 ): Promise<string | undefined> {
@@ -581,7 +576,7 @@ function claimedDelivery(job: ClaimedJob): ClaimedDelivery {
  * WEBHOOK_TIMEOUT_MS) holds only its own account's slots. Claimed deliveries are loaded in one query per batch, and
  * each webhook's secrets are decrypted once (until rotated), not per attempt.
  */
-export function webhookJobKind(ctx: AppContext): JobKind {
+export function webhookJobKind(ctx: DomainContext): JobKind {
   const keyId = secretsKeyId(ctx.secretsKey);
   const secretCache = new Map<string, { stamp: string; secrets: SigningSecrets | undefined }>();
   const secrets = (webhook: ClaimedDelivery['webhook'], at: Date): SigningSecrets | undefined => {

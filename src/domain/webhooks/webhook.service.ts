@@ -1,13 +1,13 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
-import type { Db } from '../../infra/db.js';
-import { encryptSecret } from '../../infra/secrets.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { listenNotices } from '../events/change-feed.js';
 import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventEnvelope } from '../events/event-log.js';
+import type { DomainContext } from '../kernel/context.js';
+import type { Db } from '../kernel/db.js';
+import { encryptSecret } from '../kernel/secrets.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
@@ -148,7 +148,7 @@ export function logEntry(d: DeliveryRow): DeliveryLogEntry {
 /** The include that loads a delivery with its attempts, as {@link logEntry} needs. */
 export const withAttempts = { attemptLog: true } as const;
 
-async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<WebhookRow> {
+async function ownWebhook(ctx: DomainContext, actor: Actor, id: string): Promise<WebhookRow> {
   const w = await ctx.db.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });
   if (!w) throw new NotFoundError('Webhook', id, 'id');
   return w;
@@ -165,7 +165,11 @@ async function ownWebhook(ctx: AppContext, actor: Actor, id: string): Promise<We
  *   URL_NOT_PUBLIC (field `url`) when the host is a literal loopback, private, link-local, CGNAT, metadata or other
  *   special address (the delivery guard's list, webhook.ssrf.ts) and WEBHOOK_ALLOW_PRIVATE_NETWORKS is off.
  */
-export async function createWebhook(ctx: AppContext, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhook> {
+export async function createWebhook(
+  ctx: DomainContext,
+  actor: Actor,
+  input: CreateWebhookInput,
+): Promise<CreatedWebhook> {
   requireScope(actor, 'webhooks');
   const { url, events } = input;
   refusePrivateUrl(ctx, url);
@@ -198,7 +202,7 @@ export async function createWebhook(ctx: AppContext, actor: Actor, input: Create
 }
 
 /** A literal special address can never receive a delivery: say so at once rather than fail every attempt later. */
-function refusePrivateUrl(ctx: AppContext, url: string): void {
+function refusePrivateUrl(ctx: DomainContext, url: string): void {
   const refused = ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? undefined : refusedLiteralHostReason(url);
   if (refused) {
     throw new UnprocessableError(
@@ -228,7 +232,7 @@ export const DISABLED_BY_API = 'disabled through the API';
  *   createWebhook).
  */
 export async function updateWebhook(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input: UpdateWebhookInput,
@@ -299,7 +303,7 @@ export async function updateWebhook(
  * @returns `{webhooks, nextCursor}`, nextCursor null on the last page. @throws BadRequestError INVALID_CURSOR.
  */
 export async function pageWebhooks(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   query: WebhookListQuery,
 ): Promise<{ webhooks: WebhookView[]; nextCursor: string | null }> {
@@ -316,7 +320,7 @@ export async function pageWebhooks(
 }
 
 /** The account's webhooks, oldest first (spec 4.6), all of them (at most MAX_WEBHOOKS_PER_ACCOUNT). No secret. */
-export async function listWebhooks(ctx: AppContext, actor: Actor): Promise<WebhookView[]> {
+export async function listWebhooks(ctx: DomainContext, actor: Actor): Promise<WebhookView[]> {
   requireScope(actor, 'webhooks');
   const rows = await ctx.db.webhook.findMany({
     where: { accountId: actor.accountId, deletedAt: null },
@@ -326,7 +330,7 @@ export async function listWebhooks(ctx: AppContext, actor: Actor): Promise<Webho
 }
 
 /** One webhook. @throws NotFoundError for an unknown, deleted or another account's id. */
-export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Promise<WebhookView> {
+export async function getWebhook(ctx: DomainContext, actor: Actor, id: string): Promise<WebhookView> {
   requireScope(actor, 'webhooks');
   return view(await ownWebhook(ctx, actor, id));
 }
@@ -340,7 +344,7 @@ export async function getWebhook(ctx: AppContext, actor: Actor, id: string): Pro
  * @throws NotFoundError for an unknown, already deleted or another account's id.
  */
 export async function deleteWebhook(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
 ): Promise<{ id: string; deleted: true; cancelledDeliveries: number }> {
@@ -385,7 +389,7 @@ function logCursor(row: { createdAt: Date; id: string }): string {
  * @throws NotFoundError for another account's webhook; BadRequestError INVALID_CURSOR.
  */
 export async function listWebhookLogs(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   query: WebhookLogsQuery,
@@ -427,7 +431,7 @@ export async function listWebhookLogs(
  * @throws NotFoundError for another account's webhook.
  */
 export async function rotateWebhookSecret(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
 ): Promise<{ id: string; secret: string; previousSecretExpiresAt: string }> {
@@ -480,7 +484,7 @@ function examplePayload(eventType: string): Record<string, unknown> {
  * `input` is parsed at the door by `testWebhookInput`. @throws NotFoundError for another account's webhook.
  */
 export async function testWebhook(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   id: string,
   input: TestWebhookInput,
@@ -531,7 +535,7 @@ export async function testWebhook(
  *   delivery is not `failed`, WEBHOOK_INACTIVE when the webhook is disabled.
  */
 export async function redeliverDelivery(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   webhookId: string,
   deliveryId: string,
@@ -564,7 +568,7 @@ export async function redeliverDelivery(
  *   WEBHOOK_INACTIVE when the webhook is disabled.
  */
 export async function redeliverFailedSince(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   webhookId: string,
   input: RedeliverFailedInput,
@@ -598,7 +602,7 @@ function inactive(w: WebhookRow): ConflictError {
 }
 
 async function createRedeliveries(
-  ctx: AppContext,
+  ctx: DomainContext,
   originals: Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>>[],
 ): Promise<DeliveryLogEntry[]> {
   if (originals.length === 0) return [];
@@ -651,7 +655,7 @@ export interface DeliveryAttempted {
  * @throws NotFoundError for an unknown webhook or another account's; FeedInterrupted while streaming on a gap.
  */
 export async function openDeliveryAttempts(
-  ctx: AppContext,
+  ctx: DomainContext,
   actor: Actor,
   webhookId: string,
 ): Promise<AsyncGenerator<DeliveryAttempted>> {

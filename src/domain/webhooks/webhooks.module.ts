@@ -1,5 +1,5 @@
-import type { AppContext } from '../../app-context.js';
-import type { AreaModule } from '../../infra/area-module.js';
+import type { AreaModule } from '../kernel/area-module.js';
+import type { DomainContext } from '../kernel/context.js';
 import { fanOutHook, webhookJobKind } from './webhook.dispatcher.js';
 
 /**
@@ -7,7 +7,7 @@ import { fanOutHook, webhookJobKind } from './webhook.dispatcher.js';
  * outbox fan-out hook to the event log and the delivery job kind to the job queue.
  * @throws Error when SECRETS_KEY or the key file is malformed (the app does not start).
  */
-export async function setupWebhooks(ctx: AppContext): Promise<AreaModule> {
+export async function setupWebhooks(ctx: DomainContext): Promise<AreaModule> {
   if (!ctx.config.SECRETS_KEY && ctx.config.DATABASE_URL && !ctx.config.DATA_DIR.startsWith('memory://')) {
     ctx.log.warn('SECRETS_KEY is not set: webhook secrets use DATA_DIR/secrets.key; every instance needs the same key');
   }

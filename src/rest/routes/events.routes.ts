@@ -25,6 +25,7 @@ import {
 import { parseInput } from '../../domain/validation.js';
 import { EVENT_ID_ATTRIBUTE } from '../../infra/tracing.js';
 import { actorOf } from '../auth.js';
+import { StreamHeartbeat } from '../stream-heartbeat.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -54,7 +55,7 @@ export function unnamedFrames(frames: string): string {
  * the key. @returns when the stream has ended.
  */
 function pump(
-  ctx: AppContext,
+  heartbeat: StreamHeartbeat,
   res: ServerResponse,
   sub: EventSubscription,
   keyId: string,
@@ -64,7 +65,7 @@ function pump(
   return new Promise<void>((resolve) => {
     let finished = false;
     let scheduled = false;
-    const remove = ctx.streamHeartbeat.add({ res, sub, keyId, expiresAt });
+    const remove = heartbeat.add({ res, sub, keyId, expiresAt });
     const finish = () => {
       if (finished) return;
       finished = true;
@@ -155,6 +156,13 @@ const historyEvent = z.object({
  */
 export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
+  // The one heartbeat timer of this app's SSE responses (REST state, not the domain's: it lives with the routes).
+  const heartbeat = new StreamHeartbeat({
+    intervalMs: ctx.config.EVENT_STREAM_HEARTBEAT_MS,
+    clock: ctx.clock,
+    auth: ctx.auth,
+  });
+  app.addHook('onClose', async () => heartbeat.stop());
   // End streams before Fastify waits for open connections, so shutdown is not held up by SSE clients.
   app.addHook('preClose', async () => {
     endAllStreams(ctx);
@@ -250,7 +258,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const actor = actorOf(request);
       const closed = ctx.metrics.streamOpened('sse');
       try {
-        await pump(ctx, res, sub, actor.keyId, actor.expiresAt, unnamed);
+        await pump(heartbeat, res, sub, actor.keyId, actor.expiresAt, unnamed);
       } finally {
         closed();
       }

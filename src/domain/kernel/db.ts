@@ -1,0 +1,66 @@
+import type { PrismaClient } from '../../generated/prisma/client.js';
+
+/*
+ * The database as the domain sees it: the Prisma client and transaction types, and the port of the raw runner below
+ * Prisma. Opened by src/infra/db.ts (`openDatabase`), which implements {@link Database}.
+ */
+
+/** The Prisma client type used across the service. */
+export type Db = PrismaClient;
+/** A Prisma transaction client (what `db.$transaction(async (tx) => …)` hands out). */
+export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+
+/** A raw SQL runner below Prisma, for migrations and advisory locks. */
+export interface RawSql {
+  /** Runs one or more statements (no parameters). */
+  exec(sql: string): Promise<void>;
+  /** Runs one parameterised statement and returns its rows. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/**
+ * One SQL statement run as a named prepared statement: on PostgreSQL each pooled connection parses and plans it
+ * once (`name` must be unique per `text`); PGlite runs it through its own extended-protocol path.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+/** An open database: the Prisma client, a raw runner on a dedicated connection, and how to close both. */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: Db;
+  /**
+   * Runs one read on the pool, below Prisma, for the hottest read paths (issue 9: Prisma's per-query cost is the
+   * largest item of a read's CPU profile). Columns come back under their SQL names or aliases; `timestamptz` as
+   * Date, `jsonb` parsed, `bigint` as string. Not for writes: those go through Prisma transactions and the event log.
+   */
+  read<T>(statement: Statement, params: unknown[]): Promise<T[]>;
+  /**
+   * Runs one statement on its own (autocommit, unnamed) below Prisma: `text` with `$n` placeholders (a `Prisma.sql`
+   * template's `.text` and `.values`). For the job queue's hot single-statement writes (claims, leases, batched
+   * outcomes; issue 9), which need no transaction. Values and results convert as in {@link read}. Never for writes
+   * that must commit with others (those go through Prisma transactions and the event log).
+   */
+  statement<T>(query: { text: string; values: readonly unknown[] }): Promise<T[]>;
+  /**
+   * Runs one statement on its own (autocommit) below Prisma, `text` with `$n` placeholders: the single-statement
+   * event writes (EventLog.write). On PostgreSQL a named prepared statement per distinct text (a pool connection).
+   * On PGlite an unnamed statement on its one connection: `PGlite.query` takes the same lock as
+   * `PGlite.transaction`, which holds it for a whole Prisma interactive transaction (pglite-prisma-adapter), so the
+   * statement runs between transactions, never inside one (it cannot roll back with another's work). Must not be
+   * called from inside an interactive transaction on PGlite: it would wait for that transaction's end.
+   */
+  preparedWrite: (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+  /** Opens a dedicated raw connection (a pg client, or the PGlite instance itself); close it with `release`. */
+  raw(): Promise<RawSql & { release(): Promise<void> }>;
+  /**
+   * LISTENs on `channel` (PostgreSQL NOTIFY, delivered after the notifying transaction commits): on PostgreSQL on a
+   * dedicated connection outside the pool, reconnecting after 1 s when it drops (`onReconnect` is then called, since
+   * notifications may have been missed); on PGlite on the instance itself (one connection, same process).
+   * @returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
