@@ -7,9 +7,9 @@
 
 import { openChangeFeed } from '../domain/events/change-feed.js';
 import { changeTopic, EVERY } from '../domain/events/change-notices.port.js';
+import type { StoredEvent } from '../domain/events/event.js';
 import { eventStreamInput } from '../domain/events/event.service.js';
 import type { Channel } from '../domain/events/event-catalog.js';
-import type { StoredEvent } from '../domain/events/event-log.js';
 import type { GraphQLContext } from './builder.js';
 import { parseArgs } from './parse-args.js';
 

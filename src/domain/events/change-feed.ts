@@ -2,9 +2,9 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { DomainError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
+import type { StoredEvent } from './event.js';
 import { parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
-import type { StoredEvent } from './event-log.js';
 import { isTruncation, parseEventId, readReplay } from './event-stream.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { StoredEvent } from './event-log.js';
+import type { StoredEvent } from './event.js';
 
 /**
  * The change-notice port: after an event commits, the event log publishes it, as a notice, on the topics of the

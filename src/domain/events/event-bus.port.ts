@@ -1,4 +1,4 @@
-import type { StoredEvent } from './event-log.js';
+import type { StoredEvent } from './event.js';
 
 /**
  * Live fan-out of committed events to subscribers on this and (with Redis) other instances. The bus is never the

@@ -2,47 +2,13 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Db, Tx } from '../kernel/db.js';
 import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
+import { type Emit, type StoredEvent, storedEventFromRow } from './event.js';
 import type { EventBus } from './event-bus.port.js';
 import { type Channel, channelOf } from './event-catalog.js';
 
-/**
- * An event as stored in the log. `id` is the log id as a decimal string (SSE `id:`): globally unique, and
- * committed in increasing order within an account (not across accounts; docs/events.md). `seq` is the event's
- * position in its account's log (1, 2, 3, ... without holes), which the ordered bus uses to see a lost publish.
- */
-export interface StoredEvent {
-  id: string;
-  seq: string;
-  accountId: string;
-  channel: Channel;
-  eventType: string;
-  payload: Record<string, unknown>;
-  /** ISO 8601 UTC with milliseconds. */
-  timestamp: string;
-}
-
-/** The envelope of spec 2.11: the webhook body and the SSE `data:` line. */
-export interface EventEnvelope {
-  channel: string;
-  eventType: string;
-  payload: Record<string, unknown>;
-  customerId: string;
-  timestamp: string;
-}
-
-/** Spec 2.11 envelope of a stored event. */
-export function toEnvelope(e: StoredEvent): EventEnvelope {
-  return {
-    channel: e.channel,
-    eventType: e.eventType,
-    payload: e.payload,
-    customerId: e.accountId,
-    timestamp: e.timestamp,
-  };
-}
-
-/** Records one event inside the caller's transaction and returns it. */
-export type Emit = (accountId: string, eventType: string, payload: Record<string, unknown>) => Promise<StoredEvent>;
+// The event types were declared here; they live in event.ts now (kept exported from here for the areas' imports).
+export type { Emit, EventEnvelope, StoredEvent } from './event.js';
+export { storedEventFromRow, toEnvelope } from './event.js';
 
 /**
  * What runs with every batch of recorded events (one account, increasing id), e.g. the webhook fan-out that writes
@@ -108,27 +74,6 @@ export type SqlRunner = (text: string, values: unknown[]) => Promise<Record<stri
 
 /** Most accounts whose hook reads are remembered for single-statement writes. */
 const HOOK_READ_CACHE = 10_000;
-
-/** Converts a Prisma `Event` row. */
-export function storedEventFromRow(row: {
-  id: bigint;
-  seq: bigint;
-  accountId: string;
-  channel: string;
-  eventType: string;
-  payload: unknown;
-  createdAt: Date;
-}): StoredEvent {
-  return {
-    id: row.id.toString(),
-    seq: row.seq.toString(),
-    accountId: row.accountId,
-    channel: row.channel as Channel,
-    eventType: row.eventType,
-    payload: (row.payload ?? {}) as Record<string, unknown>,
-    timestamp: row.createdAt.toISOString(),
-  };
-}
 
 /** Events one `record` call wrote in a transaction, with the hooks' read values it used (for `committed`). */
 interface RecordedBatch {

@@ -1,9 +1,9 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { DomainContext } from '../kernel/context.js';
 import { MAX_BIGINT } from '../validation.js';
+import { type OpenStream, type StoredEvent, type StreamEndReason, toEnvelope } from './event.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
-import { type StoredEvent, toEnvelope } from './event-log.js';
 
 /** Spec 8: replay sends up to the last 1000 matching events after the given `Last-Event-ID`. */
 export const REPLAY_LIMIT = 1000;
@@ -43,8 +43,7 @@ export function isTruncation(item: StreamItem): item is TruncationNotice {
   return (item as TruncationNotice).kind === 'truncated';
 }
 
-/** Why a stream ended: the consumer left, it fell too far behind, live delivery had a gap, or shutdown. */
-export type StreamEndReason = 'closed' | 'overflow' | 'interrupted' | 'shutdown';
+export type { StreamEndReason } from './event.js';
 
 /** Which events a stream carries: one account, and the given channels (every channel when undefined). */
 export interface StreamFilter {
@@ -70,7 +69,7 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
  * the subscription ends with `overflow` at once (the client resumes with Last-Event-ID), so a slow consumer cannot
  * grow memory without bound. A bus gap ends it with `interrupted` after what is queued; `shutdown` ends it at once.
  */
-export class EventSubscription implements AsyncIterableIterator<StreamItem> {
+export class EventSubscription implements AsyncIterableIterator<StreamItem>, OpenStream {
   readonly #queue: StoredEvent[] = [];
   #replay: StreamItem[] | undefined;
   /** SSE mode: the replay as ready-made SSE frames (notice first), handed to the writer once. */

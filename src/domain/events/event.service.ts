@@ -5,8 +5,8 @@ import { ValidationError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
 import { decimalBigintString, decimalInt } from '../validation.js';
+import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
-import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event-log.js';
 import {
   EventSubscription,
   isTruncation,

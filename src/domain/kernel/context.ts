@@ -7,9 +7,9 @@ import type { DnsResolver } from '../email/dns.port.js';
 import type { MailTransport } from '../email/mail-transport.port.js';
 import type { ModelProvider } from '../email/model.port.js';
 import type { ChangeNotices } from '../events/change-notices.port.js';
+import type { OpenStream } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.port.js';
 import type { EventLog } from '../events/event-log.js';
-import type { EventSubscription } from '../events/event-stream.js';
 import type { MetricsRecorder } from '../metrics.port.js';
 import type { WebhookTransport } from '../webhooks/webhook-transport.port.js';
 import type { Clock } from './clock.js';
@@ -65,7 +65,7 @@ export interface DomainContext {
    * Every open event stream of this app (SSE `GET /api/events` and the GraphQL `events` subscription): `trackStream`
    * adds one, it leaves when it ends, and shutdown ends all (`endAllStreams`, src/domain/events/event-stream.ts).
    */
-  openStreams: Set<EventSubscription>;
+  openStreams: Set<OpenStream>;
   /**
    * The shutdown callbacks of every open change feed (typed GraphQL subscriptions and webhook delivery-attempt
    * feeds, src/domain/events/change-feed.ts); shutdown calls them all (`endAllChangeFeeds`) so feeds end quietly.

@@ -1,8 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
 import { Prisma } from '../../generated/prisma/client.js';
 import { changeTopic } from '../events/change-notices.port.js';
+import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
-import { type EventHook, toEnvelope } from '../events/event-log.js';
+import type { EventHook } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Database, Tx } from '../kernel/db.js';
 import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as scheduledAfter } from '../kernel/jobs.js';

@@ -6,7 +6,7 @@ import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
 import { AUTH_VERDICTS, authenticationView, type SenderAuthentication } from '../../domain/email/sender-auth.js';
 import { findThreadRow, getMessageRow, getThreadRow } from '../../domain/email/thread.service.js';
-import type { StoredEvent } from '../../domain/events/event-log.js';
+import type { StoredEvent } from '../../domain/events/event.js';
 import type { EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';

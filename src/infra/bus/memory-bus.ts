@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
+import type { StoredEvent } from '../../domain/events/event.js';
 import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
-import type { StoredEvent } from '../../domain/events/event-log.js';
 
 /** The embedded default: an in-process bus (one instance). It never loses an event, so it never reports a gap. */
 export class InProcessEventBus implements EventBus {

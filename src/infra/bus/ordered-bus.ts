@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
+import { type StoredEvent, storedEventFromRow } from '../../domain/events/event.js';
 import type { BusHealth, BusScope, EventBus } from '../../domain/events/event-bus.port.js';
-import { type StoredEvent, storedEventFromRow } from '../../domain/events/event-log.js';
 import type { Db } from '../db.js';
 
 /** Rows one log read fetches at most; a longer gap is read page by page, each page delivered before the next. */

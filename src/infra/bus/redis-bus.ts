@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import type { StoredEvent } from '../../domain/events/event.js';
 import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
-import type { StoredEvent } from '../../domain/events/event-log.js';
 import { EVENT_ID_ATTRIBUTE, inSpan, SpanKind, tracingEnabled } from '../tracing.js';
 import { InProcessEventBus } from './memory-bus.js';
 
