@@ -2,7 +2,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Db, Tx } from '../kernel/db.js';
 import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
-import { type Emit, type StoredEvent, storedEventFromRow } from './event.js';
+import type { Emit, StoredEvent } from './event.js';
 import type { EventBus } from './event-bus.port.js';
 import { type Channel, channelOf } from './event-catalog.js';
 

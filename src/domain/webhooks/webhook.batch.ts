@@ -4,7 +4,8 @@
 
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
-import { type DeliveryLogEntry, logEntry, view, type WebhookView, withAttempts } from './webhook.service.js';
+import { type DeliveryLogEntry, logEntry, view, type WebhookView } from './webhook.service.js';
+import { deliveriesAmong, webhooksAmong } from './webhook.store.js';
 
 /** Webhooks (API shape) of the actor's account by id; null where unknown, deleted or another account's. Scope: webhooks. */
 export async function webhooksByIds(
@@ -13,9 +14,7 @@ export async function webhooksByIds(
   ids: readonly string[],
 ): Promise<(WebhookView | null)[]> {
   requireScope(actor, 'webhooks');
-  const rows = await ctx.db.webhook.findMany({
-    where: { id: { in: [...ids] }, accountId: actor.accountId, deletedAt: null },
-  });
+  const rows = await webhooksAmong(ctx.db, actor.accountId, ids);
   const byId = new Map(rows.map((r) => [r.id, view(r)]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -27,10 +26,7 @@ export async function deliveriesByIds(
   ids: readonly string[],
 ): Promise<(DeliveryLogEntry | null)[]> {
   requireScope(actor, 'webhooks');
-  const rows = await ctx.db.webhookDelivery.findMany({
-    where: { id: { in: [...ids] }, accountId: actor.accountId },
-    include: withAttempts,
-  });
+  const rows = await deliveriesAmong(ctx.db, actor.accountId, ids);
   const byId = new Map(rows.map((r) => [r.id, logEntry(r)]));
   return ids.map((id) => byId.get(id) ?? null);
 }

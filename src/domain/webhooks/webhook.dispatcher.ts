@@ -1,16 +1,33 @@
 import { v7 as uuidv7 } from 'uuid';
-import { Prisma } from '../../generated/prisma/client.js';
 import { changeTopic } from '../events/change-notices.port.js';
 import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventHook } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Database, Tx } from '../kernel/db.js';
+import type { Tx } from '../kernel/db.js';
 import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as scheduledAfter } from '../kernel/jobs.js';
 import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
+import {
+  type AttemptRecord,
+  activeWebhooksRead,
+  type ClaimedDelivery,
+  cancelClaimedDelivery,
+  cancelPendingDeliveries,
+  deliveryJobSql,
+  disableWebhook,
+  findClaimedDelivery,
+  insertOutboxRows,
+  type OutboxRow,
+  outboxInsert,
+  recordAttempt,
+  recordAttempts,
+  recordLostAttempt,
+} from './webhook.store.js';
 import type { AttemptResult } from './webhook-transport.port.js';
+
+export type { ClaimedDelivery } from './webhook.store.js';
 
 /** The job kind of webhook deliveries in the job queue (src/infra/jobs; docs/jobs.md). */
 export const WEBHOOK_JOB = 'webhook-delivery';
@@ -61,57 +78,43 @@ function receives(w: HookWebhook, event: HookEvent): boolean {
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
  */
 export function fanOutHook(ctx: DomainContext): EventHook {
-  /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them). */
-  const deliveries = (events: HookEvent[], read: unknown) => {
-    const rows: { id: string; webhookId: string; index: number; eventType: string; body?: string }[] = [];
-    events.forEach((event, index) => {
+  /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them), with `bodies`. */
+  const deliveries = (events: HookEvent[], read: unknown, bodies: string[], at: (index: number) => string) => {
+    const rows: OutboxRow[] = [];
+    const index: number[] = [];
+    events.forEach((event, i) => {
       for (const w of (read ?? []) as HookWebhook[]) {
-        if (receives(w, event)) rows.push({ id: uuidv7(), webhookId: w.id, index, eventType: event.eventType });
+        if (receives(w, event)) {
+          rows.push({ id: uuidv7(), webhookId: w.id, eventType: event.eventType, body: bodies[i]!, at: at(i) });
+          index.push(i);
+        }
       }
     });
-    return rows;
+    return { rows, index };
   };
   const wantsDelivery = (events: HookEvent[], read: unknown) =>
     ((read ?? []) as HookWebhook[]).some((w) => events.some((e) => receives(w, e)));
   return {
     // The account's active webhooks, read by the statement that records the events (no round trip of its own).
-    read: (accountId) => Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events) ORDER BY w.id)
-      FROM webhooks w WHERE w.account_id = ${accountId} AND w.active AND w.deleted_at IS NULL`,
+    read: activeWebhooksRead,
     async run(tx, events, read) {
-      const rows = deliveries(events, read);
-      if (rows.length === 0) return;
+      if (!wantsDelivery(events, read)) return;
       const bodies = events.map((e) => JSON.stringify(toEnvelope(e)));
-      const accountId = events[0]!.accountId;
-      await tx.$executeRaw`
-          INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
-                                          next_attempt_at, created_at, updated_at)
-          SELECT x.id, ${accountId}, x.webhook_id, x.event_id, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
-            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
-                        ${rows.map((r) => events[r.index]!.id)}::bigint[], ${rows.map((r) => r.eventType)}::text[],
-                        ${rows.map((r) => bodies[r.index]!)}::text[],
-                        ${rows.map((r) => events[r.index]!.timestamp)}::timestamptz[])
-                 AS x(id, webhook_id, event_id, event_type, body, at)`;
+      const { rows, index } = deliveries(events, read, bodies, (i) => events[i]!.timestamp);
+      await insertOutboxRows(
+        tx,
+        events[0]!.accountId,
+        rows,
+        index.map((i) => events[i]!.id),
+      );
     },
     statement(events, read) {
-      const rows = deliveries(events, read);
-      if (rows.length === 0) return [];
-      const accountId = events[0]!.accountId;
+      if (!wantsDelivery(events, read)) return [];
       const bodies = events.map((e) =>
         JSON.stringify(toEnvelope({ ...e, id: '', seq: '', accountId: e.accountId, timestamp: e.timestamp })),
       );
-      return [
-        Prisma.sql`
-          INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
-                                          next_attempt_at, created_at, updated_at)
-          SELECT x.id, ${accountId}, x.webhook_id, ins.id, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
-            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
-                        ${rows.map((r) => r.index + 1)}::int[], ${rows.map((r) => r.eventType)}::text[],
-                        ${rows.map((r) => bodies[r.index]!)}::text[],
-                        ${rows.map((r) => events[r.index]!.timestamp)}::timestamptz[])
-                 AS x(id, webhook_id, ord, event_type, body, at)
-            JOIN ins ON ins.ord = x.ord
-          RETURNING 1`,
-      ];
+      const { rows, index } = deliveries(events, read, bodies, (i) => events[i]!.timestamp);
+      return [outboxInsert(events[0]!.accountId, rows, { ords: index.map((i) => i + 1) })];
     },
     // The dispatchers are woken after the commit, not by a NOTIFY inside the write: see JobQueue.announce.
     committed(events, read) {
@@ -200,73 +203,6 @@ export function outcomeOf(
  */
 class LeaseLostError extends Error {}
 
-/** One attempt's result and the delivery's state after it, as {@link recordAttempt} writes them. */
-interface AttemptRecord {
-  deliveryId: string;
-  token: string;
-  next: 'delivered' | 'failed' | 'pending';
-  attempt: number;
-  responseCode: number | null;
-  error: string | null;
-  nextAttemptAt: Date | null;
-  startedAt: Date;
-  durationMs: number;
-  now: Date;
-}
-
-/**
- * Writes an attempt's result in ONE statement (so it needs no interactive transaction, nor the event-order lock
- * when nothing is emitted): the delivery's new state, fenced by the claim token and `status = 'pending'`, and the
- * attempt row, inserted only when the fenced update matched.
- * @returns false when the claim was lost (lease passed and another instance claimed it, or the delivery was
- *   cancelled meanwhile); nothing is written then.
- */
-async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
-  const rows = await db.$queryRaw<{ id: string }[]>`
-    WITH d AS (
-      UPDATE webhook_deliveries
-         SET status = ${r.next}, attempts = ${r.attempt}::int, response_code = ${r.responseCode}::int,
-             last_error = ${r.error}::text, next_attempt_at = ${r.nextAttemptAt}::timestamptz,
-             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz
-       WHERE id = ${r.deliveryId} AND locked_by = ${r.token} AND status = 'pending'
-      RETURNING id)
-    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
-    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, ${r.responseCode}::int,
-           ${r.error}::text, ${r.durationMs}::int
-      FROM d
-    RETURNING id`;
-  return rows.length > 0;
-}
-
-/**
- * {@link recordAttempt} for many attempts in ONE statement (the dispatcher's hot path: one round trip per batch of
- * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
- * @returns the ids whose record was written.
- */
-async function recordAttempts(database: Pick<Database, 'statement'>, rs: AttemptRecord[]): Promise<Set<string>> {
-  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
-  const rows = await database.statement<{ id: string }>(Prisma.sql`
-    WITH x AS (
-      SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
-                           ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
-                           ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
-                           ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
-                           ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.durationMs)}::int[],
-                           ${col((r) => r.now.toISOString())}::timestamptz[], ${col(() => uuidv7())}::text[])
-        AS x(id, token, next, attempt, code, error, next_at, started_at, duration_ms, now, attempt_id)),
-    d AS (
-      UPDATE webhook_deliveries w
-         SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
-             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
-        FROM x
-       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
-      RETURNING w.id)
-    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
-    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
-    RETURNING delivery_id AS id`);
-  return new Set(rows.map((r) => r.id));
-}
-
 /**
  * Makes one attempt of a claimed delivery and records it (spec 3 and 8; README "Webhooks" › Retries):
  * 2xx → `delivered`; 410 → `failed` and the webhook disabled (its other pending deliveries `cancelled`,
@@ -284,12 +220,7 @@ export async function attemptClaimed(
   token: string,
   opts: AttemptOptions = {},
 ): Promise<string | undefined> {
-  const delivery: ClaimedDelivery | null =
-    opts.delivery ??
-    (await ctx.db.webhookDelivery.findFirst({
-      where: { id: deliveryId, lockedBy: token },
-      include: { webhook: true },
-    }));
+  const delivery: ClaimedDelivery | null = opts.delivery ?? (await findClaimedDelivery(ctx.db, deliveryId, token));
   if (!delivery || delivery.lockedBy !== token) return undefined;
   const webhook = delivery.webhook;
   // A child logger only when a line is written (most attempts write none at the default level).
@@ -300,19 +231,15 @@ export async function attemptClaimed(
   };
   const recovered = opts.job?.recovered ?? false;
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
-    await ctx.db.webhookDelivery.updateMany({
-      where: { id: deliveryId, lockedBy: token, status: 'pending' },
-      data: {
-        status: 'cancelled',
-        nextAttemptAt: null,
-        lockedUntil: null,
-        lockedBy: null,
-        lastError: webhook.deletedAt ? 'webhook deleted' : 'webhook disabled',
-        updatedAt: ctx.clock.now(),
-        // The claim counted an attempt that is not made.
-        ...(opts.job && !recovered ? { attempts: { decrement: 1 } } : {}),
-      },
-    });
+    await cancelClaimedDelivery(
+      ctx.db,
+      deliveryId,
+      token,
+      webhook.deletedAt ? 'webhook deleted' : 'webhook disabled',
+      ctx.clock.now(),
+      // The claim counted an attempt that is not made.
+      Boolean(opts.job && !recovered),
+    );
     return 'cancelled';
   }
 
@@ -407,33 +334,6 @@ function lostAttempt(ctx: DomainContext, job: ClaimedJob, attempt: number) {
   };
 }
 
-/** Inserts the log row of a lost try, fenced by the claim token. */
-async function recordLostAttempt(
-  db: Tx,
-  deliveryId: string,
-  token: string,
-  r: { attempt: number; error: string; startedAt: Date; durationMs: number },
-): Promise<void> {
-  await db.$executeRaw`
-    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
-    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, NULL, ${r.error}::text, ${r.durationMs}::int
-      FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.locked_by = ${token}`;
-}
-
-/** A delivery as an attempt reads it: the row and its webhook. */
-export type DeliveryWithWebhook = Prisma.WebhookDeliveryGetPayload<{ include: { webhook: true } }>;
-
-/** What an attempt needs of a delivery and its webhook (what the dispatcher's claim returns; docs/jobs.md). */
-export type ClaimedDelivery = Pick<
-  DeliveryWithWebhook,
-  'id' | 'lockedBy' | 'attempts' | 'kind' | 'body' | 'eventType' | 'eventId' | 'accountId'
-> & {
-  webhook: Pick<
-    DeliveryWithWebhook['webhook'],
-    'id' | 'url' | 'active' | 'deletedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
-  >;
-};
-
 /** Options of {@link attemptClaimed}. */
 export interface AttemptOptions {
   /** Attempt even when the webhook is inactive (a test delivery). */
@@ -492,18 +392,8 @@ async function finishAttempt(
       if (!(await recordAttempt(tx, rec))) throw new LeaseLostError();
       if (gone) {
         const reason = 'the receiver answered 410 Gone';
-        await tx.webhook.update({ where: { id: webhook.id }, data: { active: false, disabledReason: reason } });
-        await tx.webhookDelivery.updateMany({
-          where: { webhookId: webhook.id, status: 'pending' },
-          data: {
-            status: 'cancelled',
-            nextAttemptAt: null,
-            lockedUntil: null,
-            lockedBy: null,
-            lastError: 'webhook disabled',
-            updatedAt: now,
-          },
-        });
+        await disableWebhook(tx, webhook.id, reason);
+        await cancelPendingDeliveries(tx, webhook.id, 'webhook disabled', now);
         await emit(delivery.accountId, 'webhook.disabled', {
           webhookId: webhook.id,
           url: webhook.url,
@@ -578,7 +468,7 @@ function claimedDelivery(job: ClaimedJob): ClaimedDelivery {
  * each webhook's secrets are decrypted once (until rotated), not per attempt.
  */
 export function webhookJobKind(ctx: DomainContext): JobKind {
-  const keyId = secretsKeyId(ctx.secretsKey);
+  const sql = deliveryJobSql(secretsKeyId(ctx.secretsKey));
   const secretCache = new Map<string, { stamp: string; secrets: SigningSecrets | undefined }>();
   const secrets = (webhook: ClaimedDelivery['webhook'], at: Date): SigningSecrets | undefined => {
     const overlap = Boolean(webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at);
@@ -617,8 +507,7 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
     name: WEBHOOK_JOB,
     table: 'webhook_deliveries',
     dueColumn: 'next_attempt_at',
-    where: () =>
-      Prisma.sql`j.status = 'pending' AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = j.webhook_id AND w.secret_key_id = ${keyId})`,
+    where: sql.where,
     attemptsColumn: 'attempts',
     leaseMs: leaseMs(ctx),
     concurrency: MAX_IN_FLIGHT,
@@ -629,21 +518,8 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
     ],
     // The claim returns each delivery with its webhook (one statement per batch, no load query per tick).
     data: {
-      join: () => Prisma.sql`JOIN webhooks w ON w.id = j.webhook_id`,
-      columns: () => ({
-        kind: Prisma.sql`j.kind`,
-        body: Prisma.sql`j.body`,
-        eventType: Prisma.sql`j.event_type`,
-        eventId: Prisma.sql`j.event_id::text`,
-        accountId: Prisma.sql`j.account_id`,
-        webhookId: Prisma.sql`w.id`,
-        url: Prisma.sql`w.url`,
-        active: Prisma.sql`w.active`,
-        deletedAt: Prisma.sql`w.deleted_at`,
-        secretCiphertext: Prisma.sql`w.secret_ciphertext`,
-        previousSecretCiphertext: Prisma.sql`w.previous_secret_ciphertext`,
-        previousSecretExpiresAt: Prisma.sql`w.previous_secret_expires_at`,
-      }),
+      join: sql.join,
+      columns: sql.columns,
     },
     async run(job) {
       await attemptClaimed(ctx, job.id, job.token, { job, delivery: claimedDelivery(job), secrets, record });

@@ -6,7 +6,6 @@ import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../eve
 import type { EventEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Db } from '../kernel/db.js';
 import { encryptSecret } from '../kernel/secrets.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
@@ -21,6 +20,29 @@ import {
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
 import { refusedLiteralHostReason } from './webhook.ssrf.js';
+import {
+  allWebhooks,
+  cancelPendingDeliveries,
+  countWebhooks,
+  type DeliveryRecord,
+  type DeliveryWithAttempts,
+  deliveryLogPage,
+  deliveryWithAttempts,
+  failedDeliveriesSince,
+  findDelivery,
+  findDeliveryWithAttempts,
+  findOwnWebhook,
+  insertClaimedTestDelivery,
+  insertRedeliveries,
+  insertWebhook,
+  markWebhookDeleted,
+  reviveDisabledDeliveries,
+  rotateSecretRow,
+  updateWebhookRow,
+  type WebhookChanges,
+  type WebhookRecord,
+  webhookPage,
+} from './webhook.store.js';
 
 /** How long the previous secret keeps signing after a rotation, in ms (24 h). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -85,16 +107,8 @@ export interface DeliveryLogEntry {
   attemptHistory: AttemptView[];
 }
 
-type WebhookRow = Awaited<ReturnType<Db['webhook']['findFirstOrThrow']>>;
-type DeliveryRow = Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>> & {
-  attemptLog: {
-    attempt: number;
-    startedAt: Date;
-    responseCode: number | null;
-    error: string | null;
-    durationMs: number;
-  }[];
-};
+type WebhookRow = WebhookRecord;
+type DeliveryRow = DeliveryWithAttempts;
 
 /** The API shape of a webhook row (secrets never included). */
 export function view(w: WebhookRow): WebhookView {
@@ -145,11 +159,8 @@ export function logEntry(d: DeliveryRow): DeliveryLogEntry {
   };
 }
 
-/** The include that loads a delivery with its attempts, as {@link logEntry} needs. */
-export const withAttempts = { attemptLog: true } as const;
-
 async function ownWebhook(ctx: DomainContext, actor: Actor, id: string): Promise<WebhookRow> {
-  const w = await ctx.db.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });
+  const w = await findOwnWebhook(ctx.db, actor.accountId, id);
   if (!w) throw new NotFoundError('Webhook', id, 'id');
   return w;
 }
@@ -173,7 +184,7 @@ export async function createWebhook(
   requireScope(actor, 'webhooks');
   const { url, events } = input;
   refusePrivateUrl(ctx, url);
-  const count = await ctx.db.webhook.count({ where: { accountId: actor.accountId, deletedAt: null } });
+  const count = await countWebhooks(ctx.db, actor.accountId);
   if (count >= MAX_WEBHOOKS_PER_ACCOUNT) {
     throw new UnprocessableError(
       'WEBHOOK_LIMIT_REACHED',
@@ -183,17 +194,15 @@ export async function createWebhook(
   const id = uuidv7();
   const secret = generateWebhookSecret();
   const row = await ctx.events.transaction(async (tx, emit) => {
-    const created = await tx.webhook.create({
-      data: {
-        id,
-        accountId: actor.accountId,
-        url,
-        events,
-        description: input.description ?? null,
-        secretKeyId: ctx.secretsKeyId,
-        secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
-        createdAt: ctx.clock.now(),
-      },
+    const created = await insertWebhook(tx, {
+      id,
+      accountId: actor.accountId,
+      url,
+      events,
+      description: input.description ?? null,
+      secretKeyId: ctx.secretsKeyId,
+      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
+      createdAt: ctx.clock.now(),
     });
     await emit(actor.accountId, 'webhook.created', webhookEventPayload(created));
     return created;
@@ -241,10 +250,10 @@ export async function updateWebhook(
   if (input.url !== undefined) refusePrivateUrl(ctx, input.url);
   const now = ctx.clock.now();
   const row = await ctx.events.transaction(async (tx, emit) => {
-    const before = await tx.webhook.findFirst({ where: { id, accountId: actor.accountId, deletedAt: null } });
+    const before = await findOwnWebhook(tx, actor.accountId, id);
     if (!before) throw new NotFoundError('Webhook', id, 'id');
     const changes: string[] = [];
-    const data: Record<string, unknown> = {};
+    const data: WebhookChanges = {};
     if (input.url !== undefined && input.url !== before.url) {
       data.url = input.url;
       changes.push('url');
@@ -263,32 +272,12 @@ export async function updateWebhook(
       changes.push('enabled');
     }
     if (changes.length === 0) return before;
-    const after = await tx.webhook.update({ where: { id }, data });
+    const after = await updateWebhookRow(tx, id, data);
     if (input.enabled === false && changes.includes('enabled')) {
-      await tx.webhookDelivery.updateMany({
-        where: { webhookId: id, status: 'pending' },
-        data: {
-          status: 'cancelled',
-          nextAttemptAt: null,
-          lockedUntil: null,
-          lockedBy: null,
-          lastError: 'webhook disabled',
-          updatedAt: now,
-        },
-      });
+      await cancelPendingDeliveries(tx, id, 'webhook disabled', now);
     }
     if (input.enabled === true && changes.includes('enabled')) {
-      const { count } = await tx.webhookDelivery.updateMany({
-        where: { webhookId: id, status: 'cancelled', lastError: 'webhook disabled' },
-        data: {
-          status: 'pending',
-          nextAttemptAt: now,
-          lockedUntil: null,
-          lockedBy: null,
-          lastError: null,
-          updatedAt: now,
-        },
-      });
+      const count = await reviveDisabledDeliveries(tx, id, now);
       if (count > 0) await ctx.jobs.notify(tx, WEBHOOK_JOB);
     }
     await emit(actor.accountId, 'webhook.updated', webhookEventPayload(after, changes));
@@ -309,23 +298,14 @@ export async function pageWebhooks(
 ): Promise<{ webhooks: WebhookView[]; nextCursor: string | null }> {
   requireScope(actor, 'webhooks');
   const after = decodeCursor(query.cursor);
-  const page = await keysetPage(query.limit, (take) =>
-    ctx.db.webhook.findMany({
-      where: { accountId: actor.accountId, deletedAt: null, ...(after ? { id: { gt: after } } : {}) },
-      orderBy: { id: 'asc' },
-      take,
-    }),
-  );
+  const page = await keysetPage(query.limit, (take) => webhookPage(ctx.db, actor.accountId, after, take));
   return { webhooks: page.items.map(view), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
 /** The account's webhooks, oldest first (spec 4.6), all of them (at most MAX_WEBHOOKS_PER_ACCOUNT). No secret. */
 export async function listWebhooks(ctx: DomainContext, actor: Actor): Promise<WebhookView[]> {
   requireScope(actor, 'webhooks');
-  const rows = await ctx.db.webhook.findMany({
-    where: { accountId: actor.accountId, deletedAt: null },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  });
+  const rows = await allWebhooks(ctx.db, actor.accountId);
   return rows.map(view);
 }
 
@@ -351,28 +331,14 @@ export async function deleteWebhook(
   requireScope(actor, 'webhooks');
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
-    const { count } = await tx.webhook.updateMany({
-      where: { id, accountId: actor.accountId, deletedAt: null },
-      // The secret goes with it: nothing may be signed for a deleted webhook again.
-      data: { deletedAt: now, active: false, secretCiphertext: '', previousSecretCiphertext: null },
-    });
-    if (count === 0) throw new NotFoundError('Webhook', id, 'id');
-    const deleted = await tx.webhook.findUniqueOrThrow({ where: { id } });
+    // The secret goes with it: nothing may be signed for a deleted webhook again.
+    const deleted = await markWebhookDeleted(tx, actor.accountId, id, now);
+    if (!deleted) throw new NotFoundError('Webhook', id, 'id');
     await emit(actor.accountId, 'webhook.deleted', webhookEventPayload(deleted));
-    const cancelled = await tx.webhookDelivery.updateMany({
-      // Claimed ones too (an attempt in flight, or a claim of a crashed instance): the dispatcher's record of an
-      // attempt is fenced on `status = 'pending'`, so a result arriving later never revives a cancelled delivery.
-      where: { webhookId: id, status: 'pending' },
-      data: {
-        status: 'cancelled',
-        nextAttemptAt: null,
-        lockedUntil: null,
-        lockedBy: null,
-        lastError: 'webhook deleted',
-        updatedAt: now,
-      },
-    });
-    return { id, deleted: true as const, cancelledDeliveries: cancelled.count };
+    // Claimed ones too (an attempt in flight, or a claim of a crashed instance): the dispatcher's record of an
+    // attempt is fenced on `status = 'pending'`, so a result arriving later never revives a cancelled delivery.
+    const cancelled = await cancelPendingDeliveries(tx, id, 'webhook deleted', now);
+    return { id, deleted: true as const, cancelledDeliveries: cancelled };
   });
 }
 
@@ -407,18 +373,7 @@ export async function listWebhookLogs(
     before = { at, id: key.slice(dot + 1) };
   }
   await ownWebhook(ctx, actor, id);
-  const page = await keysetPage(limit, (take) =>
-    ctx.db.webhookDelivery.findMany({
-      where: {
-        webhookId: id,
-        accountId: actor.accountId,
-        ...(before ? { OR: [{ createdAt: { lt: before.at } }, { createdAt: before.at, id: { lt: before.id } }] } : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take,
-      include: withAttempts,
-    }),
-  );
+  const page = await keysetPage(limit, (take) => deliveryLogPage(ctx.db, actor.accountId, id, before, take));
   return { logs: page.items.map(logEntry), nextCursor: page.last ? logCursor(page.last) : null };
 }
 
@@ -440,16 +395,12 @@ export async function rotateWebhookSecret(
   const secret = generateWebhookSecret();
   const expires = new Date(ctx.clock.now().getTime() + ROTATION_OVERLAP_MS);
   await ctx.events.transaction(async (tx, emit) => {
-    const { count } = await tx.webhook.updateMany({
-      where: { id, secretCiphertext: w.secretCiphertext, deletedAt: null },
-      data: {
-        secretKeyId: ctx.secretsKeyId,
-        secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
-        previousSecretCiphertext: w.secretCiphertext,
-        previousSecretExpiresAt: expires,
-      },
+    const rotated = await rotateSecretRow(tx, id, w.secretCiphertext, {
+      secretKeyId: ctx.secretsKeyId,
+      secretCiphertext: encryptSecret(ctx.secretsKey, secret, id),
+      previousExpiresAt: expires,
     });
-    if (count === 0) throw new ConflictError('WEBHOOK_CHANGED', 'The webhook changed meanwhile; rotate again.');
+    if (!rotated) throw new ConflictError('WEBHOOK_CHANGED', 'The webhook changed meanwhile; rotate again.');
     await emit(actor.accountId, 'webhook.updated', webhookEventPayload(w, ['secret']));
   });
   return { id, secret, previousSecretExpiresAt: expires.toISOString() };
@@ -503,27 +454,19 @@ export async function testWebhook(
   const deliveryId = uuidv7();
   const token = `test-${uuidv7()}`;
   // Created already claimed: if this process dies mid-attempt, the dispatcher makes the one attempt after the lease.
-  await ctx.db.webhookDelivery.create({
-    data: {
-      id: deliveryId,
-      accountId: actor.accountId,
-      webhookId: w.id,
-      eventType,
-      body: JSON.stringify(envelope),
-      kind: 'test',
-      status: 'pending',
-      // Created claimed, and the claim counts the attempt (as the job queue's claims do).
-      attempts: 1,
-      nextAttemptAt: now,
-      lockedUntil: new Date(now.getTime() + leaseMs(ctx)),
-      lockedBy: token,
-      createdAt: now,
-      updatedAt: now,
-    },
+  await insertClaimedTestDelivery(ctx.db, {
+    id: deliveryId,
+    accountId: actor.accountId,
+    webhookId: w.id,
+    eventType,
+    body: JSON.stringify(envelope),
+    now,
+    lockedUntil: new Date(now.getTime() + leaseMs(ctx)),
+    lockedBy: token,
   });
   // A test is explicit, so it is attempted even on an inactive webhook (the dispatcher would cancel it).
   await attemptClaimed(ctx, deliveryId, token, { ignoreInactive: true });
-  const row = await ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId }, include: withAttempts });
+  const row = await deliveryWithAttempts(ctx.db, deliveryId);
   return logEntry(row);
 }
 
@@ -542,9 +485,7 @@ export async function redeliverDelivery(
 ): Promise<DeliveryLogEntry> {
   requireScope(actor, 'webhooks');
   const w = await ownWebhook(ctx, actor, webhookId);
-  const original = await ctx.db.webhookDelivery.findFirst({
-    where: { id: deliveryId, webhookId, accountId: actor.accountId },
-  });
+  const original = await findDelivery(ctx.db, actor.accountId, webhookId, deliveryId);
   if (!original) throw new NotFoundError('Delivery', deliveryId, 'deliveryId');
   if (original.status !== 'failed') {
     throw new ConflictError(
@@ -577,18 +518,13 @@ export async function redeliverFailedSince(
   const { since } = input;
   const w = await ownWebhook(ctx, actor, webhookId);
   if (!w.active) throw inactive(w);
-  const failed = await ctx.db.webhookDelivery.findMany({
-    where: {
-      webhookId,
-      accountId: actor.accountId,
-      status: 'failed',
-      redeliveredAt: null,
-      kind: { not: 'test' },
-      createdAt: { gte: new Date(since) },
-    },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    take: MAX_BULK_REDELIVERIES,
-  });
+  const failed = await failedDeliveriesSince(
+    ctx.db,
+    actor.accountId,
+    webhookId,
+    new Date(since),
+    MAX_BULK_REDELIVERIES,
+  );
   const deliveries = await createRedeliveries(ctx, failed);
   return { count: deliveries.length, deliveries };
 }
@@ -601,40 +537,26 @@ function inactive(w: WebhookRow): ConflictError {
   );
 }
 
-async function createRedeliveries(
-  ctx: DomainContext,
-  originals: Awaited<ReturnType<Db['webhookDelivery']['findFirstOrThrow']>>[],
-): Promise<DeliveryLogEntry[]> {
+async function createRedeliveries(ctx: DomainContext, originals: DeliveryRecord[]): Promise<DeliveryLogEntry[]> {
   if (originals.length === 0) return [];
   const now = ctx.clock.now();
-  const data = originals.map((o) => ({
+  const rows = originals.map((o) => ({
     id: uuidv7(),
     accountId: o.accountId,
     webhookId: o.webhookId,
     eventId: o.eventId,
     eventType: o.eventType,
     body: o.body,
-    kind: 'redelivery',
-    status: 'pending',
-    nextAttemptAt: now,
     redeliveryOf: o.id,
-    createdAt: now,
-    updatedAt: now,
   }));
-  await ctx.db.$transaction(async (tx) => {
-    await tx.webhookDelivery.createMany({ data });
-    await tx.webhookDelivery.updateMany({
-      where: { id: { in: originals.map((o) => o.id) } },
-      data: { redeliveredAt: now, updatedAt: now },
-    });
-    await ctx.jobs.notify(tx, WEBHOOK_JOB);
-  });
-  const rows = await ctx.db.webhookDelivery.findMany({
-    where: { id: { in: data.map((d) => d.id) } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    include: withAttempts,
-  });
-  return rows.map(logEntry);
+  const created = await insertRedeliveries(
+    ctx.db,
+    rows,
+    originals.map((o) => o.id),
+    now,
+    (tx) => ctx.jobs.notify(tx, WEBHOOK_JOB),
+  );
+  return created.map(logEntry);
 }
 
 /** One recorded attempt of a delivery of a webhook, with the delivery re-read after it. */
@@ -669,10 +591,7 @@ export async function openDeliveryAttempts(
   async function* run(): AsyncGenerator<DeliveryAttempted> {
     try {
       for await (const n of notices) {
-        const row = await ctx.db.webhookDelivery.findFirst({
-          where: { id: n.deliveryId, accountId: actor.accountId },
-          include: withAttempts,
-        });
+        const row = await findDeliveryWithAttempts(ctx.db, actor.accountId, n.deliveryId);
         yield { attempt: n.attempt, timestamp: n.timestamp, delivery: row ? logEntry(row) : null };
       }
     } finally {

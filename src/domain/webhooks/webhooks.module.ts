@@ -1,6 +1,7 @@
 import type { AreaModule } from '../kernel/area-module.js';
 import type { DomainContext } from '../kernel/context.js';
 import { fanOutHook, webhookJobKind } from './webhook.dispatcher.js';
+import { countForeignKeyWebhooks } from './webhook.store.js';
 
 /**
  * Sets up the webhooks area for one app: loads the secrets key (SECRETS_KEY, or DATA_DIR/secrets.key), adds the
@@ -12,7 +13,7 @@ export async function setupWebhooks(ctx: DomainContext): Promise<AreaModule> {
     ctx.log.warn('SECRETS_KEY is not set: webhook secrets use DATA_DIR/secrets.key; every instance needs the same key');
   }
   const keyId = ctx.secretsKeyId;
-  const foreign = await ctx.db.webhook.count({ where: { deletedAt: null, active: true, secretKeyId: { not: keyId } } });
+  const foreign = await countForeignKeyWebhooks(ctx.db, keyId);
   if (foreign > 0) {
     ctx.log.warn(
       { webhooks: foreign },
