@@ -3,6 +3,17 @@ import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { Db } from '../kernel/db.js';
+import {
+  activeApiKeysAmong,
+  countAccountRows,
+  findActiveAccountKey,
+  findApiKey,
+  insertAccountWithKey,
+  insertApiKey,
+  isApiKeyActive,
+  type NewApiKey,
+  revokeApiKey,
+} from './account.store.js';
 
 /**
  * API key scopes (README "Authentication"). A key holds a subset; `accounts:create` issues all of them.
@@ -45,11 +56,19 @@ export async function createAccount(
   input: { name: string; scopes?: readonly Scope[] },
 ): Promise<{ accountId: string; apiKey: string; keyId: string }> {
   const accountId = uuidv7();
-  return db.$transaction(async (tx) => {
-    await tx.account.create({ data: { id: accountId, name: input.name } });
-    const key = await issueKey(tx as unknown as Db, accountId, input.scopes ?? SCOPES, 'default');
-    return { accountId, ...key };
-  });
+  const { row, apiKey } = newKey(accountId, input.scopes ?? SCOPES, 'default');
+  await insertAccountWithKey(db, { id: accountId, name: input.name }, row);
+  return { accountId, apiKey, keyId: row.id };
+}
+
+/** A fresh key of `accountId`: the row to store and the key to show once. */
+function newKey(accountId: string, scopes: readonly Scope[], name: string): { row: NewApiKey; apiKey: string } {
+  const keyId = randomBytes(8).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  return {
+    row: { id: keyId, accountId, name, secretHash: hashSecret(secret).toString('hex'), scopes: [...scopes] },
+    apiKey: `sb_${keyId}_${secret}`,
+  };
 }
 
 /** Issues another API key for an existing account. @returns the key, shown only here. */
@@ -59,12 +78,9 @@ export async function issueKey(
   scopes: readonly Scope[],
   name = 'key',
 ): Promise<{ apiKey: string; keyId: string }> {
-  const keyId = randomBytes(8).toString('hex');
-  const secret = randomBytes(32).toString('base64url');
-  await db.apiKey.create({
-    data: { id: keyId, accountId, name, secretHash: hashSecret(secret).toString('hex'), scopes: [...scopes] },
-  });
-  return { apiKey: `sb_${keyId}_${secret}`, keyId };
+  const { row, apiKey } = newKey(accountId, scopes, name);
+  await insertApiKey(db, row);
+  return { apiKey, keyId: row.id };
 }
 
 /**
@@ -76,7 +92,7 @@ export async function authenticate(db: Db, rawKey: string | undefined): Promise<
   const match = rawKey ? KEY_PATTERN.exec(rawKey) : null;
   if (!match) throw new UnauthenticatedError();
   const [, keyId, secret] = match as unknown as [string, string, string];
-  const key = await db.apiKey.findUnique({ where: { id: keyId } });
+  const key = await findApiKey(db, keyId);
   const presented = hashSecret(secret);
   const stored = key ? Buffer.from(key.secretHash, 'hex') : Buffer.alloc(presented.length);
   const equal = stored.length === presented.length && timingSafeEqual(stored, presented);
@@ -100,7 +116,7 @@ export function parseScopes(list: string): Scope[] {
 
 /** Number of accounts (first-start bootstrap check). */
 export async function countAccounts(db: Db): Promise<number> {
-  return db.account.count();
+  return countAccountRows(db);
 }
 
 /**
@@ -132,11 +148,11 @@ export async function issueKeyForActor(
  * @throws NotFoundError when the key is not the account's; ForbiddenError when it holds a scope the caller lacks.
  */
 export async function revokeKey(ctx: { db: Db; auth: KeyAuthenticator }, actor: Actor, keyId: string): Promise<void> {
-  const key = await ctx.db.apiKey.findFirst({ where: { id: keyId, accountId: actor.accountId, revokedAt: null } });
+  const key = await findActiveAccountKey(ctx.db, actor.accountId, keyId);
   if (!key) throw new NotFoundError('API key', keyId, 'keyId');
   // As for issuing: a key may only act on keys no more powerful than itself.
   for (const s of key.scopes) if (isScope(s)) requireScope(actor, s);
-  await ctx.db.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
+  await revokeApiKey(ctx.db, keyId, new Date());
   ctx.auth.invalidate(keyId);
 }
 
@@ -167,8 +183,7 @@ export class KeyAuthenticator {
 
   /** Whether `keyId` still exists unrevoked (asks the database; for long-lived streams re-checking their key). */
   async isActive(keyId: string): Promise<boolean> {
-    const key = await this.db.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
-    return key !== null && key.revokedAt === null;
+    return isApiKeyActive(this.db, keyId);
   }
 
   /**
@@ -178,11 +193,7 @@ export class KeyAuthenticator {
    */
   async activeAmong(keyIds: readonly string[]): Promise<Set<string>> {
     if (keyIds.length === 0) return new Set();
-    const rows = await this.db.apiKey.findMany({
-      where: { id: { in: [...keyIds] }, revokedAt: null },
-      select: { id: true },
-    });
-    return new Set(rows.map((r) => r.id));
+    return activeApiKeysAmong(this.db, keyIds);
   }
 
   /** Forgets every cached verification of `keyId` (after a revocation). */

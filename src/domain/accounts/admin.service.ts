@@ -2,9 +2,10 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Db } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { createAccount, issueKey, SCOPES, type Scope } from './account.service.js';
+import { accountPage, findAccount, findApiKey, keysOfAccount, revokeApiKey } from './account.store.js';
 
 /*
  * Operator administration (docs/operations.md "Admin surface"): accounts and keys created while the service runs,
@@ -121,7 +122,7 @@ export async function adminIssueKey(
   input: AdminKeyInput,
 ): Promise<{ accountId: string; keyId: string; apiKey: string; scopes: Scope[] }> {
   const { accountId, name, scopes } = input;
-  const account = await db.account.findUnique({ where: { id: accountId } });
+  const account = await findAccount(db, accountId);
   if (!account) throw new NotFoundError('account', accountId, 'accountId');
   const key = await issueKey(db, account.id, scopes, name ?? 'key');
   return { accountId: account.id, ...key, scopes };
@@ -138,7 +139,7 @@ export async function adminListAccounts(
 ): Promise<{ accounts: { id: string; name: string; createdAt: string }[]; nextCursor: string | null }> {
   const { limit, cursor } = query;
   const after = decodeCursor(cursor);
-  const page = await keysetPage(limit, (take) => db.account.findMany({ ...keysetArgs('id', { after, limit: take }) }));
+  const page = await keysetPage(limit, (take) => accountPage(db, after, take));
   return {
     accounts: page.items.map((a) => ({ id: a.id, name: a.name, createdAt: a.createdAt.toISOString() })),
     nextCursor: page.last ? encodeCursor(page.last.id) : null,
@@ -147,9 +148,9 @@ export async function adminListAccounts(
 
 /** One account with its keys (secrets are never readable). @throws NotFoundError (404). */
 export async function adminGetAccount(db: Db, accountId: string): Promise<AdminAccount> {
-  const account = await db.account.findUnique({ where: { id: accountId } });
+  const account = await findAccount(db, accountId);
   if (!account) throw new NotFoundError('account', accountId, 'id');
-  const keys = await db.apiKey.findMany({ where: { accountId }, orderBy: { createdAt: 'asc' } });
+  const keys = await keysOfAccount(db, accountId);
   return {
     id: account.id,
     name: account.name,
@@ -169,8 +170,8 @@ export async function adminGetAccount(db: Db, accountId: string): Promise<AdminA
  * Revoking an already revoked key is a no-op. @throws NotFoundError (404) for an unknown key.
  */
 export async function adminRevokeKey(ctx: { db: Db; auth: { invalidate(keyId: string): void } }, keyId: string) {
-  const key = await ctx.db.apiKey.findUnique({ where: { id: keyId } });
+  const key = await findApiKey(ctx.db, keyId);
   if (!key) throw new NotFoundError('API key', keyId, 'keyId');
-  await ctx.db.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } });
+  await revokeApiKey(ctx.db, keyId, new Date());
   ctx.auth.invalidate(keyId);
 }

@@ -1,10 +1,29 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { Contact } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
+import {
+  type ContactRecord,
+  contactByHandle,
+  contactPage,
+  contactsAmong,
+  countContactRows,
+  deleteContactRow,
+  findContactRow,
+  handleOwners,
+  inContactTransaction,
+  insertContact,
+  replaceHandles,
+  selectContact,
+  selectContacts,
+  updateContactRow,
+} from './contact.store.js';
+
+/** A contact as stored (what GraphQL's Contact type reads, through @pothos/plugin-prisma). */
+export type Contact = ContactRecord;
+
 import type { CreateContactInput, ListContactsInput, UpdateContactInput } from './contact.schemas.js';
 
 /** REST/GraphQL shape of a contact (docs/email.md "Contacts"). */
@@ -56,13 +75,7 @@ async function writeHandles(
   if (handles.emails) lists.push(['email', handles.emails]);
   if (handles.phones) lists.push(['phone', handles.phones]);
   const values = lists.flatMap(([, list]) => list);
-  const taken =
-    values.length > 0
-      ? await tx.contactHandle.findMany({
-          where: { accountId, value: { in: values }, contactId: { not: contactId } },
-        })
-      : [];
-  const owner = new Map(taken.map((h) => [h.value, h.contactId]));
+  const owner = values.length > 0 ? await handleOwners(tx, accountId, contactId, values) : new Map<string, string>();
   for (const [kind, list] of lists) {
     const i = list.findIndex((v) => owner.has(v));
     if (i >= 0) {
@@ -74,12 +87,7 @@ async function writeHandles(
       );
     }
   }
-  for (const [kind, list] of lists) {
-    await tx.contactHandle.deleteMany({ where: { contactId, kind } });
-    if (list.length > 0) {
-      await tx.contactHandle.createMany({ data: list.map((value) => ({ accountId, value, kind, contactId })) });
-    }
-  }
+  for (const [kind, list] of lists) await replaceHandles(tx, accountId, contactId, kind, list);
 }
 
 /** Runs `fn`; a unique violation (two requests claiming one handle at once) answers as the losing one's conflict. */
@@ -100,7 +108,7 @@ async function claimingHandles<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The account's contact. @throws NotFoundError (another account's id answers the same). */
 async function findContact(ctx: DomainContext, accountId: string, contactId: string): Promise<Contact> {
-  const row = await ctx.db.contact.findFirst({ where: { id: contactId, accountId } });
+  const row = await findContactRow(ctx.db, accountId, contactId);
   if (!row) throw new NotFoundError('Contact', contactId, 'id');
   return row;
 }
@@ -115,17 +123,15 @@ export async function createContact(ctx: DomainContext, actor: Actor, data: Crea
   const now = ctx.clock.now();
   const id = uuidv7();
   const row = await claimingHandles(() =>
-    ctx.db.$transaction(async (tx) => {
-      const created = await tx.contact.create({
-        data: {
-          id,
-          accountId: actor.accountId,
-          name: data.name,
-          emails: data.emails,
-          phones: data.phones,
-          createdAt: now,
-          updatedAt: now,
-        },
+    inContactTransaction(ctx.db, async (tx) => {
+      const created = await insertContact(tx, {
+        id,
+        accountId: actor.accountId,
+        name: data.name,
+        emails: data.emails,
+        phones: data.phones,
+        createdAt: now,
+        updatedAt: now,
       });
       await writeHandles(tx, actor.accountId, id, data);
       return created;
@@ -153,16 +159,13 @@ export async function updateContact(
   requireScope(actor, 'email');
   await findContact(ctx, actor.accountId, contactId);
   const row = await claimingHandles(() =>
-    ctx.db.$transaction(async (tx) => {
+    inContactTransaction(ctx.db, async (tx) => {
       await writeHandles(tx, actor.accountId, contactId, data);
-      return tx.contact.update({
-        where: { id: contactId },
-        data: {
-          ...(data.name !== undefined ? { name: data.name } : {}),
-          ...(data.emails !== undefined ? { emails: data.emails } : {}),
-          ...(data.phones !== undefined ? { phones: data.phones } : {}),
-          updatedAt: ctx.clock.now(),
-        },
+      return updateContactRow(tx, contactId, {
+        ...(data.name !== undefined ? { name: data.name } : {}),
+        ...(data.emails !== undefined ? { emails: data.emails } : {}),
+        ...(data.phones !== undefined ? { phones: data.phones } : {}),
+        updatedAt: ctx.clock.now(),
       });
     }),
   );
@@ -172,8 +175,8 @@ export async function updateContact(
 /** DELETE /api/contacts/{id}: removes the contact and frees its addresses and numbers. @throws NotFoundError. */
 export async function deleteContact(ctx: DomainContext, actor: Actor, contactId: string): Promise<void> {
   requireScope(actor, 'email');
-  const { count } = await ctx.db.contact.deleteMany({ where: { id: contactId, accountId: actor.accountId } });
-  if (count === 0) throw new NotFoundError('Contact', contactId, 'id');
+  if (!(await deleteContactRow(ctx.db, actor.accountId, contactId)))
+    throw new NotFoundError('Contact', contactId, 'id');
 }
 
 /**
@@ -184,10 +187,7 @@ export async function deleteContact(ctx: DomainContext, actor: Actor, contactId:
 export async function listContacts(ctx: DomainContext, actor: Actor, query: ListContactsInput): Promise<ContactPage> {
   requireScope(actor, 'email');
   const after = decodeCursor(query.cursor);
-  const args = keysetArgs('id', { after, limit: query.limit });
-  const page = await keysetPage(query.limit, (take) =>
-    ctx.db.contact.findMany({ where: { accountId: actor.accountId, ...args.where }, orderBy: args.orderBy, take }),
-  );
+  const page = await keysetPage(query.limit, (take) => contactPage(ctx.db, actor.accountId, after, take));
   return { contacts: page.items.map(contactView), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
@@ -198,11 +198,7 @@ export async function listContactRows(
   selection: Record<string, unknown> = {},
 ): Promise<Contact[]> {
   requireScope(actor, 'email');
-  return ctx.db.contact.findMany({
-    ...selection,
-    where: { accountId: actor.accountId },
-    orderBy: [{ id: 'asc' }],
-  }) as Promise<Contact[]>;
+  return selectContacts(ctx.db, actor.accountId, selection);
 }
 
 /** One contact row for GraphQL. @throws NotFoundError. */
@@ -213,10 +209,7 @@ export async function getContactRow(
   selection: Record<string, unknown> = {},
 ): Promise<Contact> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.contact.findFirst({
-    ...selection,
-    where: { id: contactId, accountId: actor.accountId },
-  })) as Contact | null;
+  const row = await selectContact(ctx.db, actor.accountId, contactId, selection);
   if (!row) throw new NotFoundError('Contact', contactId, 'id');
   return row;
 }
@@ -224,7 +217,7 @@ export async function getContactRow(
 /** The number of the account's contacts (GraphQL `totalCount`). */
 export async function countContacts(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'email');
-  return ctx.db.contact.count({ where: { accountId: actor.accountId } });
+  return countContactRows(ctx.db, actor.accountId);
 }
 
 /** Contact rows of the actor's account by id, in the ids' order (null where unknown or another account's). */
@@ -234,7 +227,7 @@ export async function contactRowsByIds(
   ids: readonly string[],
 ): Promise<(Contact | null)[]> {
   requireScope(actor, 'email');
-  const rows = await ctx.db.contact.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } });
+  const rows = await contactsAmong(ctx.db, actor.accountId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -244,9 +237,6 @@ export async function contactRowsByIds(
  * sees what (docs/email.md "Who sees what") starts here.
  */
 export async function contactByEmail(ctx: DomainContext, accountId: string, address: string): Promise<Contact | null> {
-  const handle = await ctx.db.contactHandle.findUnique({
-    where: { accountId_value: { accountId, value: address.trim().toLowerCase() } },
-    include: { contact: true },
-  });
+  const handle = await contactByHandle(ctx.db, accountId, address.trim().toLowerCase());
   return handle?.kind === 'email' ? handle.contact : null;
 }

@@ -1,7 +1,7 @@
-import { Prisma } from '../../generated/prisma/client.js';
 import type { DomainContext } from '../kernel/context.js';
 import { MAX_BIGINT } from '../validation.js';
 import { type OpenStream, type StoredEvent, type StreamEndReason, toEnvelope } from './event.js';
+import { type ReplayRow, replayFrameRow, replayRows } from './event.store.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 
@@ -253,18 +253,6 @@ export function parseEventId(value: string | undefined | null): bigint | undefin
 /** A cursor that is not an id of this log compares above every id, so it reads as "unknown" (spec 8). */
 const NOT_AN_ID = 2n ** 63n - 1n;
 
-interface ReplayRow {
-  /** 0: the one meta row (newest id of the log, retention mark); 1: an event. */
-  k: number;
-  id: bigint | null;
-  seq: bigint | null;
-  channel: string | null;
-  event_type: string | null;
-  payload: string | null;
-  created_at: Date | null;
-  mark: bigint | null;
-}
-
 /** What a replay read returns: the events oldest first, and how it is truncated. */
 interface ReplayRead {
   rows: ReplayRow[];
@@ -280,19 +268,7 @@ interface ReplayRead {
  */
 async function readReplayRows(ctx: DomainContext, filter: StreamFilter, lastEventId: string): Promise<ReplayRead> {
   const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
-  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
-  const all = await ctx.db.$queryRaw<ReplayRow[]>`
-    SELECT 0 AS k, (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS id, NULL::bigint AS seq,
-           NULL::text AS channel, NULL::text AS event_type, NULL::text AS payload, NULL::timestamptz AS created_at,
-           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark
-    UNION ALL
-    (SELECT 1, e.id, e.seq, e.channel, e.event_type, e.payload::text, e.created_at, NULL
-       FROM events e
-      WHERE e.account_id = ${filter.accountId} ${channels}
-        AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(max(id), 0) THEN 0 ELSE ${cursor}::bigint END
-                      FROM (SELECT id FROM events ORDER BY id DESC LIMIT 1) newest)
-      ORDER BY e.id DESC
-      LIMIT ${REPLAY_LIMIT + 1})`;
+  const all = await replayRows(ctx.db, filter.accountId, filter.channels, cursor, REPLAY_LIMIT);
   let newest: bigint | null = null;
   let mark: bigint | null = null;
   const rows: ReplayRow[] = [];
@@ -381,39 +357,7 @@ export async function readReplayFrames(
   lastEventId: string,
 ): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
   const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
-  const channels = filter.channels ? Prisma.sql`AND e.channel = ANY(${[...filter.channels]}::text[])` : Prisma.empty;
-  const [row] = await ctx.db.$queryRaw<
-    {
-      newest: bigint | null;
-      mark: bigint | null;
-      n: number;
-      first_id: bigint | null;
-      last_id: bigint | null;
-      frames: string | null;
-    }[]
-  >`
-    WITH newest AS (SELECT id FROM events ORDER BY id DESC LIMIT 1),
-    page AS (
-      SELECT e.id, e.channel, e.event_type, e.payload, e.created_at
-        FROM events e
-       WHERE e.account_id = ${filter.accountId} ${channels}
-         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce((SELECT id FROM newest), 0) THEN 0
-                                 ELSE ${cursor}::bigint END)
-       ORDER BY e.id DESC
-       LIMIT ${REPLAY_LIMIT + 1}
-    ),
-    kept AS (SELECT * FROM page ORDER BY id DESC LIMIT ${REPLAY_LIMIT})
-    SELECT (SELECT id FROM newest) AS newest,
-           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${filter.accountId}) AS mark,
-           (SELECT count(*)::int FROM page) AS n,
-           (SELECT min(id) FROM kept) AS first_id,
-           (SELECT max(id) FROM kept) AS last_id,
-           (SELECT string_agg(
-              'event: ' || event_type || E'\nid: ' || id || E'\ndata: {"channel":"' || channel
-              || '","eventType":"' || event_type || '","payload":' || payload::text
-              || ',"customerId":' || ${JSON.stringify(filter.accountId)}::text || ',"timestamp":"'
-              || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'"}\n\n',
-              '' ORDER BY id) FROM kept) AS frames`;
+  const row = await replayFrameRow(ctx.db, filter.accountId, filter.channels, cursor, REPLAY_LIMIT);
   const newest = row?.newest ?? null;
   const mark = row?.mark ?? null;
   const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);

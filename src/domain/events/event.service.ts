@@ -5,7 +5,8 @@ import { ValidationError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
 import { decimalBigintString, decimalInt } from '../validation.js';
-import { type EventEnvelope, type StoredEvent, storedEventFromRow, toEnvelope } from './event.js';
+import { type EventEnvelope, type StoredEvent, toEnvelope } from './event.js';
+import { eventPage, retentionMark } from './event.store.js';
 import { CHANNELS, type Channel, EVENT_CATALOG, isChannel, isEventType, isServiceEmitted } from './event-catalog.js';
 import {
   EventSubscription,
@@ -186,22 +187,12 @@ export async function listEventHistory(
   const { after, limit, channels: rawChannels } = input;
   const channels = parseChannels(rawChannels);
   const cursor = parseEventId(after);
-  const rows = await keysetPage(limit, (take) =>
-    ctx.db.event.findMany({
-      where: {
-        accountId: actor.accountId,
-        ...(channels ? { channel: { in: channels } } : {}),
-        ...(cursor !== undefined ? { id: { gt: cursor } } : {}),
-      },
-      orderBy: { id: 'asc' },
-      take,
-    }),
-  );
-  const page = rows.items.map((r) => toHistoryEvent(storedEventFromRow(r)));
+  const rows = await keysetPage(limit, (take) => eventPage(ctx.db, actor.accountId, channels, cursor, take));
+  const page = rows.items.map(toHistoryEvent);
   let truncated = false;
   if (cursor !== undefined) {
-    const mark = await ctx.db.eventRetentionMark.findUnique({ where: { accountId: actor.accountId } });
-    truncated = mark !== null && cursor < mark.prunedThroughId;
+    const mark = await retentionMark(ctx.db, actor.accountId);
+    truncated = mark !== null && cursor < mark;
   }
   return {
     events: page,

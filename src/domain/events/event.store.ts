@@ -1,0 +1,168 @@
+// The events area's store (issue 23): the Prisma calls and SQL text of replay, history and retention. The event log
+// (event-log.ts) stays its own store: it owns the recording statements, the order lock and the hooks' SQL. The
+// replay statements are the SSE hot path: moved here unchanged.
+
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Db } from '../kernel/db.js';
+import { type StoredEvent, storedEventFromRow } from './event.js';
+
+/** The channel filter of a replay read: every channel when undefined. */
+function channelFilter(channels: readonly string[] | undefined): Prisma.Sql {
+  return channels ? Prisma.sql`AND e.channel = ANY(${[...channels]}::text[])` : Prisma.empty;
+}
+
+/** A row of {@link replayRows}. */
+export interface ReplayRow {
+  /** 0: the one meta row (newest id of the log, retention mark); 1: an event. */
+  k: number;
+  id: bigint | null;
+  seq: bigint | null;
+  channel: string | null;
+  event_type: string | null;
+  payload: string | null;
+  created_at: Date | null;
+  mark: bigint | null;
+}
+
+/**
+ * The one range read of a replay: the newest `limit` + 1 events of the account (of `channels`) after `cursor` (a
+ * cursor above the log's newest id reads from the start), newest first, plus one meta row (`k` = 0) with the log's
+ * newest id and the account's retention mark, in one statement (one snapshot). The payload is the stored JSON text.
+ */
+export async function replayRows(
+  db: Db,
+  accountId: string,
+  channels: readonly string[] | undefined,
+  cursor: bigint,
+  limit: number,
+): Promise<ReplayRow[]> {
+  const channelSql = channelFilter(channels);
+  return db.$queryRaw<ReplayRow[]>`
+    SELECT 0 AS k, (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS id, NULL::bigint AS seq,
+           NULL::text AS channel, NULL::text AS event_type, NULL::text AS payload, NULL::timestamptz AS created_at,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${accountId}) AS mark
+    UNION ALL
+    (SELECT 1, e.id, e.seq, e.channel, e.event_type, e.payload::text, e.created_at, NULL
+       FROM events e
+      WHERE e.account_id = ${accountId} ${channelSql}
+        AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce(max(id), 0) THEN 0 ELSE ${cursor}::bigint END
+                      FROM (SELECT id FROM events ORDER BY id DESC LIMIT 1) newest)
+      ORDER BY e.id DESC
+      LIMIT ${limit + 1})`;
+}
+
+/**
+ * The replay as SSE frames in ONE statement (see event-stream.ts readReplayFrames): the log's newest id, the
+ * account's retention mark, how many events follow `cursor` (up to `limit` + 1), the first and last kept ids and
+ * the frames of the newest `limit` of them, oldest first.
+ */
+export async function replayFrameRow(
+  db: Db,
+  accountId: string,
+  channels: readonly string[] | undefined,
+  cursor: bigint,
+  limit: number,
+): Promise<
+  | {
+      newest: bigint | null;
+      mark: bigint | null;
+      n: number;
+      first_id: bigint | null;
+      last_id: bigint | null;
+      frames: string | null;
+    }
+  | undefined
+> {
+  const channelSql = channelFilter(channels);
+  const [row] = await db.$queryRaw<
+    {
+      newest: bigint | null;
+      mark: bigint | null;
+      n: number;
+      first_id: bigint | null;
+      last_id: bigint | null;
+      frames: string | null;
+    }[]
+  >`
+    WITH newest AS (SELECT id FROM events ORDER BY id DESC LIMIT 1),
+    page AS (
+      SELECT e.id, e.channel, e.event_type, e.payload, e.created_at
+        FROM events e
+       WHERE e.account_id = ${accountId} ${channelSql}
+         AND e.id > (SELECT CASE WHEN ${cursor}::bigint > coalesce((SELECT id FROM newest), 0) THEN 0
+                                 ELSE ${cursor}::bigint END)
+       ORDER BY e.id DESC
+       LIMIT ${limit + 1}
+    ),
+    kept AS (SELECT * FROM page ORDER BY id DESC LIMIT ${limit})
+    SELECT (SELECT id FROM newest) AS newest,
+           (SELECT pruned_through_id FROM event_retention_marks WHERE account_id = ${accountId}) AS mark,
+           (SELECT count(*)::int FROM page) AS n,
+           (SELECT min(id) FROM kept) AS first_id,
+           (SELECT max(id) FROM kept) AS last_id,
+           (SELECT string_agg(
+              'event: ' || event_type || E'\nid: ' || id || E'\ndata: {"channel":"' || channel
+              || '","eventType":"' || event_type || '","payload":' || payload::text
+              || ',"customerId":' || ${JSON.stringify(accountId)}::text || ',"timestamp":"'
+              || to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'"}\n\n',
+              '' ORDER BY id) FROM kept) AS frames`;
+  return row;
+}
+
+/** Up to `take` events of the account (of `channels`) with id above `after`, in id order (a keyset page). */
+export async function eventPage(
+  db: Db,
+  accountId: string,
+  channels: readonly string[] | undefined,
+  after: bigint | undefined,
+  take: number,
+): Promise<StoredEvent[]> {
+  const rows = await db.event.findMany({
+    where: {
+      accountId,
+      ...(channels ? { channel: { in: [...channels] } } : {}),
+      ...(after !== undefined ? { id: { gt: after } } : {}),
+    },
+    orderBy: { id: 'asc' },
+    take,
+  });
+  return rows.map(storedEventFromRow);
+}
+
+/** The highest event id retention pruned from the account's log; null when none was. */
+export async function retentionMark(db: Db, accountId: string): Promise<bigint | null> {
+  const mark = await db.eventRetentionMark.findUnique({ where: { accountId } });
+  return mark?.prunedThroughId ?? null;
+}
+
+/**
+ * Deletes events created before `cutoff`, keeping each account's newest `keepOffset` + 1, and raises each account's
+ * retention mark to the highest pruned id, in ONE statement (data-modifying CTEs run exactly once, so the delete and
+ * its mark commit together). @returns how many events were deleted.
+ */
+export async function pruneEventsBefore(db: Db, cutoff: Date, keepOffset: number, now: Date): Promise<number> {
+  // One statement: data-modifying CTEs run exactly once, so the delete and its mark commit together.
+  const rows = await db.$queryRaw<{ deleted: number }[]>`
+    WITH accts AS (
+      SELECT DISTINCT account_id FROM events WHERE created_at < ${cutoff}
+    ), floors AS (
+      SELECT a.account_id,
+             (SELECT e.id FROM events e WHERE e.account_id = a.account_id
+               ORDER BY e.id DESC OFFSET ${keepOffset} LIMIT 1) AS floor_id
+        FROM accts a
+    ), del AS (
+      DELETE FROM events e USING floors f
+       WHERE e.account_id = f.account_id AND f.floor_id IS NOT NULL
+         AND e.id < f.floor_id AND e.created_at < ${cutoff}
+      RETURNING e.account_id, e.id
+    ), marks AS (
+      INSERT INTO event_retention_marks (account_id, pruned_through_id, updated_at)
+      SELECT account_id, max(id), ${now} FROM del GROUP BY account_id
+      ON CONFLICT (account_id) DO UPDATE
+        SET pruned_through_id = GREATEST(event_retention_marks.pruned_through_id, EXCLUDED.pruned_through_id),
+            updated_at = EXCLUDED.updated_at
+      RETURNING 1
+    )
+    SELECT count(*)::int AS deleted FROM del`;
+  return rows[0]?.deleted ?? 0;
+}
