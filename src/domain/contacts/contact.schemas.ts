@@ -82,3 +82,18 @@ export const listContactsInput = z
   .strict();
 /** Parsed listContactsInput. */
 export type ListContactsInput = z.output<typeof listContactsInput>;
+
+/**
+ * THE declaration of a contact (issue 23 "one declaration per noun"; docs/email.md "Contacts"): `ContactView` is
+ * inferred from it, the REST routes answer with it and GraphQL's Contact type lists its fields from it
+ * (src/graphql/shape-fields.ts). A new field is added here and in `contactView` (plus the store's record when it is a
+ * new column).
+ */
+export const contactShape = z.object({
+  id: z.string().describe('UUID.'),
+  name: z.string(),
+  emails: z.array(z.string()).describe('Lower-cased addresses; each belongs to one contact.'),
+  phones: z.array(z.string()).describe('E.164 numbers; each belongs to one contact.'),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});

@@ -24,19 +24,11 @@ import {
 /** A contact as stored (what GraphQL's Contact type reads, through @pothos/plugin-prisma). */
 export type Contact = ContactRecord;
 
-import type { CreateContactInput, ListContactsInput, UpdateContactInput } from './contact.schemas.js';
+import type { z } from 'zod';
+import type { CreateContactInput, contactShape, ListContactsInput, UpdateContactInput } from './contact.schemas.js';
 
-/** REST/GraphQL shape of a contact (docs/email.md "Contacts"). */
-export interface ContactView {
-  id: string;
-  name: string;
-  /** Lower-cased addresses. */
-  emails: string[];
-  /** E.164 numbers. */
-  phones: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+/** REST/GraphQL shape of a contact (docs/email.md "Contacts"): declared by `contactShape`. */
+export type ContactView = z.output<typeof contactShape>;
 
 /** One page of GET /api/contacts: `nextCursor` is null on the last page. */
 export interface ContactPage {

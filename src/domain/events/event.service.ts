@@ -153,8 +153,22 @@ export const eventHistoryInput = z.object({
 /** Parsed eventHistoryInput. */
 export type EventHistoryInput = z.output<typeof eventHistoryInput>;
 
-/** One history entry: the spec 2.11 envelope plus the event id (the SSE `id:`). */
-export type HistoryEvent = EventEnvelope & { id: string };
+/**
+ * THE declaration of an event as history, GraphQL and the ingest answer show it (issue 23 "one declaration per
+ * noun"): the spec 2.11 envelope plus the event id (the SSE `id:`). The REST history answer uses it and GraphQL's
+ * Event type lists its fields from it (src/graphql/shape-fields.ts).
+ */
+export const historyEventShape = z.object({
+  id: z.string().describe('Global monotonic event id (decimal string).'),
+  channel: z.string().describe('Channel (spec 6.2; see `eventCatalog`).'),
+  eventType: z.string().describe('Event type of the catalog.'),
+  payload: z.record(z.string(), z.unknown()).describe('Event-specific JSON object.'),
+  customerId: z.string().describe('The account id.'),
+  timestamp: z.string().describe('ISO 8601 UTC with milliseconds.'),
+});
+
+/** One history entry: declared by {@link historyEventShape}; the {@link EventEnvelope} plus the event id. */
+export type HistoryEvent = z.output<typeof historyEventShape>;
 
 /** A history page. */
 export interface EventHistoryPage {

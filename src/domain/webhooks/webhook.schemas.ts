@@ -165,3 +165,50 @@ export const redeliverFailedInput = z
   .strict();
 /** Parsed redeliverFailedInput. */
 export type RedeliverFailedInput = z.output<typeof redeliverFailedInput>;
+
+// ---- The nouns (issue 23 "one declaration per noun") --------------------------------------------------------------
+// The shapes below are THE declaration of a webhook and of a delivery log entry: the domain's types are inferred from
+// them, the REST routes answer with them (and OpenAPI shows them), and GraphQL's Webhook / WebhookDelivery types list
+// their fields from them (src/graphql/shape-fields.ts). A new field is added here and in the row-to-shape mapping
+// (webhook.service.ts `view` / `logEntry`), plus the store's record when it is a new column.
+
+/** Delivery statuses (spec 2.9 shows `delivered`; README "Webhooks" documents the set). */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+/** Delivery kinds: an event fan-out, a test example, or a manual redelivery. */
+export const DELIVERY_KINDS = ['event', 'test', 'redelivery'] as const;
+
+/** A webhook as listed (spec 2.8 list shape, plus why it is inactive); never its secret. */
+export const webhookShape = z.object({
+  id: z.string(),
+  url: z.string().describe('Receiving URL.'),
+  events: z.array(z.string()).describe('Event types or glob patterns (spec 6.1).'),
+  description: z.string().nullable().describe('Free text; null when none.'),
+  active: z.boolean().describe('False once deleted or disabled (410 Gone, or updateWebhook enabled: false).'),
+  disabledReason: z.string().nullable().describe('Why it is inactive.'),
+  createdAt: z.iso.datetime(),
+});
+
+/** One attempt inside a delivery log entry. */
+export const deliveryAttemptShape = z.object({
+  attempt: z.number().int().describe('Attempt number, 1 to 5.'),
+  at: z.iso.datetime().describe('When the attempt started.'),
+  responseCode: z.number().int().nullable().describe('HTTP status answered; null when no answer came.'),
+  error: z.string().nullable().describe('Why it failed (refused address, timeout, status…).'),
+  durationMs: z.number().int().describe('Duration in milliseconds.'),
+});
+
+/** A delivery log entry (spec 2.9) plus what helps to operate it. */
+export const deliveryLogEntryShape = z.object({
+  id: z.string().describe('Delivery id; also the `webhook-id` and `X-Switchboard-Delivery` header.'),
+  eventType: z.string().describe('Event type delivered.'),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.number().int().describe('Attempts made so far (at most 5).'),
+  responseCode: z.number().int().nullable().describe('HTTP status of the last answer; null when none.'),
+  createdAt: z.iso.datetime().describe('When the delivery was created.'),
+  kind: z.enum(DELIVERY_KINDS),
+  eventId: z.string().nullable().describe('Event log id; null for test deliveries.'),
+  nextAttemptAt: z.iso.datetime().nullable().describe('When the next attempt is due; null once final.'),
+  lastError: z.string().nullable().describe('Why the last attempt failed.'),
+  redeliveryOf: z.string().nullable().describe('The failed delivery this one redelivers.'),
+  attemptHistory: z.array(deliveryAttemptShape).describe('Every attempt, oldest first.'),
+});

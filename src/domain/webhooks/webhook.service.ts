@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import { listenNotices } from '../events/change-feed.js';
@@ -11,12 +12,17 @@ import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';
 import {
   type CreateWebhookInput,
+  type DELIVERY_KINDS,
+  type DELIVERY_STATUSES,
+  type deliveryAttemptShape,
+  type deliveryLogEntryShape,
   MAX_WEBHOOKS_PER_ACCOUNT,
   type RedeliverFailedInput,
   type TestWebhookInput,
   type UpdateWebhookInput,
   type WebhookListQuery,
   type WebhookLogsQuery,
+  type webhookShape,
 } from './webhook.schemas.js';
 import { generateWebhookSecret } from './webhook.secrets.js';
 import { refusedLiteralHostReason } from './webhook.ssrf.js';
@@ -49,63 +55,23 @@ export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Most deliveries one "redeliver everything failed since T" call creates (oldest first). */
 export const MAX_BULK_REDELIVERIES = 1000;
 
-/** A webhook as listed (spec 2.8 list shape, plus why it is inactive). */
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  /** Free text for the account's own use; null when none (issue 25). */
-  description: string | null;
-  active: boolean;
-  /** Why `active` is false (e.g. `the receiver answered 410 Gone`); null while active. */
-  disabledReason: string | null;
-  /** ISO 8601 UTC with milliseconds. */
-  createdAt: string;
-}
+/** A webhook as listed (spec 2.8 list shape, plus why it is inactive): declared by `webhookShape`. */
+export type WebhookView = z.output<typeof webhookShape>;
 
 /** The registration answer (spec 4.6): the webhook and its secret, shown only here. */
 export interface CreatedWebhook extends WebhookView {
   secret: string;
 }
 
-/** Delivery statuses (spec 2.9 shows `delivered`; README "Webhooks" documents the set). */
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export { DELIVERY_KINDS, DELIVERY_STATUSES } from './webhook.schemas.js';
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-/** Delivery kinds: an event fan-out, a test example, or a manual redelivery. */
-export const DELIVERY_KINDS = ['event', 'test', 'redelivery'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
-/** One attempt inside a log entry. */
-export interface AttemptView {
-  attempt: number;
-  /** When the attempt started (ISO 8601). */
-  at: string;
-  responseCode: number | null;
-  error: string | null;
-  durationMs: number;
-}
+/** One attempt inside a log entry: declared by `deliveryAttemptShape`. */
+export type AttemptView = z.output<typeof deliveryAttemptShape>;
 
-/** A delivery log entry (spec 2.9) plus what helps to operate it. */
-export interface DeliveryLogEntry {
-  id: string;
-  eventType: string;
-  status: DeliveryStatus;
-  attempts: number;
-  /** HTTP status of the last answer; null when none came (refused, timeout, connection error) or not attempted. */
-  responseCode: number | null;
-  createdAt: string;
-  kind: DeliveryKind;
-  /** Event log id of the event delivered; null for test deliveries. */
-  eventId: string | null;
-  /** When the next attempt is due; null once final. */
-  nextAttemptAt: string | null;
-  /** Why the last attempt failed (e.g. `refused: 10.0.0.1 is a private address`). */
-  lastError: string | null;
-  /** The failed delivery this one redelivers. */
-  redeliveryOf: string | null;
-  /** Every attempt, oldest first. */
-  attemptHistory: AttemptView[];
-}
+/** A delivery log entry (spec 2.9) plus what helps to operate it: declared by `deliveryLogEntryShape`. */
+export type DeliveryLogEntry = z.output<typeof deliveryLogEntryShape>;
 
 type WebhookRow = WebhookRecord;
 type DeliveryRow = DeliveryWithAttempts;

@@ -1,4 +1,4 @@
-import { createContactInput, updateContactInput } from '../../domain/contacts/contact.schemas.js';
+import { contactShape, createContactInput, updateContactInput } from '../../domain/contacts/contact.schemas.js';
 import {
   countContacts,
   createContact,
@@ -9,6 +9,7 @@ import {
 } from '../../domain/contacts/contact.service.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
+import { shapeFields } from '../shape-fields.js';
 import { NodeRef } from './node.js';
 
 builder.prismaObject('Contact', {
@@ -16,14 +17,8 @@ builder.prismaObject('Contact', {
   description:
     'Who owns which addresses and numbers. An agent draws SMS and call history only from the handles of the contact ' +
     'whose emails contain the authenticated sender (docs/email.md "Who sees what").',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'UUID.' }),
-    name: t.exposeString('name'),
-    emails: t.exposeStringList('emails', { description: 'Lower-cased addresses; each belongs to one contact.' }),
-    phones: t.exposeStringList('phones', { description: 'E.164 numbers; each belongs to one contact.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
+  // The fields are the domain's declaration (contact.schemas.ts), as the REST answer's.
+  fields: (t) => shapeFields(t, contactShape, { ids: ['id'] }),
 });
 
 builder.queryFields((t) => ({

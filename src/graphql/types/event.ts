@@ -7,6 +7,7 @@ import {
   eventHistoryInput,
   eventStreamInput,
   getEventCatalog,
+  historyEventShape,
   listEventHistory,
   openEventStream,
   publishEvent,
@@ -16,19 +17,14 @@ import {
 import { isTruncation, type StreamItem, type TruncationNotice } from '../../domain/events/event-stream.js';
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
+import { shapeFields } from '../shape-fields.js';
 import { ScopeEnum } from './viewer.js';
 
 const Event = builder.objectRef<HistoryEvent>('Event').implement({
   description:
     'An account event: the spec 2.11 envelope plus its log id (the SSE `id:`, the replay and history cursor).',
-  fields: (t) => ({
-    id: t.exposeString('id', { description: 'Global monotonic event id (decimal string).' }),
-    channel: t.exposeString('channel', { description: 'Channel (spec 6.2; see `eventCatalog`).' }),
-    eventType: t.exposeString('eventType', { description: 'Event type of the catalog.' }),
-    payload: t.field({ type: 'JSON', description: 'Event-specific JSON object.', resolve: (e) => e.payload }),
-    customerId: t.exposeString('customerId', { description: 'The account id.' }),
-    timestamp: t.exposeString('timestamp', { description: 'ISO 8601 UTC with milliseconds.' }),
-  }),
+  // The fields are the domain's declaration (event.service.ts historyEventShape), as the REST answer's.
+  fields: (t) => shapeFields(t, historyEventShape),
 });
 
 const StreamTruncated = builder.objectRef<TruncationNotice>('StreamTruncated').implement({

@@ -2,10 +2,13 @@ import { resolveArrayConnection } from '@pothos/plugin-relay';
 import { requireScope } from '../../domain/accounts/account.service.js';
 import {
   createWebhookInput,
+  deliveryAttemptShape,
+  deliveryLogEntryShape,
   redeliverFailedInput,
   testWebhookInput,
   updateWebhookInput,
   webhookLogsQuery,
+  webhookShape,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
   createWebhook,
@@ -28,6 +31,7 @@ import {
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
+import { shapeFields } from '../shape-fields.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
@@ -45,85 +49,49 @@ const WebhookDeliveryAttempt = builder
   .objectRef<DeliveryLogEntry['attemptHistory'][number]>('WebhookDeliveryAttempt')
   .implement({
     description: 'One attempt of a delivery.',
-    fields: (t) => ({
-      attempt: t.exposeInt('attempt', { description: 'Attempt number, 1 to 5.' }),
-      at: t.field({ type: 'DateTime', description: 'When the attempt started.', resolve: (a) => a.at }),
-      responseCode: t.exposeInt('responseCode', {
-        nullable: true,
-        description: 'HTTP status answered; null when no answer came.',
-      }),
-      error: t.exposeString('error', {
-        nullable: true,
-        description: 'Why it failed (refused address, timeout, status…).',
-      }),
-      durationMs: t.exposeInt('durationMs', { description: 'Duration in milliseconds.' }),
-    }),
+    // The fields are the domain's declaration (webhook.schemas.ts), as the REST answer's.
+    fields: (t) => shapeFields(t, deliveryAttemptShape),
   });
 
 const WebhookDelivery = builder.objectRef<DeliveryLogEntry>('WebhookDelivery').implement({
   interfaces: [NodeRef],
   description: 'A delivery log entry (spec 2.9): one event (or test example) delivered to one webhook.',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'Delivery id; also the `webhook-id` and `X-Switchboard-Delivery` header.' }),
-    eventType: t.exposeString('eventType', { description: 'Event type delivered.' }),
-    status: t.field({ type: WebhookDeliveryStatusEnum, resolve: (d) => d.status as never }),
-    attempts: t.exposeInt('attempts', { description: 'Attempts made so far (at most 5).' }),
-    responseCode: t.exposeInt('responseCode', {
-      nullable: true,
-      description: 'HTTP status of the last answer; null when none.',
+  fields: (t) =>
+    shapeFields(t, deliveryLogEntryShape, {
+      ids: ['id'],
+      custom: {
+        status: t.field({ type: WebhookDeliveryStatusEnum, resolve: (d) => d.status }),
+        kind: t.field({ type: WebhookDeliveryKindEnum, resolve: (d) => d.kind }),
+        attemptHistory: t.field({
+          type: [WebhookDeliveryAttempt],
+          description: deliveryLogEntryShape.shape.attemptHistory.description,
+          resolve: (d) => d.attemptHistory,
+        }),
+      },
     }),
-    createdAt: t.field({
-      type: 'DateTime',
-      description: 'When the delivery was created.',
-      resolve: (d) => d.createdAt,
-    }),
-    kind: t.field({ type: WebhookDeliveryKindEnum, resolve: (d) => d.kind as never }),
-    eventId: t.exposeString('eventId', { nullable: true, description: 'Event log id; null for test deliveries.' }),
-    nextAttemptAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the next attempt is due; null once final.',
-      resolve: (d) => d.nextAttemptAt,
-    }),
-    lastError: t.exposeString('lastError', { nullable: true, description: 'Why the last attempt failed.' }),
-    redeliveryOf: t.exposeString('redeliveryOf', {
-      nullable: true,
-      description: 'The failed delivery this one redelivers.',
-    }),
-    attemptHistory: t.field({
-      type: [WebhookDeliveryAttempt],
-      description: 'Every attempt, oldest first.',
-      resolve: (d) => d.attemptHistory,
-    }),
-  }),
 });
 
 const Webhook = builder.objectRef<WebhookView>('Webhook').implement({
   interfaces: [NodeRef],
   description: 'A webhook (spec 2.8). Its secret is returned only by createWebhook and rotateWebhookSecret.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    url: t.exposeString('url', { description: 'Receiving URL.' }),
-    events: t.exposeStringList('events', { description: 'Event types or glob patterns (spec 6.1).' }),
-    description: t.exposeString('description', { nullable: true, description: 'Free text; null when none.' }),
-    active: t.exposeBoolean('active', {
-      description: 'False once deleted or disabled (410 Gone, or updateWebhook enabled: false).',
+  fields: (t) =>
+    shapeFields(t, webhookShape, {
+      ids: ['id'],
+      custom: {
+        logs: t.field({
+          type: [WebhookDelivery],
+          description: 'Delivery log, newest first (limit default 50, max 200).',
+          args: { limit: t.arg.int() },
+          resolve: (w, args, ctx) =>
+            listWebhookLogs(
+              ctx.app,
+              ctx.actor,
+              w.id,
+              parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
+            ).then((p) => p.logs),
+        }),
+      },
     }),
-    disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why it is inactive.' }),
-    createdAt: t.field({ type: 'DateTime', resolve: (w) => w.createdAt }),
-    logs: t.field({
-      type: [WebhookDelivery],
-      description: 'Delivery log, newest first (limit default 50, max 200).',
-      args: { limit: t.arg.int() },
-      resolve: (w, args, ctx) =>
-        listWebhookLogs(
-          ctx.app,
-          ctx.actor,
-          w.id,
-          parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
-        ).then((p) => p.logs),
-    }),
-  }),
 });
 
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {

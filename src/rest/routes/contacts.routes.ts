@@ -2,7 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
-import { createContactInput, listContactsInput, updateContactInput } from '../../domain/contacts/contact.schemas.js';
+import {
+  contactShape,
+  createContactInput,
+  listContactsInput,
+  updateContactInput,
+} from '../../domain/contacts/contact.schemas.js';
 import {
   createContact,
   deleteContact,
@@ -13,14 +18,8 @@ import {
 import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
-const contact = z.object({
-  id: z.string(),
-  name: z.string(),
-  emails: z.array(z.string()).describe('Lower-cased addresses.'),
-  phones: z.array(z.string()).describe('E.164 numbers.'),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
+// The response shape is the domain's declaration of a contact (contact.schemas.ts).
+const contact = contactShape;
 
 /** REST routes of contacts (docs/email.md "Contacts"; scope `email`). */
 export async function contactsRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {

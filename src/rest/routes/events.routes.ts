@@ -9,6 +9,7 @@ import {
   eventHistoryInput,
   eventStreamInput,
   getEventCatalog,
+  historyEventShape,
   listEventHistory,
   openEventStream,
   publishEvent,
@@ -141,14 +142,8 @@ const streamQuery = z.object({
     ),
 });
 
-const historyEvent = z.object({
-  id: z.string(),
-  channel: z.string(),
-  eventType: z.string(),
-  payload: z.record(z.string(), z.unknown()),
-  customerId: z.string(),
-  timestamp: z.string(),
-});
+// The history entry is the domain's declaration of an event (event.service.ts).
+const historyEvent = historyEventShape;
 
 /**
  * REST routes of the events area: ingest (POST /api/events), the SSE stream (GET /api/events, spec 4.7), the

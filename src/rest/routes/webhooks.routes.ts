@@ -5,16 +5,16 @@ import type { AppContext } from '../../app-context.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import {
   createWebhookInput,
+  deliveryLogEntryShape,
   redeliverFailedInput,
   testWebhookInput,
   updateWebhookInput,
   webhookListQuery,
   webhookLogsQuery,
+  webhookShape,
 } from '../../domain/webhooks/webhook.schemas.js';
 import {
   createWebhook,
-  DELIVERY_KINDS,
-  DELIVERY_STATUSES,
   deleteWebhook,
   getWebhook,
   listWebhookLogs,
@@ -27,38 +27,8 @@ import {
 } from '../../domain/webhooks/webhook.service.js';
 import { actorOf } from '../auth.js';
 
-const webhookShape = z.object({
-  id: z.string(),
-  url: z.string(),
-  events: z.array(z.string()),
-  description: z.string().nullable(),
-  active: z.boolean(),
-  disabledReason: z.string().nullable(),
-  createdAt: z.string(),
-});
-
-const logShape = z.object({
-  id: z.string(),
-  eventType: z.string(),
-  status: z.enum(DELIVERY_STATUSES),
-  attempts: z.number(),
-  responseCode: z.number().nullable(),
-  createdAt: z.string(),
-  kind: z.enum(DELIVERY_KINDS),
-  eventId: z.string().nullable(),
-  nextAttemptAt: z.string().nullable(),
-  lastError: z.string().nullable(),
-  redeliveryOf: z.string().nullable(),
-  attemptHistory: z.array(
-    z.object({
-      attempt: z.number(),
-      at: z.string(),
-      responseCode: z.number().nullable(),
-      error: z.string().nullable(),
-      durationMs: z.number(),
-    }),
-  ),
-});
+// The response shapes are the domain's declarations of the nouns (webhook.schemas.ts).
+const logShape = deliveryLogEntryShape;
 
 /** REST routes of the webhooks area (spec 4.6 plus rotation, test and redelivery; README "Webhooks"). */
 export async function webhooksRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
