@@ -9,14 +9,13 @@ import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as schedul
 import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
+import { cancelPendingDeliveries, disableWebhook } from './webhook.store.js';
 import {
   type AttemptRecord,
   activeWebhooksRead,
   type ClaimedDelivery,
   cancelClaimedDelivery,
-  cancelPendingDeliveries,
   deliveryJobSql,
-  disableWebhook,
   findClaimedDelivery,
   insertOutboxRows,
   type OutboxRow,
@@ -24,10 +23,10 @@ import {
   recordAttempt,
   recordAttempts,
   recordLostAttempt,
-} from './webhook.store.js';
+} from './webhook-dispatch.store.js';
 import type { AttemptResult } from './webhook-transport.port.js';
 
-export type { ClaimedDelivery } from './webhook.store.js';
+export type { ClaimedDelivery } from './webhook-dispatch.store.js';
 
 /** The job kind of webhook deliveries in the job queue (src/infra/jobs; docs/jobs.md). */
 export const WEBHOOK_JOB = 'webhook-delivery';

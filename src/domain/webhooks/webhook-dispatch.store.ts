@@ -1,0 +1,220 @@
+// The webhooks area's store (issue 23), part two: the dispatcher's SQL (the outbox fan-out that runs inside the
+// event log's writes, the delivery job kind's claim, and the fenced attempt records). These are hot paths measured
+// by `npm run bench`: the statements are the dispatcher's, moved here unchanged (the outbox insert, written twice
+// before, is one builder now).
+
+import { v7 as uuidv7 } from 'uuid';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Database, Db, Tx } from '../kernel/db.js';
+import type { WebhookRecord } from './webhook.store.js';
+
+/**
+ * The outbox fan-out's `read` (event-log.ts EventHook): the account's active webhooks as a JSON array of
+ * `{id, events}` ordered by id (NULL when none), evaluated by the statement that records the events.
+ */
+export function activeWebhooksRead(accountId: string): Prisma.Sql {
+  return Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events) ORDER BY w.id)
+      FROM webhooks w WHERE w.account_id = ${accountId} AND w.active AND w.deleted_at IS NULL`;
+}
+
+/** One delivery row of the outbox fan-out: `event` is the event's id, or its 1-based `ord` in a single-statement write. */
+export interface OutboxRow {
+  id: string;
+  webhookId: string;
+  eventType: string;
+  /** The JSON body (spec 2.11 envelope). */
+  body: string;
+  /** The event's timestamp: due, created and updated at. */
+  at: string;
+}
+
+/**
+ * THE outbox insert: one `pending` `event` delivery per row, due at its event's time. `event` says where each
+ * row's event id comes from: `{ids}`, the ids of events already inserted (an interactive transaction), or `{ords}`,
+ * the 1-based positions in a single-statement write whose CTE `ins(id, seq, ord)` holds the inserted events (then it
+ * is a CTE body and RETURNs, see EventHook.statement).
+ */
+export function outboxInsert(
+  accountId: string,
+  rows: OutboxRow[],
+  event: { ids: string[] } | { ords: number[] },
+): Prisma.Sql {
+  const byOrd = 'ords' in event;
+  return Prisma.sql`
+          INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
+                                          next_attempt_at, created_at, updated_at)
+          SELECT x.id, ${accountId}, x.webhook_id, ${byOrd ? Prisma.sql`ins.id` : Prisma.sql`x.event_id`}, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
+            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
+                        ${byOrd ? Prisma.sql`${event.ords}::int[]` : Prisma.sql`${event.ids}::bigint[]`}, ${rows.map((r) => r.eventType)}::text[],
+                        ${rows.map((r) => r.body)}::text[],
+                        ${rows.map((r) => r.at)}::timestamptz[])
+                 AS x(id, webhook_id, ${byOrd ? Prisma.sql`ord` : Prisma.sql`event_id`}, event_type, body, at)${
+                   byOrd
+                     ? Prisma.sql`
+            JOIN ins ON ins.ord = x.ord
+          RETURNING 1`
+                     : Prisma.empty
+                 }`;
+}
+
+/** Runs the {@link outboxInsert} of events already inserted, inside the recording transaction. */
+export async function insertOutboxRows(
+  tx: Tx,
+  accountId: string,
+  rows: OutboxRow[],
+  eventIds: string[],
+): Promise<void> {
+  await tx.$executeRaw(outboxInsert(accountId, rows, { ids: eventIds }));
+}
+
+/** The SQL parts of the delivery job kind (src/infra/jobs JobKind): which rows are due, and what a claim returns. */
+export function deliveryJobSql(keyId: string) {
+  return {
+    /** Pending deliveries of webhooks whose secret key `keyId` encrypted. */
+    where: () =>
+      Prisma.sql`j.status = 'pending' AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = j.webhook_id AND w.secret_key_id = ${keyId})`,
+    join: () => Prisma.sql`JOIN webhooks w ON w.id = j.webhook_id`,
+    columns: () => ({
+      kind: Prisma.sql`j.kind`,
+      body: Prisma.sql`j.body`,
+      eventType: Prisma.sql`j.event_type`,
+      eventId: Prisma.sql`j.event_id::text`,
+      accountId: Prisma.sql`j.account_id`,
+      webhookId: Prisma.sql`w.id`,
+      url: Prisma.sql`w.url`,
+      active: Prisma.sql`w.active`,
+      deletedAt: Prisma.sql`w.deleted_at`,
+      secretCiphertext: Prisma.sql`w.secret_ciphertext`,
+      previousSecretCiphertext: Prisma.sql`w.previous_secret_ciphertext`,
+      previousSecretExpiresAt: Prisma.sql`w.previous_secret_expires_at`,
+    }),
+  };
+}
+
+/** What an attempt needs of a delivery and its webhook (what the dispatcher's claim returns; docs/jobs.md). */
+export interface ClaimedDelivery {
+  id: string;
+  lockedBy: string | null;
+  attempts: number;
+  kind: string;
+  body: string;
+  eventType: string;
+  eventId: bigint | null;
+  accountId: string;
+  webhook: Pick<
+    WebhookRecord,
+    'id' | 'url' | 'active' | 'deletedAt' | 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+  >;
+}
+
+/** Delivery `id` with its webhook when `token` holds its claim; null otherwise. */
+export async function findClaimedDelivery(db: Db, id: string, token: string): Promise<ClaimedDelivery | null> {
+  return db.webhookDelivery.findFirst({ where: { id, lockedBy: token }, include: { webhook: true } });
+}
+
+/**
+ * Cancels claimed delivery `id` (fenced by `token` and `status = 'pending'`) because its webhook is deleted or
+ * disabled; `uncount` takes back the attempt the claim counted.
+ */
+export async function cancelClaimedDelivery(
+  db: Db,
+  id: string,
+  token: string,
+  reason: 'webhook deleted' | 'webhook disabled',
+  now: Date,
+  uncount: boolean,
+): Promise<void> {
+  await db.webhookDelivery.updateMany({
+    where: { id, lockedBy: token, status: 'pending' },
+    data: {
+      status: 'cancelled',
+      nextAttemptAt: null,
+      lockedUntil: null,
+      lockedBy: null,
+      lastError: reason,
+      updatedAt: now,
+      // The claim counted an attempt that is not made.
+      ...(uncount ? { attempts: { decrement: 1 } } : {}),
+    },
+  });
+}
+
+/** One attempt's result and the delivery's state after it, as {@link recordAttempt} writes them. */
+export interface AttemptRecord {
+  deliveryId: string;
+  token: string;
+  next: 'delivered' | 'failed' | 'pending';
+  attempt: number;
+  responseCode: number | null;
+  error: string | null;
+  nextAttemptAt: Date | null;
+  startedAt: Date;
+  durationMs: number;
+  now: Date;
+}
+
+/**
+ * Writes an attempt's result in ONE statement (so it needs no interactive transaction, nor the event-order lock
+ * when nothing is emitted): the delivery's new state, fenced by the claim token and `status = 'pending'`, and the
+ * attempt row, inserted only when the fenced update matched.
+ * @returns false when the claim was lost (lease passed and another instance claimed it, or the delivery was
+ *   cancelled meanwhile); nothing is written then.
+ */
+export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    WITH d AS (
+      UPDATE webhook_deliveries
+         SET status = ${r.next}, attempts = ${r.attempt}::int, response_code = ${r.responseCode}::int,
+             last_error = ${r.error}::text, next_attempt_at = ${r.nextAttemptAt}::timestamptz,
+             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz
+       WHERE id = ${r.deliveryId} AND locked_by = ${r.token} AND status = 'pending'
+      RETURNING id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, ${r.responseCode}::int,
+           ${r.error}::text, ${r.durationMs}::int
+      FROM d
+    RETURNING id`;
+  return rows.length > 0;
+}
+
+/**
+ * {@link recordAttempt} for many attempts in ONE statement (the dispatcher's hot path: one round trip per batch of
+ * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
+ * @returns the ids whose record was written.
+ */
+export async function recordAttempts(database: Pick<Database, 'statement'>, rs: AttemptRecord[]): Promise<Set<string>> {
+  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
+  const rows = await database.statement<{ id: string }>(Prisma.sql`
+    WITH x AS (
+      SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
+                           ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
+                           ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
+                           ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+                           ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.durationMs)}::int[],
+                           ${col((r) => r.now.toISOString())}::timestamptz[], ${col(() => uuidv7())}::text[])
+        AS x(id, token, next, attempt, code, error, next_at, started_at, duration_ms, now, attempt_id)),
+    d AS (
+      UPDATE webhook_deliveries w
+         SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
+             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
+        FROM x
+       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
+      RETURNING w.id)
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
+    RETURNING delivery_id AS id`);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Inserts the log row of a lost try, fenced by the claim token. */
+export async function recordLostAttempt(
+  db: Tx,
+  deliveryId: string,
+  token: string,
+  r: { attempt: number; error: string; startedAt: Date; durationMs: number },
+): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+    SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, NULL, ${r.error}::text, ${r.durationMs}::int
+      FROM webhook_deliveries d WHERE d.id = ${deliveryId} AND d.locked_by = ${token}`;
+}
