@@ -4,11 +4,12 @@ import type { Tx } from '../kernel/db.js';
 import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { emitAgentSkipped } from './agent.events.js';
+import { AGENT_JOB } from './email.jobs.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
 import { isAuthenticated } from './sender-auth.js';
 
-/** The job kind of agent answers in the job queue (src/infra/jobs; docs/jobs.md). */
-export const AGENT_JOB = 'email-agent';
+export { AGENT_JOB };
+
 /** Model attempts per inbound message: 3, after 30 s and 2 min (the start of the spec 8 schedule). */
 export const MODEL_SCHEDULE: RetrySchedule = { maxAttempts: 3, delaysMs: SPEC8_SCHEDULE.delaysMs };
 /** Agent jobs answered at once per instance. */

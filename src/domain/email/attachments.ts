@@ -1,36 +1,17 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailAttachment, EmailMessage } from '../../generated/prisma/client.js';
+import type { EmailMessage } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, PayloadTooLargeError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { type AttachmentView, attachmentView } from './attachment.view.js';
 import { readBlob } from './blobs.js';
 import { type AttachmentInput, MAX_ATTACHMENT_BYTES } from './email.schemas.js';
 import type { InboundAttachment, OutgoingAttachment } from './mail-transport.port.js';
 import { getMessageRow } from './thread.service.js';
 
-/** An attachment as the API shows it (issue 21 item 2). `size` is the decoded size in bytes. */
-export interface AttachmentView {
-  attachmentId: string;
-  filename: string | null;
-  contentType: string;
-  size: number;
-  inline: boolean;
-  contentId: string | null;
-}
-
-/** Converts a row. */
-export function attachmentView(a: EmailAttachment): AttachmentView {
-  return {
-    attachmentId: a.id,
-    filename: a.filename,
-    contentType: a.contentType,
-    size: a.size,
-    inline: a.inline,
-    contentId: a.contentId,
-  };
-}
+export { type AttachmentView, attachmentView };
 
 /** Writes the attachment metadata of a stored message (the bytes stay in its raw message). */
 export async function storeAttachments(tx: Tx, message: EmailMessage, list: InboundAttachment[]): Promise<void> {

@@ -7,7 +7,7 @@ import type { DomainContext } from '../kernel/context.js';
 import { deleteDkimKey, dkimRecordValue, ensureDkimKey } from './dkim.service.js';
 import { isNoRecord } from './dns.port.js';
 import { DOMAIN_NAME, hostedDomains, normalizeAddress } from './mail.rules.js';
-import { smtpEndpoint } from './smtp-credentials.service.js';
+import { smtpEndpoint } from './smtp-endpoint.js';
 
 const domainName = z
   .string()

@@ -5,9 +5,9 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { PRUNE_INTERVAL_MS, periodicWorker } from '../kernel/workers.js';
 import { findAgent } from './agent.service.js';
-import { requireIdentityDomain } from './domain.service.js';
+import { localAddresses, requireIdentityDomain } from './domain.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
-import { smtpEndpoint } from './smtp-credentials.service.js';
+import { smtpEndpoint } from './smtp-endpoint.js';
 
 /** Days a deprovisioning identity and its threads stay readable before the purge worker deletes them. */
 export const PURGE_AFTER_DAYS = 30;
@@ -269,4 +269,11 @@ export async function getIdentityRow(
   })) as EmailIdentity | null;
   if (!row) throw new NotFoundError('Email identity', identityId, 'id');
   return row;
+}
+
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
+export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
+  const hosted = await localAddresses(ctx, list);
+  if (hosted.length === 0) return [];
+  return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
 }

@@ -1,32 +1,20 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
+import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Tx } from '../kernel/db.js';
 import { emitAgentSkipped } from './agent.events.js';
-import { AGENT_JOB } from './agent.responder.js';
 import { storeAttachments } from './attachments.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
-import { localAddresses } from './domain.service.js';
+import { AGENT_JOB } from './email.jobs.js';
+import { activeIdentitiesFor } from './identity.service.js';
+import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
+import { threadFor } from './thread.store.js';
 
-/** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
-export interface Envelope {
-  mailFrom: string;
-  rcptTo: string[];
-}
-
-/** What was stored for one recipient identity. */
-export interface StoredInbound {
-  identityId: string;
-  threadId: string;
-  messageId: string;
-  /** False when the same Message-ID was already stored for this identity (re-delivery is idempotent). */
-  created: boolean;
-}
+export type { Envelope, StoredInbound };
 
 /** Mail whose sender is not known to be anyone: what a message gets when no authentication was run. */
 const UNCHECKED: SenderAuthOutcome = {
@@ -50,7 +38,6 @@ export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS or a verified custom one). */
 /** Header fields of inbound mail are capped as on the send API: one line of at most 998 characters (RFC 5322 2.1.1). */
 export const MAX_HEADER_CHARS = 998;
 /** Most addresses kept per address header (To, Cc) of inbound mail; the raw message keeps them all. */
@@ -60,60 +47,6 @@ export const MAX_REFERENCES = 20;
 
 function capAddress(a: string): string {
   return a.length > 320 ? '' : a;
-}
-
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
-export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
-  const hosted = await localAddresses(ctx, list);
-  if (hosted.length === 0) return [];
-  return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
-}
-
-/** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */
-export function mergeParticipants(current: string[], more: string[]): string[] {
-  const out = [...current];
-  for (const a of more.map(normalizeAddress)) if (a && !out.includes(a)) out.push(a);
-  return out;
-}
-
-/**
- * The thread upsert of every stored message, inbound or outbound: `thread` gets one more message (count, last
- * activity, participants merged); with no thread, a new one is created with `subject`.
- * @returns the thread id.
- */
-export async function addToThread(
-  tx: Tx,
-  identity: EmailIdentity,
-  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
-  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
-): Promise<string> {
-  if (thread) {
-    await tx.emailThread.update({
-      where: { id: thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: m.now,
-        participants: mergeParticipants(thread.participants, m.participants),
-        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
-      },
-    });
-    return thread.id;
-  }
-  const id = uuidv7();
-  await tx.emailThread.create({
-    data: {
-      id,
-      accountId: identity.accountId,
-      identityId: identity.id,
-      subject: m.subject,
-      participants: mergeParticipants([], m.participants),
-      labels: [...new Set(m.labels ?? [])],
-      messageCount: 1,
-      lastMessageAt: m.now,
-      createdAt: m.now,
-    },
-  });
-  return id;
 }
 
 /**
@@ -295,26 +228,4 @@ async function emitReceived(
       labels: m.labels,
     },
   });
-}
-
-/**
- * The identity's thread holding any of `refs`, updated with one more message; otherwise a new thread.
- * @returns the thread id.
- */
-export async function threadFor(
-  tx: Tx,
-  identity: EmailIdentity,
-  refs: string[],
-  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
-): Promise<string> {
-  const parent =
-    refs.length > 0
-      ? await tx.emailMessage.findFirst({
-          where: { identityId: identity.id, messageId: { in: refs } },
-          orderBy: { sentAt: 'desc' },
-          select: { threadId: true },
-        })
-      : null;
-  const thread = parent ? await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } }) : null;
-  return addToThread(tx, identity, thread, m);
 }

@@ -14,17 +14,18 @@ import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { dkimSignerFor } from './dkim.service.js';
 import { localAddresses } from './domain.service.js';
+import { OUTBOUND_JOB } from './email.jobs.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
-import { findActiveIdentity } from './identity.service.js';
-import { activeIdentitiesFor, addToThread, deliverInbound } from './inbound.service.js';
+import { activeIdentitiesFor, findActiveIdentity } from './identity.service.js';
+import type { LocalDelivery } from './local-delivery.port.js';
 import { forwardContent, mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
 import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
 import { assertNotSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
+import { addToThread } from './thread.store.js';
 
-/** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
-export const OUTBOUND_JOB = 'email-outbound';
+export { OUTBOUND_JOB };
 /** Relay retries: 5 attempts, after 30 s, 2 min, 10 min, 1 h (the spec 8 schedule, as webhooks). */
 export const RELAY_SCHEDULE = SPEC8_SCHEDULE;
 /** How long a dispatcher owns a claimed message before another may retry it (ms); extended while it runs. */
@@ -370,7 +371,7 @@ export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promi
  * Makes one delivery attempt of a claimed outbound message (the claim counted it in `attempts`) to every
  * recipient (To, Cc and Bcc; Bcc in the envelope only), sending the stored DKIM-signed raw message:
  * - recipients on the service's domains (EMAIL_DOMAINS or a verified custom domain) that are active identities:
- *   parsed from the stored raw and handed to the inbound path ({@link deliverInbound}) with
+ *   parsed from the stored raw and handed to the inbound path (`deliverLocal`, the {@link LocalDelivery} port) with
  *   {@link localDeliveryAuthentication}, sharing the sender's raw message; a deprovisioning identity or an unknown
  *   mailbox there is a `550 5.1.1` (as the listener answers) and a permanent bounce;
  * - the others through SMTP_RELAY_URL in one envelope: a 5xx answer is permanent (a bounce for each rejected
@@ -381,7 +382,7 @@ export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promi
  * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`. Every write is
  * fenced by the claim token.
  */
-async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void> {
+async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, job: ClaimedJob): Promise<void> {
   const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
   if (!m) return;
   const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
@@ -432,7 +433,7 @@ async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void
       const parsed = await ctx.mail.parseStream(raw());
       // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
       const auth = localDeliveryAuthentication(identity.address, mailHostName(ctx.config));
-      const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: active }, auth, {
+      const stored = await deliverLocal(ctx, parsed, { mailFrom: identity.address, rcptTo: active }, auth, {
         rawBlobId: m.rawBlobId,
       });
       const got = new Set(stored.map((x) => x.identityId));
@@ -479,9 +480,10 @@ async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void
 
 /**
  * The outbound mail job kind: `queued` messages that are due (sent by a request and not yet attempted, relay
- * retries, and any left by a crash), each attempt counted by its claim.
+ * retries, and any left by a crash), each attempt counted by its claim. `deliverLocal` is the inbound path that
+ * stores mail for identities hosted here (`deliverInbound`, passed by `setupEmail`).
  */
-export function outboundJobKind(ctx: DomainContext): JobKind {
+export function outboundJobKind(ctx: DomainContext, deliverLocal: LocalDelivery): JobKind {
   return {
     name: OUTBOUND_JOB,
     table: 'email_messages',
@@ -489,6 +491,6 @@ export function outboundJobKind(ctx: DomainContext): JobKind {
     where: () => Prisma.sql`j.status = 'queued'`,
     attemptsColumn: 'attempts',
     concurrency: OUTBOUND_CONCURRENCY,
-    run: (job) => deliverClaimed(ctx, job),
+    run: (job) => deliverClaimed(ctx, deliverLocal, job),
   };
 }

@@ -4,6 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
 import { findActiveIdentity } from './identity.service.js';
 import { normalizeAddress } from './mail.rules.js';
+import { SPEC_SMTP_PORT, smtpEndpoint } from './smtp-endpoint.js';
 
 /** Answer of POST /api/email/identities/{id}/smtp-credentials: the only time the password is shown. */
 export interface SmtpCredentialsView {
@@ -13,24 +14,7 @@ export interface SmtpCredentialsView {
   smtpPass: string;
 }
 
-/** The port identities report when nothing better is known (spec 2.6 names 465, submission with implicit TLS). */
-export const SPEC_SMTP_PORT = 465;
-
-/**
- * Where a mail client submits (issue 20 section 3): host SMTP_PUBLIC_HOST (default `localhost`, reachable from the
- * same machine), port SMTP_PUBLIC_PORT, else the submission listener's bound port, else SMTP_SUBMISSION_PORT
- * (before listen), else 465 (submission disabled: a terminator in front is assumed).
- */
-export function smtpEndpoint(ctx: DomainContext): { smtpHost: string; smtpPort: number } {
-  const { config } = ctx;
-  return {
-    smtpHost: config.SMTP_PUBLIC_HOST ?? 'localhost',
-    smtpPort:
-      config.SMTP_PUBLIC_PORT ??
-      ctx.smtpEndpoints.submissionPort ??
-      (config.SMTP_SUBMISSION_PORT > 0 ? config.SMTP_SUBMISSION_PORT : SPEC_SMTP_PORT),
-  };
-}
+export { SPEC_SMTP_PORT, smtpEndpoint };
 
 /**
  * scrypt cost (RFC 7914): N=2^14, r=8, p=1 (node:crypto's defaults; 16 MiB and about 50 ms of one libuv thread per

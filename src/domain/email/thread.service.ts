@@ -3,7 +3,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
-import { type AttachmentView, attachmentView } from './attachments.js';
+import { type AttachmentView, attachmentView } from './attachment.view.js';
 import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 import { authenticationView, type SenderAuthentication } from './sender-auth.js';

@@ -1,0 +1,23 @@
+import type { EmailAttachment } from '../../generated/prisma/client.js';
+
+/** An attachment as the API shows it (issue 21 item 2). `size` is the decoded size in bytes. */
+export interface AttachmentView {
+  attachmentId: string;
+  filename: string | null;
+  contentType: string;
+  size: number;
+  inline: boolean;
+  contentId: string | null;
+}
+
+/** Converts a row. */
+export function attachmentView(a: EmailAttachment): AttachmentView {
+  return {
+    attachmentId: a.id,
+    filename: a.filename,
+    contentType: a.contentType,
+    size: a.size,
+    inline: a.inline,
+    contentId: a.contentId,
+  };
+}
