@@ -1,4 +1,4 @@
-import type { EmailAttachment } from '../../generated/prisma/client.js';
+import type { EmailAttachment } from './thread.store.js';
 
 /** An attachment as the API shows it (issue 21 item 2). `size` is the decoded size in bytes. */
 export interface AttachmentView {

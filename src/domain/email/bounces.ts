@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailMessage } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { Tx } from '../kernel/db.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
+import type { EmailMessage } from './thread.store.js';
 
 /**
  * Bounces (issue 21 item 5). A delivery status notification (RFC 3464, `multipart/report;

@@ -1,18 +1,19 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import { emitAgentSkipped } from './agent.events.js';
+import { insertAgentJob } from './agent.store.js';
 import { storeAttachments } from './attachments.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { AGENT_JOB } from './email.jobs.js';
 import { activeIdentitiesFor } from './identity.service.js';
+import { type EmailIdentity, identityOwnerOf } from './identity.store.js';
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
-import { threadFor } from './thread.store.js';
+import { insertMessage, messageOfIdentity, outboundMessageOfIdentity, threadFor } from './thread.store.js';
 
 export type { Envelope, StoredInbound };
 
@@ -108,19 +109,14 @@ export async function deliverInbound(
     headers: parsed.headers,
     contentType: parsed.contentType,
   });
-  const senderIdentity = await ctx.db.emailIdentity.findUnique({
-    where: { address: from },
-    select: { id: true, accountId: true, agentId: true },
-  });
+  const senderIdentity = await identityOwnerOf(ctx.db, from);
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
     for (const identity of identities) {
-      const existing = await tx.emailMessage.findUnique({
-        where: { identityId_messageId: { identityId: identity.id, messageId } },
-      });
+      const existing = await messageOfIdentity(tx, identity.id, messageId);
       if (existing) {
         out.push({ identityId: identity.id, threadId: existing.threadId, messageId, created: false });
         continue;
@@ -128,9 +124,7 @@ export async function deliverInbound(
       const recipients = to.length > 0 ? to : [identity.address];
       // A DSN about mail this identity sent joins that mail's thread and marks it bounced (issue 21 item 5).
       const bounced = report?.originalMessageId
-        ? await tx.emailMessage.findFirst({
-            where: { identityId: identity.id, messageId: report.originalMessageId, direction: 'outbound' },
-          })
+        ? await outboundMessageOfIdentity(tx, identity.id, report.originalMessageId)
         : null;
       const refs = [...(bounced ? [bounced.messageId] : []), ...(inReplyTo ? [inReplyTo] : []), ...references];
       // System labels: received, spam/unauthenticated from the sender authentication, bounced for a DSN of ours.
@@ -142,33 +136,31 @@ export async function deliverInbound(
         labels,
       });
       const rowId = uuidv7();
-      const row = await tx.emailMessage.create({
-        data: {
-          id: rowId,
-          accountId: identity.accountId,
-          identityId: identity.id,
-          threadId,
-          messageId,
-          direction: 'inbound',
-          from,
-          to: recipients,
-          subject,
-          body,
-          cc,
-          replyTo,
-          html,
-          extractedText,
-          labels,
-          size: parsed.size ?? 0,
-          rawBlobId: stored.rawBlobId,
-          inReplyTo,
-          references,
-          autoSubmitted,
-          status: 'received',
-          sentAt: now,
-          authentication: { ...auth.authentication },
-          authenticationResults: auth.authenticationResults || null,
-        },
+      const row = await insertMessage(tx, {
+        id: rowId,
+        accountId: identity.accountId,
+        identityId: identity.id,
+        threadId,
+        messageId,
+        direction: 'inbound',
+        from,
+        to: recipients,
+        subject,
+        body,
+        cc,
+        replyTo,
+        html,
+        extractedText,
+        labels,
+        size: parsed.size ?? 0,
+        rawBlobId: stored.rawBlobId,
+        inReplyTo,
+        references,
+        autoSubmitted,
+        status: 'received',
+        sentAt: now,
+        authentication: { ...auth.authentication },
+        authenticationResults: auth.authenticationResults || null,
       });
       await storeAttachments(tx, row, parsed.attachments ?? []);
       let skipped: { agentId: string; reason: string } | undefined;
@@ -179,20 +171,18 @@ export async function deliverInbound(
           (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
         const unauthenticated = auth.authentication.authenticated ? undefined : 'SENDER_NOT_AUTHENTICATED';
         const reason = blocker ?? (own ? 'OWN_IDENTITY' : unauthenticated);
-        await tx.agentJob.create({
-          data: {
-            id: uuidv7(),
-            accountId: identity.accountId,
-            identityId: identity.id,
-            agentId: identity.agentId,
-            messageRowId: rowId,
-            status: reason ? 'skipped' : 'pending',
-            reason: reason ?? null,
-            nextAttemptAt: now,
-            sender: from,
-            createdAt: now,
-            updatedAt: now,
-          },
+        await insertAgentJob(tx, {
+          id: uuidv7(),
+          accountId: identity.accountId,
+          identityId: identity.id,
+          agentId: identity.agentId,
+          messageRowId: rowId,
+          status: reason ? 'skipped' : 'pending',
+          reason: reason ?? null,
+          nextAttemptAt: now,
+          sender: from,
+          createdAt: now,
+          updatedAt: now,
         });
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
         else skipped = { agentId: identity.agentId, reason };

@@ -1,8 +1,8 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
 import { findActiveIdentity } from './identity.service.js';
+import { type EmailIdentity, identityByAddress, saveSmtpCredential, smtpCredentialOf } from './identity.store.js';
 import { normalizeAddress } from './mail.rules.js';
 import { SPEC_SMTP_PORT, smtpEndpoint } from './smtp-endpoint.js';
 
@@ -71,10 +71,11 @@ export async function createSmtpCredentials(
   const password = randomBytes(24).toString('base64url');
   const passwordHash = await hashSmtpPassword(password);
   const now = ctx.clock.now();
-  await ctx.db.smtpCredential.upsert({
-    where: { identityId: identity.id },
-    create: { identityId: identity.id, accountId: identity.accountId, passwordHash, createdAt: now },
-    update: { passwordHash, createdAt: now },
+  await saveSmtpCredential(ctx.db, {
+    identityId: identity.id,
+    accountId: identity.accountId,
+    passwordHash,
+    createdAt: now,
   });
   return { ...smtpEndpoint(ctx), smtpUser: identity.address, smtpPass: password };
 }
@@ -93,11 +94,8 @@ export async function authenticateSubmission(
   // An address is at most 320 printable characters (RFC 5321 4.5.3.1); anything else (NUL bytes included, which
   // PostgreSQL text refuses) cannot name an identity.
   const plausible = address.length > 0 && address.length <= 320 && /^[\x21-\x7e]+$/.test(address);
-  const identity = plausible ? await ctx.db.emailIdentity.findUnique({ where: { address } }) : null;
-  const credential =
-    identity?.status === 'active'
-      ? await ctx.db.smtpCredential.findUnique({ where: { identityId: identity.id } })
-      : null;
+  const identity = plausible ? await identityByAddress(ctx.db, address) : null;
+  const credential = identity?.status === 'active' ? await smtpCredentialOf(ctx.db, identity.id) : null;
   if (!identity || !credential) {
     decoy ??= hashSmtpPassword(randomBytes(16).toString('hex'));
     await verifySmtpPassword(password, await decoy);

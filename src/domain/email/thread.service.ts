@@ -1,4 +1,3 @@
-import type { AgentJob, EmailAttachment, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
@@ -7,6 +6,16 @@ import { type AttachmentView, attachmentView } from './attachment.view.js';
 import type { ListThreadsInput } from './email.schemas.js';
 import { findIdentity } from './identity.service.js';
 import { authenticationView, type SenderAuthentication } from './sender-auth.js';
+import {
+  type EmailMessage,
+  type EmailThread,
+  findMessageOfIdentity,
+  type MessageWithDetails,
+  threadOfIdentity,
+  threadRowSelected,
+  threadWindow,
+  threadWithMessages,
+} from './thread.store.js';
 
 /** Spec 2.7 thread summary. */
 export interface ThreadSummary {
@@ -74,9 +83,7 @@ export function threadSummary(t: EmailThread): ThreadSummary {
 }
 
 /** Converts a row (with its agent job, if any). */
-export function messageView(
-  m: EmailMessage & { agentJob?: AgentJob | null; attachments?: EmailAttachment[] },
-): MessageView {
+export function messageView(m: MessageWithDetails): MessageView {
   const j = m.agentJob;
   return {
     messageId: m.messageId,
@@ -159,20 +166,12 @@ export async function pageThreads(
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   const after = window.after ? decodeCursor(window.after) : undefined;
   const before = window.before ? decodeCursor(window.before) : undefined;
-  const dir = window.inverted ? 'asc' : 'desc';
-  return ctx.db.emailThread.findMany({
-    where: {
-      identityId: identity.id,
-      ...(window.label ? { labels: { has: window.label } } : {}),
-      AND: [
-        after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
-        before
-          ? { OR: [{ lastMessageAt: { gt: before.at } }, { lastMessageAt: before.at, id: { gt: before.id } }] }
-          : {},
-      ],
-    },
-    orderBy: [{ lastMessageAt: dir }, { id: dir }],
-    take: window.limit,
+  return threadWindow(ctx.db, identity.id, {
+    label: window.label,
+    after,
+    before,
+    limit: window.limit,
+    inverted: window.inverted,
   });
 }
 
@@ -208,15 +207,7 @@ export async function getThread(
 ): Promise<ThreadSummary & { messages: MessageView[] }> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const thread = await ctx.db.emailThread.findFirst({
-    where: { id: threadId, identityId: identity.id },
-    include: {
-      messages: {
-        orderBy: [{ sentAt: 'asc' }, { id: 'asc' }],
-        include: { agentJob: true, attachments: { orderBy: { position: 'asc' } } },
-      },
-    },
-  });
+  const thread = await threadWithMessages(ctx.db, identity.id, threadId);
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return { ...threadSummary(thread), messages: thread.messages.map(messageView) };
 }
@@ -232,10 +223,7 @@ export async function findThreadRow(
   selection: Record<string, unknown> = {},
 ): Promise<EmailThread> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.emailThread.findFirst({
-    ...selection,
-    where: { id: threadId, accountId: actor.accountId },
-  })) as EmailThread | null;
+  const row = await threadRowSelected(ctx.db, actor.accountId, threadId, selection);
   if (!row) throw new NotFoundError('Thread', threadId, 'threadId');
   return row;
 }
@@ -252,7 +240,7 @@ export async function getThreadRow(
 ): Promise<EmailThread> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const thread = await ctx.db.emailThread.findFirst({ where: { id: threadId, identityId: identity.id } });
+  const thread = await threadOfIdentity(ctx.db, identity.id, threadId);
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return thread;
 }
@@ -269,7 +257,7 @@ export async function getMessageRow(
 ): Promise<EmailMessage> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const message = await ctx.db.emailMessage.findFirst({ where: { identityId: identity.id, messageId } });
+  const message = await findMessageOfIdentity(ctx.db, identity.id, messageId);
   if (!message) throw new NotFoundError('Message', messageId, 'messageId');
   return message;
 }
