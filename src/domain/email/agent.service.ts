@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
@@ -18,30 +19,17 @@ import {
   updateAgentRow,
 } from './agent.store.js';
 import type { AddKnowledgeInput, CreateAgentInput, UpdateAgentInput } from './email.schemas.js';
+import type { agentShape, knowledgeDocumentShape } from './email.shapes.js';
 import { countActiveIdentitiesOfAgent } from './identity.store.js';
 
 /** Most knowledge documents one agent holds. */
 export const MAX_KNOWLEDGE_DOCUMENTS = 200;
 
 /** REST/GraphQL shape of an agent (spec 4.5 leaves it "not shown"; README "Agents"). */
-export interface AgentView {
-  id: string;
-  name: string;
-  systemPrompt: string;
-  textModel: string | null;
-  contextSources: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type AgentView = z.output<typeof agentShape>;
 
 /** Shape of a knowledge document. */
-export interface KnowledgeDocumentView {
-  id: string;
-  agentId: string;
-  title: string;
-  content: string;
-  createdAt: string;
-}
+export type KnowledgeDocumentView = z.output<typeof knowledgeDocumentShape>;
 
 /** Converts a row. */
 export function agentView(a: Agent): AgentView {

@@ -1,14 +1,9 @@
+import type { z } from 'zod';
+import type { attachmentShape } from './email.shapes.js';
 import type { EmailAttachment } from './thread.store.js';
 
 /** An attachment as the API shows it (issue 21 item 2). `size` is the decoded size in bytes. */
-export interface AttachmentView {
-  attachmentId: string;
-  filename: string | null;
-  contentType: string;
-  size: number;
-  inline: boolean;
-  contentId: string | null;
-}
+export type AttachmentView = z.output<typeof attachmentShape>;
 
 /** Converts a row. */
 export function attachmentView(a: EmailAttachment): AttachmentView {

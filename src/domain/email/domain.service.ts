@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { deleteDkimKey, dkimRecordValue, ensureDkimKey } from './dkim.service.js';
 import { isNoRecord } from './dns.port.js';
+import type { dnsRecordShape, domainShape, recordCheckShape } from './email.shapes.js';
 import {
   deleteDomainRow,
   domainOf,
@@ -45,36 +46,13 @@ export const domainParams = z.object({
 export type DomainStatus = 'pending' | 'verified';
 
 /** One DNS record a domain owner publishes (issue 20 section 4). */
-export interface DnsRecordView {
-  type: 'MX' | 'TXT';
-  /** Owner name of the record (fully qualified, no trailing dot). */
-  name: string;
-  /** Record data as entered at a DNS provider (MX: `<preference> <host>`). */
-  value: string;
-  /** `mx` (inbound mail), `spf` (RFC 7208), `dkim` (RFC 6376), `dmarc` (RFC 7489). */
-  purpose: 'mx' | 'spf' | 'dkim' | 'dmarc';
-  /** Present in the answer of verify: what the resolver returned and whether it fits. */
-  check?: RecordCheck;
-}
+export type DnsRecordView = z.output<typeof dnsRecordShape>;
 
 /** Result of checking one record through the resolver. */
-export interface RecordCheck {
-  /** `ok`; `missing` (no such record); `wrong` (records there, none fits); `error` (the lookup failed: try later). */
-  status: 'ok' | 'missing' | 'wrong' | 'error';
-  /** The values found (TXT strings joined, MX as `<preference> <host>`), at most 10, each cut at 512 chars. */
-  found: string[];
-  /** Why it is not ok, in words; null when ok. */
-  detail: string | null;
-}
+export type RecordCheck = z.output<typeof recordCheckShape>;
 
 /** A domain and the records it needs. */
-export interface DomainView {
-  domain: string;
-  status: DomainStatus;
-  /** Whether it is one of EMAIL_DOMAINS (shared by every account) rather than the account's own. */
-  configured: boolean;
-  dnsRecords: DnsRecordView[];
-}
+export type DomainView = z.output<typeof domainShape>;
 
 /** DMARC policy the records propose (RFC 7489 6.3): quarantine what fails, relaxed alignment. */
 export const PROPOSED_DMARC = 'v=DMARC1; p=quarantine; adkim=r; aspf=r';

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
@@ -7,6 +8,7 @@ import { findAgent } from './agent.service.js';
 import type { RowSelection } from './agent.store.js';
 import { localAddresses, requireIdentityDomain } from './domain.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
+import type { identityShape } from './email.shapes.js';
 import {
   activeIdentitiesAt,
   type EmailIdentity,
@@ -26,20 +28,7 @@ import { smtpEndpoint } from './smtp-endpoint.js';
 export const PURGE_AFTER_DAYS = 30;
 
 /** Spec 2.6 shape of an identity. */
-export interface IdentityView {
-  id: string;
-  address: string;
-  localPart: string;
-  domain: string;
-  displayName: string | null;
-  agentId: string | null;
-  status: 'active' | 'deprovisioning';
-  smtpHost: string;
-  smtpPort: number;
-  smtpUser: string;
-  smtpPass: null;
-  createdAt: string;
-}
+export type IdentityView = z.output<typeof identityShape>;
 
 /** Spec 2.6 shape of a row. */
 export function identityView(ctx: DomainContext, i: EmailIdentity): IdentityView {

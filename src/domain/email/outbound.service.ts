@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
@@ -14,6 +15,7 @@ import { dkimSignerFor } from './dkim.service.js';
 import { localAddresses } from './domain.service.js';
 import { OUTBOUND_JOB } from './email.jobs.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
+import type { sentShape } from './email.shapes.js';
 import { activeIdentitiesFor, findActiveIdentity } from './identity.service.js';
 import { type EmailIdentity, identityByIdOrThrow } from './identity.store.js';
 import type { LocalDelivery } from './local-delivery.port.js';
@@ -48,10 +50,7 @@ export { CLAIM_LEASE_MS };
 const OUTBOUND_CONCURRENCY = 20;
 
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
-export interface SentRef {
-  messageId: string;
-  threadId: string;
-}
+export type SentRef = z.output<typeof sentShape>;
 
 /** A new Message-ID on the identity's domain (RFC 5322 3.6.4: globally unique, `<left@right>`). */
 export function newMessageId(identity: EmailIdentity): string {

@@ -1,18 +1,15 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
+import type { smtpCredentialsShape } from './email.shapes.js';
 import { findActiveIdentity } from './identity.service.js';
 import { type EmailIdentity, identityByAddress, saveSmtpCredential, smtpCredentialOf } from './identity.store.js';
 import { normalizeAddress } from './mail.rules.js';
 import { SPEC_SMTP_PORT, smtpEndpoint } from './smtp-endpoint.js';
 
 /** Answer of POST /api/email/identities/{id}/smtp-credentials: the only time the password is shown. */
-export interface SmtpCredentialsView {
-  smtpHost: string;
-  smtpPort: number;
-  smtpUser: string;
-  smtpPass: string;
-}
+export type SmtpCredentialsView = z.output<typeof smtpCredentialsShape>;
 
 export { SPEC_SMTP_PORT, smtpEndpoint };
 

@@ -1,11 +1,13 @@
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
-import { type AttachmentView, attachmentView } from './attachment.view.js';
+import { attachmentView } from './attachment.view.js';
 import type { ListThreadsInput } from './email.schemas.js';
+import type { agentAnswerShape, messageShape, threadSummaryShape } from './email.shapes.js';
 import { findIdentity } from './identity.service.js';
-import { authenticationView, type SenderAuthentication } from './sender-auth.js';
+import { authenticationView } from './sender-auth.js';
 import {
   type EmailMessage,
   type EmailThread,
@@ -18,57 +20,13 @@ import {
 } from './thread.store.js';
 
 /** Spec 2.7 thread summary. */
-export interface ThreadSummary {
-  threadId: string;
-  subject: string;
-  participants: string[];
-  messageCount: number;
-  lastMessageAt: string;
-  /** System and custom labels (issue 21 item 4). */
-  labels: string[];
-}
+export type ThreadSummary = z.output<typeof threadSummaryShape>;
 
 /** State of the agent's answer to an inbound message (README "Agents"); null on outbound messages or without agent. */
-export interface AgentAnswerView {
-  status: string;
-  reason: string | null;
-  attempts: number;
-  lastError: string | null;
-  replyMessageId: string | null;
-}
+export type AgentAnswerView = z.output<typeof agentAnswerShape>;
 
 /** Spec 2.7 message plus `direction`, delivery `status`/`statusDetail` and `agent` (README "Message status"). */
-export interface MessageView {
-  messageId: string;
-  threadId: string;
-  from: string;
-  to: string[];
-  subject: string;
-  body: string;
-  sentAt: string;
-  direction: 'inbound' | 'outbound';
-  inReplyTo: string | null;
-  references: string[];
-  status: string;
-  statusDetail: string | null;
-  agent: AgentAnswerView | null;
-  /** Inbound mail: SPF/DKIM/DMARC/ARC verdicts and whether the sender is authenticated; null on outbound mail. */
-  authentication: SenderAuthentication | null;
-  /** Cc addresses. */
-  cc: string[];
-  /** Bcc addresses: only on the identity's own outbound mail (never in a header); [] on inbound mail. */
-  bcc: string[];
-  replyTo: string | null;
-  /** The HTML part, sanitised (src/domain/email/content.ts); null when the message has none. */
-  html: string | null;
-  /** The new text without quoted history and signature (email-reply-parser). */
-  extractedText: string;
-  attachments: AttachmentView[];
-  /** System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom ones. */
-  labels: string[];
-  /** Size of the raw message in bytes (0 for mail stored before raw messages were kept). */
-  size: number;
-}
+export type MessageView = z.output<typeof messageShape>;
 
 /** Converts a row. */
 export function threadSummary(t: EmailThread): ThreadSummary {
