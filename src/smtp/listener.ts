@@ -1,7 +1,7 @@
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { isInboundBlocked } from '../domain/email/blocklist.service.js';
-import { activeIdentitiesFor } from '../domain/email/inbound.service.js';
+import { activeIdentitiesFor } from '../domain/email/identity.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';

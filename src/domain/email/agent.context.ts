@@ -1,8 +1,9 @@
-import type { Agent, Contact, EmailMessage, KnowledgeDocument } from '../../generated/prisma/client.js';
 import { contactByEmail } from '../contacts/contact.service.js';
 import type { DomainContext } from '../kernel/context.js';
+import { type Agent, type KnowledgeDocument, knowledgeUnordered, recentEventsOn } from './agent.store.js';
 import type { ContextSource } from './email.schemas.js';
 import { isAuthenticated } from './sender-auth.js';
+import { type EmailMessage, earlierMessagesWith } from './thread.store.js';
 
 /** Most SMS / call events, knowledge documents and earlier thread messages put into one prompt. */
 export const CONTEXT_LIMITS = { events: 20, eventScan: 1000, documents: 3, documentChars: 4000, thread: 10 };
@@ -30,7 +31,7 @@ export function keywords(text: string): Set<string> {
 export async function historyOwner(
   ctx: DomainContext,
   inbound: Pick<EmailMessage, 'accountId' | 'from' | 'authentication'>,
-): Promise<{ contact: Contact; ids: Set<string> } | undefined> {
+): Promise<{ contact: NonNullable<Awaited<ReturnType<typeof contactByEmail>>>; ids: Set<string> } | undefined> {
   if (!isAuthenticated(inbound.authentication)) return undefined;
   const contact = await contactByEmail(ctx, inbound.accountId, inbound.from);
   if (!contact) return undefined;
@@ -115,13 +116,7 @@ export async function buildAgentPrompt(
   const channels = [...(sources.has('sms') ? ['sms'] : []), ...(sources.has('calls') ? ['voice'] : [])];
   if (channels.length > 0) {
     const owner = await historyOwner(ctx, inbound);
-    const events = owner
-      ? await ctx.db.event.findMany({
-          where: { accountId: inbound.accountId, channel: { in: channels } },
-          orderBy: { id: 'desc' },
-          take: CONTEXT_LIMITS.eventScan,
-        })
-      : [];
+    const events = owner ? await recentEventsOn(ctx.db, inbound.accountId, channels, CONTEXT_LIMITS.eventScan) : [];
     for (const channel of channels) {
       const source = channel === 'sms' ? 'sms' : 'calls';
       if (!owner) {
@@ -139,7 +134,7 @@ export async function buildAgentPrompt(
     }
   }
   if (sources.has('knowledge')) {
-    const docs = await ctx.db.knowledgeDocument.findMany({ where: { agentId: agent.id } });
+    const docs = await knowledgeUnordered(ctx.db, agent.id);
     const relevant = relevantDocuments(docs, text);
     used.push(
       `knowledge: ${relevant.length > 0 ? relevant.map((d) => JSON.stringify(d.title)).join(', ') : 'no relevant documents'}`,
@@ -153,15 +148,7 @@ export async function buildAgentPrompt(
     );
   }
   const sender = inbound.from.toLowerCase();
-  const earlier = await ctx.db.emailMessage.findMany({
-    where: {
-      threadId: inbound.threadId,
-      id: { not: inbound.id },
-      OR: [{ from: sender }, { to: { has: sender } }],
-    },
-    orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
-    take: CONTEXT_LIMITS.thread,
-  });
+  const earlier = await earlierMessagesWith(ctx.db, inbound, sender, CONTEXT_LIMITS.thread);
   if (earlier.length > 0) {
     sections.push(
       `## Earlier messages in this thread (oldest first)\n${earlier

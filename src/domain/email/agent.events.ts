@@ -1,5 +1,5 @@
-import type { EmailIdentity } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
+import type { EmailIdentity } from './identity.store.js';
 
 /**
  * `{event: "email.agent.skipped", data: {identityId, agentId, threadId, messageId, reason}}`: the agent will not

@@ -1,14 +1,24 @@
-import { type AgentJob, type EmailMessage, Prisma } from '../../generated/prisma/client.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Tx } from '../kernel/db.js';
 import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { emitAgentSkipped } from './agent.events.js';
+import {
+  type AgentJob,
+  agentById,
+  claimedAgentJob,
+  countAnswersSince,
+  lockIdentityRow,
+  pendingAgentJobs,
+  updateClaimedAgentJob,
+} from './agent.store.js';
+import { AGENT_JOB } from './email.jobs.js';
+import { identityById } from './identity.store.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
 import { isAuthenticated } from './sender-auth.js';
+import { type EmailMessage, messageById, threadById } from './thread.store.js';
 
-/** The job kind of agent answers in the job queue (src/infra/jobs; docs/jobs.md). */
-export const AGENT_JOB = 'email-agent';
+export { AGENT_JOB };
+
 /** Model attempts per inbound message: 3, after 30 s and 2 min (the start of the spec 8 schedule). */
 export const MODEL_SCHEDULE: RetrySchedule = { maxAttempts: 3, delaysMs: SPEC8_SCHEDULE.delaysMs };
 /** Agent jobs answered at once per instance. */
@@ -17,16 +27,10 @@ const AGENT_CONCURRENCY = 10;
 /** An agent job as its claim holds it (`lockedBy` is the claim token). */
 export type ClaimedAgentJob = AgentJob & { lockedBy: string };
 
-/**
- * The row condition that holds while this dispatcher owns `job`: still pending and claimed by its token. Every write
- * of the job uses it, so a dispatcher whose lease ran out and was taken over cannot overwrite the new owner's outcome.
+/*
+ * Every write of a job is fenced by its claim (`updateClaimedAgentJob`: still pending and claimed by its token) and
+ * clears the claim, so a dispatcher whose lease ran out and was taken over cannot overwrite the new owner's outcome.
  */
-function claimed(job: ClaimedAgentJob) {
-  return { id: job.id, status: 'pending', lockedBy: job.lockedBy };
-}
-
-/** Clears the claim (written with every outcome). */
-const unclaimed = { lockedBy: null, lockedUntil: null } as const;
 
 /** Thrown inside the answer transaction when the claim was lost: rolls the reply back. */
 class ClaimLost extends Error {}
@@ -34,10 +38,7 @@ class ClaimLost extends Error {}
 /** Marks the job `skipped` with `reason` and emits `email.agent.skipped` (fenced by the claim). */
 async function skip(ctx: DomainContext, job: ClaimedAgentJob, message: EmailMessage, reason: string): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
-    const { count } = await tx.agentJob.updateMany({
-      where: claimed(job),
-      data: { status: 'skipped', reason, updatedAt: ctx.clock.now(), ...unclaimed },
-    });
+    const count = await updateClaimedAgentJob(tx, job, { status: 'skipped', reason, updatedAt: ctx.clock.now() });
     if (count === 0) return;
     await emitAgentSkipped(
       emit,
@@ -55,18 +56,14 @@ async function skip(ctx: DomainContext, job: ClaimedAgentJob, message: EmailMess
  */
 async function exhaustedBudget(
   ctx: DomainContext,
-  db: Pick<Tx, 'agentJob'>,
+  db: Parameters<typeof countAnswersSince>[0],
   identityId: string,
   sender: string,
 ): Promise<'REPLY_BUDGET_EXHAUSTED' | 'IDENTITY_REPLY_BUDGET_EXHAUSTED' | undefined> {
   const windowStart = new Date(ctx.clock.now().getTime() - ctx.config.AGENT_REPLY_WINDOW_MINUTES * 60_000);
-  const toSender = await db.agentJob.count({
-    where: { identityId, sender, status: 'answered', updatedAt: { gte: windowStart } },
-  });
+  const toSender = await countAnswersSince(db, identityId, windowStart, sender);
   if (toSender >= ctx.config.AGENT_REPLIES_PER_SENDER) return 'REPLY_BUDGET_EXHAUSTED';
-  const toAnyone = await db.agentJob.count({
-    where: { identityId, status: 'answered', updatedAt: { gte: windowStart } },
-  });
+  const toAnyone = await countAnswersSince(db, identityId, windowStart);
   return toAnyone >= ctx.config.AGENT_REPLIES_PER_IDENTITY ? 'IDENTITY_REPLY_BUDGET_EXHAUSTED' : undefined;
 }
 
@@ -87,10 +84,10 @@ async function exhaustedBudget(
  * `lastError`) and `email.agent.failed` is emitted. The inbound message itself was stored before and stays.
  */
 export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob): Promise<void> {
-  const message = await ctx.db.emailMessage.findUniqueOrThrow({ where: { id: job.messageRowId } });
-  const identity = await ctx.db.emailIdentity.findUnique({ where: { id: job.identityId } });
+  const message = await messageById(ctx.db, job.messageRowId);
+  const identity = await identityById(ctx.db, job.identityId);
   if (identity?.status !== 'active') return skip(ctx, job, message, 'IDENTITY_DEPROVISIONING');
-  const agent = identity.agentId ? await ctx.db.agent.findUnique({ where: { id: identity.agentId } }) : null;
+  const agent = identity.agentId ? await agentById(ctx.db, identity.agentId) : null;
   if (!agent?.textModel) return skip(ctx, job, message, 'AGENT_UNASSIGNED');
   // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated.
   if (!isAuthenticated(message.authentication)) return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
@@ -107,16 +104,16 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
     const now = ctx.clock.now();
     const retryAt = nextAttemptAt(MODEL_SCHEDULE, attempts, now);
     if (retryAt) {
-      await ctx.db.agentJob.updateMany({
-        where: claimed(job),
-        data: { attempts, lastError: error, updatedAt: now, nextAttemptAt: retryAt, ...unclaimed },
-      });
+      await updateClaimedAgentJob(ctx.db, job, { attempts, lastError: error, updatedAt: now, nextAttemptAt: retryAt });
       return;
     }
     await ctx.events.transaction(async (tx, emit) => {
-      const { count } = await tx.agentJob.updateMany({
-        where: claimed(job),
-        data: { attempts, lastError: error, status: 'failed', reason: 'MODEL_ERROR', updatedAt: now, ...unclaimed },
+      const count = await updateClaimedAgentJob(tx, job, {
+        attempts,
+        lastError: error,
+        status: 'failed',
+        reason: 'MODEL_ERROR',
+        updatedAt: now,
       });
       if (count === 0) return; // the claim was lost: the new owner records the outcome
       await emit(identity.accountId, 'email.agent.failed', {
@@ -137,12 +134,13 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
   let reply: Awaited<ReturnType<typeof queueOutbound>> | undefined;
   try {
     reply = await ctx.events.transaction(async (tx, emit) => {
-      await tx.$queryRaw`SELECT id FROM email_identities WHERE id = ${identity.id} FOR UPDATE`;
+      await lockIdentityRow(tx, identity.id);
       const over = await exhaustedBudget(ctx, tx, identity.id, job.sender);
       if (over) {
-        const { count } = await tx.agentJob.updateMany({
-          where: claimed(job),
-          data: { status: 'skipped', reason: over, updatedAt: ctx.clock.now(), ...unclaimed },
+        const count = await updateClaimedAgentJob(tx, job, {
+          status: 'skipped',
+          reason: over,
+          updatedAt: ctx.clock.now(),
         });
         if (count === 0) throw new ClaimLost();
         await emitAgentSkipped(emit, identity, {
@@ -153,7 +151,7 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
         });
         return undefined;
       }
-      const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });
+      const thread = await threadById(tx, message.threadId);
       const plan = await replyPlan(tx, thread);
       const out = await queueOutbound(tx, ctx, identity, {
         thread,
@@ -162,15 +160,11 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
         body: text,
         autoReplied: true,
       });
-      const { count } = await tx.agentJob.updateMany({
-        where: claimed(job),
-        data: {
-          status: 'answered',
-          attempts: job.attempts + 1,
-          replyMessageId: out.messageId,
-          updatedAt: ctx.clock.now(),
-          ...unclaimed,
-        },
+      const count = await updateClaimedAgentJob(tx, job, {
+        status: 'answered',
+        attempts: job.attempts + 1,
+        replyMessageId: out.messageId,
+        updatedAt: ctx.clock.now(),
       });
       if (count === 0) throw new ClaimLost();
       await emit(identity.accountId, 'email.agent.response', {
@@ -205,10 +199,10 @@ export function agentJobKind(ctx: DomainContext): JobKind {
     name: AGENT_JOB,
     table: 'email_agent_jobs',
     dueColumn: 'next_attempt_at',
-    where: () => Prisma.sql`j.status = 'pending'`,
+    where: pendingAgentJobs,
     concurrency: AGENT_CONCURRENCY,
     async run(claim) {
-      const job = await ctx.db.agentJob.findFirst({ where: { id: claim.id, lockedBy: claim.token } });
+      const job = await claimedAgentJob(ctx.db, claim.id, claim.token);
       if (job) await processAgentJob(ctx, { ...job, lockedBy: claim.token });
     },
   };

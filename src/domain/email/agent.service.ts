@@ -1,32 +1,35 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { Agent, KnowledgeDocument } from '../../generated/prisma/client.js';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
+import {
+  type Agent,
+  agentRowSelected,
+  agentsOf,
+  countKnowledge,
+  deleteAgentRow,
+  deleteKnowledge,
+  findAgentRow,
+  insertAgent,
+  insertKnowledge,
+  type KnowledgeDocument,
+  knowledgeOf,
+  knowledgeRowSelected,
+  updateAgentRow,
+} from './agent.store.js';
 import type { AddKnowledgeInput, CreateAgentInput, UpdateAgentInput } from './email.schemas.js';
+import type { agentShape, knowledgeDocumentShape } from './email.shapes.js';
+import { countActiveIdentitiesOfAgent } from './identity.store.js';
 
 /** Most knowledge documents one agent holds. */
 export const MAX_KNOWLEDGE_DOCUMENTS = 200;
 
 /** REST/GraphQL shape of an agent (spec 4.5 leaves it "not shown"; README "Agents"). */
-export interface AgentView {
-  id: string;
-  name: string;
-  systemPrompt: string;
-  textModel: string | null;
-  contextSources: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type AgentView = z.output<typeof agentShape>;
 
 /** Shape of a knowledge document. */
-export interface KnowledgeDocumentView {
-  id: string;
-  agentId: string;
-  title: string;
-  content: string;
-  createdAt: string;
-}
+export type KnowledgeDocumentView = z.output<typeof knowledgeDocumentShape>;
 
 /** Converts a row. */
 export function agentView(a: Agent): AgentView {
@@ -48,7 +51,7 @@ export function knowledgeView(d: KnowledgeDocument): KnowledgeDocumentView {
 
 /** The account's agent. @throws NotFoundError (another account's id answers the same). */
 export async function findAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<Agent> {
-  const agent = await ctx.db.agent.findFirst({ where: { id: agentId, accountId } });
+  const agent = await findAgentRow(ctx.db, accountId, agentId);
   if (!agent) throw new NotFoundError('Agent', agentId, 'agentId');
   return agent;
 }
@@ -61,17 +64,15 @@ export async function findAgent(ctx: DomainContext, accountId: string, agentId: 
 export async function createAgent(ctx: DomainContext, actor: Actor, data: CreateAgentInput): Promise<AgentView> {
   requireScope(actor, 'email');
   const now = ctx.clock.now();
-  const agent = await ctx.db.agent.create({
-    data: {
-      id: uuidv7(),
-      accountId: actor.accountId,
-      name: data.name,
-      systemPrompt: data.systemPrompt,
-      textModel: data.textModel ?? null,
-      contextSources: data.contextSources,
-      createdAt: now,
-      updatedAt: now,
-    },
+  const agent = await insertAgent(ctx.db, {
+    id: uuidv7(),
+    accountId: actor.accountId,
+    name: data.name,
+    systemPrompt: data.systemPrompt,
+    textModel: data.textModel ?? null,
+    contextSources: data.contextSources,
+    createdAt: now,
+    updatedAt: now,
   });
   return agentView(agent);
 }
@@ -79,10 +80,7 @@ export async function createAgent(ctx: DomainContext, actor: Actor, data: Create
 /** The account's agents, oldest first. */
 export async function listAgents(ctx: DomainContext, actor: Actor): Promise<AgentView[]> {
   requireScope(actor, 'email');
-  const rows = await ctx.db.agent.findMany({
-    where: { accountId: actor.accountId },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  });
+  const rows = await agentsOf(ctx.db, actor.accountId);
   return rows.map(agentView);
 }
 
@@ -107,7 +105,7 @@ export async function updateAgent(
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
   if (data.textModel === null) {
-    const assigned = await ctx.db.emailIdentity.count({ where: { agentId, status: 'active' } });
+    const assigned = await countActiveIdentitiesOfAgent(ctx.db, agentId);
     if (assigned > 0) {
       throw new ConflictError(
         'AGENT_ASSIGNED',
@@ -116,10 +114,7 @@ export async function updateAgent(
       );
     }
   }
-  const agent = await ctx.db.agent.update({
-    where: { id: agentId },
-    data: { ...data, updatedAt: ctx.clock.now() },
-  });
+  const agent = await updateAgentRow(ctx.db, agentId, { ...data, updatedAt: ctx.clock.now() });
   return agentView(agent);
 }
 
@@ -131,7 +126,7 @@ export async function updateAgent(
 export async function deleteAgent(ctx: DomainContext, actor: Actor, agentId: string): Promise<void> {
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
-  await ctx.db.agent.delete({ where: { id: agentId } });
+  await deleteAgentRow(ctx.db, agentId);
 }
 
 /**
@@ -148,15 +143,19 @@ export async function addKnowledgeDocument(
 ): Promise<KnowledgeDocumentView> {
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
-  const count = await ctx.db.knowledgeDocument.count({ where: { agentId } });
+  const count = await countKnowledge(ctx.db, agentId);
   if (count >= MAX_KNOWLEDGE_DOCUMENTS) {
     throw new UnprocessableError(
       'KNOWLEDGE_LIMIT_REACHED',
       `An agent holds at most ${MAX_KNOWLEDGE_DOCUMENTS} knowledge documents.`,
     );
   }
-  const doc = await ctx.db.knowledgeDocument.create({
-    data: { id: uuidv7(), accountId: actor.accountId, agentId, ...data, createdAt: ctx.clock.now() },
+  const doc = await insertKnowledge(ctx.db, {
+    id: uuidv7(),
+    accountId: actor.accountId,
+    agentId,
+    ...data,
+    createdAt: ctx.clock.now(),
   });
   return knowledgeView(doc);
 }
@@ -169,10 +168,7 @@ export async function listKnowledgeDocuments(
 ): Promise<KnowledgeDocumentView[]> {
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
-  const rows = await ctx.db.knowledgeDocument.findMany({
-    where: { agentId },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  });
+  const rows = await knowledgeOf(ctx.db, agentId);
   return rows.map(knowledgeView);
 }
 
@@ -185,7 +181,7 @@ export async function deleteKnowledgeDocument(
 ): Promise<void> {
   requireScope(actor, 'email');
   await findAgent(ctx, actor.accountId, agentId);
-  const { count } = await ctx.db.knowledgeDocument.deleteMany({ where: { id: documentId, agentId } });
+  const count = await deleteKnowledge(ctx.db, agentId, documentId);
   if (count === 0) throw new NotFoundError('Knowledge document', documentId, 'documentId');
 }
 
@@ -200,11 +196,7 @@ export async function listAgentRows(
   selection: Record<string, unknown> = {},
 ): Promise<Agent[]> {
   requireScope(actor, 'email');
-  return ctx.db.agent.findMany({
-    ...selection,
-    where: { accountId: actor.accountId },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  }) as Promise<Agent[]>;
+  return agentsOf(ctx.db, actor.accountId, selection);
 }
 
 /** The account's agent row with the adapter's `selection`. Requires scope `email`. @throws NotFoundError. */
@@ -215,10 +207,7 @@ export async function getAgentRow(
   selection: Record<string, unknown> = {},
 ): Promise<Agent> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.agent.findFirst({
-    ...selection,
-    where: { id: agentId, accountId: actor.accountId },
-  })) as Agent | null;
+  const row = await agentRowSelected(ctx.db, actor.accountId, agentId, selection);
   if (!row) throw new NotFoundError('Agent', agentId, 'agentId');
   return row;
 }
@@ -231,10 +220,7 @@ export async function getKnowledgeDocumentRow(
   selection: Record<string, unknown> = {},
 ): Promise<KnowledgeDocument> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.knowledgeDocument.findFirst({
-    ...selection,
-    where: { id: documentId, accountId: actor.accountId },
-  })) as KnowledgeDocument | null;
+  const row = await knowledgeRowSelected(ctx.db, actor.accountId, documentId, selection);
   if (!row) throw new NotFoundError('Knowledge document', documentId, 'documentId');
   return row;
 }

@@ -1,42 +1,24 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailAttachment, EmailMessage } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, PayloadTooLargeError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { readBlob } from './blobs.js';
+import { type AttachmentView, attachmentView } from './attachment.view.js';
 import { type AttachmentInput, MAX_ATTACHMENT_BYTES } from './email.schemas.js';
+import { findBlob, readBlob } from './mail-blob.store.js';
 import type { InboundAttachment, OutgoingAttachment } from './mail-transport.port.js';
 import { getMessageRow } from './thread.service.js';
+import { attachmentOfMessage, attachmentsOfMessage, type EmailMessage, insertAttachments } from './thread.store.js';
 
-/** An attachment as the API shows it (issue 21 item 2). `size` is the decoded size in bytes. */
-export interface AttachmentView {
-  attachmentId: string;
-  filename: string | null;
-  contentType: string;
-  size: number;
-  inline: boolean;
-  contentId: string | null;
-}
-
-/** Converts a row. */
-export function attachmentView(a: EmailAttachment): AttachmentView {
-  return {
-    attachmentId: a.id,
-    filename: a.filename,
-    contentType: a.contentType,
-    size: a.size,
-    inline: a.inline,
-    contentId: a.contentId,
-  };
-}
+export { type AttachmentView, attachmentView };
 
 /** Writes the attachment metadata of a stored message (the bytes stay in its raw message). */
 export async function storeAttachments(tx: Tx, message: EmailMessage, list: InboundAttachment[]): Promise<void> {
   if (list.length === 0) return;
-  await tx.emailAttachment.createMany({
-    data: list.map((a) => ({
+  await insertAttachments(
+    tx,
+    list.map((a) => ({
       id: uuidv7(),
       accountId: message.accountId,
       messageRowId: message.id,
@@ -47,7 +29,7 @@ export async function storeAttachments(tx: Tx, message: EmailMessage, list: Inbo
       inline: a.inline,
       contentId: a.contentId ? a.contentId.replaceAll('\u0000', '').slice(0, 998) : null,
     })),
-  });
+  );
 }
 
 /**
@@ -92,7 +74,7 @@ export async function openAttachment(
 ): Promise<AttachmentDownload> {
   requireScope(actor, 'email');
   const message = await getMessageRow(ctx, actor, identityId, messageId);
-  const row = await ctx.db.emailAttachment.findFirst({ where: { id: attachmentId, messageRowId: message.id } });
+  const row = await attachmentOfMessage(ctx.db, message.id, attachmentId);
   if (!row || !message.rawBlobId) throw new NotFoundError('Attachment', attachmentId, 'attachmentId');
   const stream = await ctx.mail.extractAttachment(readBlob(ctx.db, message.rawBlobId), row.position);
   if (!stream) throw new NotFoundError('Attachment', attachmentId, 'attachmentId');
@@ -126,7 +108,7 @@ export async function openRawMessage(
   requireScope(actor, 'email');
   const message = await getMessageRow(ctx, actor, identityId, messageId);
   if (!message.rawBlobId) throw new NotFoundError('Message', messageId, 'messageId');
-  const blob = await ctx.db.emailBlob.findUnique({ where: { id: message.rawBlobId } });
+  const blob = await findBlob(ctx.db, message.rawBlobId);
   if (!blob) throw new NotFoundError('Message', messageId, 'messageId');
   const field = Buffer.from(authenticationResultsField(message.authenticationResults), 'utf8');
   if (field.length === 0) return { size: blob.size, stream: readBlob(ctx.db, message.rawBlobId) };
@@ -141,10 +123,7 @@ export async function openRawMessage(
 /** The attachments of a stored message with their bytes in memory (for a forward; at most the message's size). */
 export async function loadAttachments(ctx: DomainContext, message: EmailMessage): Promise<OutgoingAttachment[]> {
   if (!message.rawBlobId) return [];
-  const rows = await ctx.db.emailAttachment.findMany({
-    where: { messageRowId: message.id },
-    orderBy: { position: 'asc' },
-  });
+  const rows = await attachmentsOfMessage(ctx.db, message.id);
   const out: OutgoingAttachment[] = [];
   for (const a of rows) {
     const stream = await ctx.mail.extractAttachment(readBlob(ctx.db, message.rawBlobId), a.position);

@@ -1,14 +1,20 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { EmailBlockEntry } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { findIdentity } from './identity.service.js';
 import { DOMAIN_NAME, normalizeAddress } from './mail.rules.js';
+import {
+  blockEntriesPage,
+  blockedEntries,
+  deleteBlockEntryRow,
+  type EmailBlockEntry,
+  insertBlockEntry,
+} from './suppression.store.js';
 
 /** A block-list entry as the API shows it (issue 21 item 4). */
 export interface BlockEntryView {
@@ -70,16 +76,14 @@ export async function createBlockEntry(
     await findIdentity(ctx, actor.accountId, data.identityId).catch(() => {
       throw new NotFoundError('Identity', data.identityId!, 'identityId');
     });
-  const row = await ctx.db.emailBlockEntry.create({
-    data: {
-      id: uuidv7(),
-      accountId: actor.accountId,
-      entry: data.entry,
-      direction: data.direction,
-      identityId: data.identityId ?? null,
-      reason: data.reason ?? null,
-      createdAt: ctx.clock.now(),
-    },
+  const row = await insertBlockEntry(ctx.db, {
+    id: uuidv7(),
+    accountId: actor.accountId,
+    entry: data.entry,
+    direction: data.direction,
+    identityId: data.identityId ?? null,
+    reason: data.reason ?? null,
+    createdAt: ctx.clock.now(),
   });
   return blockEntryView(row);
 }
@@ -92,14 +96,7 @@ export async function listBlockEntries(
 ): Promise<{ entries: BlockEntryView[]; nextCursor: string | null }> {
   requireScope(actor, 'email');
   const after = decodeCursor(query.cursor);
-  const page = await keysetPage(query.limit, (take) => {
-    const k = keysetArgs('id', { after, limit: take });
-    return ctx.db.emailBlockEntry.findMany({
-      where: { accountId: actor.accountId, ...k.where },
-      orderBy: k.orderBy,
-      take,
-    });
-  });
+  const page = await keysetPage(query.limit, (take) => blockEntriesPage(ctx.db, actor.accountId, after, take));
   return { entries: page.items.map(blockEntryView), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
@@ -107,7 +104,7 @@ export async function listBlockEntries(
 export async function deleteBlockEntry(ctx: DomainContext, actor: Actor, id: string): Promise<void> {
   requireScope(actor, 'email');
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) throw new NotFoundError('BlockListEntry', id.slice(0, 100), 'id');
-  const { count } = await ctx.db.emailBlockEntry.deleteMany({ where: { id, accountId: actor.accountId } });
+  const count = await deleteBlockEntryRow(ctx.db, actor.accountId, id);
   if (count === 0) throw new NotFoundError('BlockListEntry', id, 'id');
 }
 
@@ -131,16 +128,8 @@ export async function isInboundBlocked(
   sender: string,
 ): Promise<boolean> {
   if (!sender.includes('@')) return false;
-  const hit = await db.emailBlockEntry.findFirst({
-    where: {
-      accountId: identity.accountId,
-      direction: 'inbound',
-      entry: { in: candidates(sender) },
-      OR: [{ identityId: null }, { identityId: identity.id }],
-    },
-    select: { id: true },
-  });
-  return hit !== null;
+  const hit = await blockedEntries(db, identity, 'inbound', candidates(sender), true);
+  return hit.length > 0;
 }
 
 /**
@@ -154,17 +143,9 @@ export async function assertNotBlocked(
 ): Promise<void> {
   const addresses = [...new Set(recipients.map(normalizeAddress))];
   if (addresses.length === 0) return;
-  const entries = await db.emailBlockEntry.findMany({
-    where: {
-      accountId: identity.accountId,
-      direction: 'outbound',
-      entry: { in: [...new Set(addresses.flatMap(candidates))] },
-      OR: [{ identityId: null }, { identityId: identity.id }],
-    },
-    select: { entry: true },
-  });
+  const entries = await blockedEntries(db, identity, 'outbound', [...new Set(addresses.flatMap(candidates))]);
   if (entries.length === 0) return;
-  const blocked = new Set(entries.map((e) => e.entry));
+  const blocked = new Set(entries);
   const hits = addresses.filter((a) => candidates(a).some((c) => blocked.has(c)));
   throw new UnprocessableError(
     'RECIPIENT_BLOCKED',

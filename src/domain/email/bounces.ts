@@ -1,9 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailMessage } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { Tx } from '../kernel/db.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
+import { addSuppressionOnce } from './suppression.store.js';
+import { type EmailMessage, threadLabels, writeMessageLabels, writeThreadLabels } from './thread.store.js';
 
 /**
  * Bounces (issue 21 item 5). A delivery status notification (RFC 3464, `multipart/report;
@@ -115,12 +116,10 @@ export async function recordBounces(
 ): Promise<void> {
   if (recipients.length === 0) return;
   if (!message.labels.includes('bounced')) {
-    await tx.emailMessage.update({ where: { id: message.id }, data: { labels: [...message.labels, 'bounced'] } });
+    await writeMessageLabels(tx, message.id, [...message.labels, 'bounced']);
   }
-  const thread = await tx.emailThread.findUnique({ where: { id: message.threadId }, select: { labels: true } });
-  if (thread && !thread.labels.includes('bounced')) {
-    await tx.emailThread.update({ where: { id: message.threadId }, data: { labels: [...thread.labels, 'bounced'] } });
-  }
+  const labels = await threadLabels(tx, message.threadId);
+  if (labels && !labels.includes('bounced')) await writeThreadLabels(tx, message.threadId, [...labels, 'bounced']);
   for (const b of recipients) {
     await emit(message.accountId, 'email.bounced', {
       event: 'email.bounced',
@@ -136,20 +135,15 @@ export async function recordBounces(
       },
     });
     if (b.type !== 'permanent') continue;
-    await tx.emailSuppression.createMany({
-      data: [
-        {
-          id: uuidv7(),
-          accountId: message.accountId,
-          address: b.recipient,
-          reason,
-          status: b.status,
-          diagnosticCode: b.diagnosticCode,
-          messageId: message.messageId,
-          createdAt: now,
-        },
-      ],
-      skipDuplicates: true,
+    await addSuppressionOnce(tx, {
+      id: uuidv7(),
+      accountId: message.accountId,
+      address: b.recipient,
+      reason,
+      status: b.status,
+      diagnosticCode: b.diagnosticCode,
+      messageId: message.messageId,
+      createdAt: now,
     });
   }
 }

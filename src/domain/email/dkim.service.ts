@@ -1,8 +1,8 @@
 import { createPublicKey, generateKeyPair } from 'node:crypto';
-import type { DkimKey } from '../../generated/prisma/client.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import { decryptSecret, encryptSecret } from '../kernel/secrets.js';
+import { type DkimKey, deleteDkimKeyRow, dkimKeyOf, dkimKeyOrThrow, insertDkimKeyOnce } from './email-domain.store.js';
 import type { DkimSigner } from './mail-transport.port.js';
 
 /** RSA modulus of DKIM keys: 2048 bits (RFC 8301 3.2: at least 1024, 2048 recommended; fits one 255-octet TXT split). */
@@ -31,23 +31,18 @@ function newKeyPair(): Promise<{ publicKey: string; privateKey: string }> {
  * encrypted under the secrets key. Concurrent first calls (several instances) keep the first row written.
  */
 export async function ensureDkimKey(ctx: DomainContext, domain: string, db: Tx = ctx.db): Promise<DkimKey> {
-  const found = await db.dkimKey.findUnique({ where: { domain } });
+  const found = await dkimKeyOf(db, domain);
   if (found) return found;
   const pair = await newKeyPair();
-  await db.dkimKey.createMany({
-    data: [
-      {
-        domain,
-        selector: ctx.config.DKIM_SELECTOR,
-        publicKey: pair.publicKey,
-        privateKeyEncrypted: encryptSecret(ctx.secretsKey, pair.privateKey, aad(domain)),
-        keyId: ctx.secretsKeyId,
-        createdAt: ctx.clock.now(),
-      },
-    ],
-    skipDuplicates: true,
+  await insertDkimKeyOnce(db, {
+    domain,
+    selector: ctx.config.DKIM_SELECTOR,
+    publicKey: pair.publicKey,
+    privateKeyEncrypted: encryptSecret(ctx.secretsKey, pair.privateKey, aad(domain)),
+    keyId: ctx.secretsKeyId,
+    createdAt: ctx.clock.now(),
   });
-  return db.dkimKey.findUniqueOrThrow({ where: { domain } });
+  return dkimKeyOrThrow(db, domain);
 }
 
 /**
@@ -88,5 +83,5 @@ export async function dkimSignerFor(
 
 /** Removes the key of a custom domain that was deleted (a domain added again gets a new key). */
 export async function deleteDkimKey(ctx: DomainContext, domain: string): Promise<void> {
-  await ctx.db.dkimKey.deleteMany({ where: { domain } });
+  await deleteDkimKeyRow(ctx.db, domain);
 }

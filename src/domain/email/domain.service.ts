@@ -1,13 +1,24 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import type { EmailDomain } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { deleteDkimKey, dkimRecordValue, ensureDkimKey } from './dkim.service.js';
 import { isNoRecord } from './dns.port.js';
+import type { dnsRecordShape, domainShape, recordCheckShape } from './email.shapes.js';
+import {
+  deleteDomainRow,
+  domainOf,
+  domainsOf,
+  type EmailDomain,
+  insertDomain,
+  markDomainChecked,
+  markDomainVerified,
+  verifiedAmong,
+} from './email-domain.store.js';
+import { countActiveIdentitiesOnDomain } from './identity.store.js';
 import { DOMAIN_NAME, hostedDomains, normalizeAddress } from './mail.rules.js';
-import { smtpEndpoint } from './smtp-credentials.service.js';
+import { smtpEndpoint } from './smtp-endpoint.js';
 
 const domainName = z
   .string()
@@ -35,36 +46,13 @@ export const domainParams = z.object({
 export type DomainStatus = 'pending' | 'verified';
 
 /** One DNS record a domain owner publishes (issue 20 section 4). */
-export interface DnsRecordView {
-  type: 'MX' | 'TXT';
-  /** Owner name of the record (fully qualified, no trailing dot). */
-  name: string;
-  /** Record data as entered at a DNS provider (MX: `<preference> <host>`). */
-  value: string;
-  /** `mx` (inbound mail), `spf` (RFC 7208), `dkim` (RFC 6376), `dmarc` (RFC 7489). */
-  purpose: 'mx' | 'spf' | 'dkim' | 'dmarc';
-  /** Present in the answer of verify: what the resolver returned and whether it fits. */
-  check?: RecordCheck;
-}
+export type DnsRecordView = z.output<typeof dnsRecordShape>;
 
 /** Result of checking one record through the resolver. */
-export interface RecordCheck {
-  /** `ok`; `missing` (no such record); `wrong` (records there, none fits); `error` (the lookup failed: try later). */
-  status: 'ok' | 'missing' | 'wrong' | 'error';
-  /** The values found (TXT strings joined, MX as `<preference> <host>`), at most 10, each cut at 512 chars. */
-  found: string[];
-  /** Why it is not ok, in words; null when ok. */
-  detail: string | null;
-}
+export type RecordCheck = z.output<typeof recordCheckShape>;
 
 /** A domain and the records it needs. */
-export interface DomainView {
-  domain: string;
-  status: DomainStatus;
-  /** Whether it is one of EMAIL_DOMAINS (shared by every account) rather than the account's own. */
-  configured: boolean;
-  dnsRecords: DnsRecordView[];
-}
+export type DomainView = z.output<typeof domainShape>;
 
 /** DMARC policy the records propose (RFC 7489 6.3): quarantine what fails, relaxed alignment. */
 export const PROPOSED_DMARC = 'v=DMARC1; p=quarantine; adkim=r; aspf=r';
@@ -120,10 +108,7 @@ async function view(
  */
 export async function listDomains(ctx: DomainContext, actor: Actor): Promise<DomainView[]> {
   requireScope(actor, 'email');
-  const own = await ctx.db.emailDomain.findMany({
-    where: { accountId: actor.accountId },
-    orderBy: [{ createdAt: 'asc' }, { domain: 'asc' }],
-  });
+  const own = await domainsOf(ctx.db, actor.accountId);
   return Promise.all([
     ...hostedDomains(ctx.config).map((d) => view(ctx, d, 'verified', true)),
     ...own.map((d) => view(ctx, d.domain, d.status as DomainStatus, false)),
@@ -132,7 +117,7 @@ export async function listDomains(ctx: DomainContext, actor: Actor): Promise<Dom
 
 /** The account's own custom domain. @throws NotFoundError (another account's domain answers the same). */
 export async function findOwnDomain(ctx: DomainContext, accountId: string, domain: string): Promise<EmailDomain> {
-  const row = await ctx.db.emailDomain.findFirst({ where: { domain: domain.toLowerCase(), accountId } });
+  const row = await domainOf(ctx.db, accountId, domain.toLowerCase());
   if (!row) throw new NotFoundError('Email domain', domain, 'domain');
   return row;
 }
@@ -162,8 +147,11 @@ export async function addDomain(ctx: DomainContext, actor: Actor, data: AddDomai
   const taken = () => new ConflictError('DOMAIN_TAKEN', `The domain ${d} is already in use.`, 'domain');
   if (hostedDomains(ctx.config).includes(d)) throw taken();
   try {
-    await ctx.db.emailDomain.create({
-      data: { domain: d, accountId: actor.accountId, status: 'pending', createdAt: ctx.clock.now() },
+    await insertDomain(ctx.db, {
+      domain: d,
+      accountId: actor.accountId,
+      status: 'pending',
+      createdAt: ctx.clock.now(),
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
@@ -180,7 +168,7 @@ export async function addDomain(ctx: DomainContext, actor: Actor, data: AddDomai
 export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: string): Promise<void> {
   requireScope(actor, 'email');
   const row = await findOwnDomain(ctx, actor.accountId, domain);
-  const inUse = await ctx.db.emailIdentity.count({ where: { domain: row.domain, status: 'active' } });
+  const inUse = await countActiveIdentitiesOnDomain(ctx.db, row.domain);
   if (inUse > 0) {
     throw new UnprocessableError(
       'DOMAIN_IN_USE',
@@ -188,7 +176,7 @@ export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: str
       'domain',
     );
   }
-  await ctx.db.emailDomain.deleteMany({ where: { domain: row.domain, accountId: actor.accountId } });
+  await deleteDomainRow(ctx.db, actor.accountId, row.domain);
   await deleteDkimKey(ctx, row.domain);
 }
 
@@ -199,7 +187,7 @@ export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: str
  */
 export async function requireIdentityDomain(ctx: DomainContext, accountId: string, domain: string): Promise<void> {
   if (hostedDomains(ctx.config).includes(domain)) return;
-  const own = await ctx.db.emailDomain.findFirst({ where: { domain, accountId } });
+  const own = await domainOf(ctx.db, accountId, domain);
   if (own?.status === 'verified') return;
   if (own) {
     throw new UnprocessableError(
@@ -224,17 +212,7 @@ export async function localAddresses(ctx: DomainContext, list: string[]): Promis
   const addresses = list.map(normalizeAddress).filter((a) => a.lastIndexOf('@') > 0);
   const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1);
   const others = [...new Set(addresses.map(domainOf).filter((d) => !hosted.includes(d)))];
-  const verified =
-    others.length > 0
-      ? new Set(
-          (
-            await ctx.db.emailDomain.findMany({
-              where: { domain: { in: others }, status: 'verified' },
-              select: { domain: true },
-            })
-          ).map((r) => r.domain),
-        )
-      : new Set<string>();
+  const verified = others.length > 0 ? await verifiedAmong(ctx.db, others) : new Set<string>();
   return addresses.filter((a) => hosted.includes(domainOf(a)) || verified.has(domainOf(a)));
 }
 
@@ -340,10 +318,7 @@ export async function verifyDomain(ctx: DomainContext, actor: Actor, domain: str
   let status = row.status as DomainStatus;
   if (allOk && status === 'pending') {
     status = await ctx.events.transaction(async (tx, emit) => {
-      const { count } = await tx.emailDomain.updateMany({
-        where: { domain: d, accountId: actor.accountId, status: 'pending' },
-        data: { status: 'verified', verifiedAt: now, checkedAt: now },
-      });
+      const count = await markDomainVerified(tx, actor.accountId, d, now);
       if (count > 0) {
         await emit(actor.accountId, 'email.domain.verified', {
           event: 'email.domain.verified',
@@ -353,7 +328,7 @@ export async function verifyDomain(ctx: DomainContext, actor: Actor, domain: str
       return 'verified' as const;
     });
   } else {
-    await ctx.db.emailDomain.updateMany({ where: { domain: d, accountId: actor.accountId }, data: { checkedAt: now } });
+    await markDomainChecked(ctx.db, actor.accountId, d, now);
   }
   return { domain: d, status, configured: false, dnsRecords: checked };
 }

@@ -2,6 +2,7 @@ import type { AreaModule } from '../kernel/area-module.js';
 import type { DomainContext } from '../kernel/context.js';
 import { agentJobKind } from './agent.responder.js';
 import { identityPurger } from './identity.service.js';
+import { deliverInbound } from './inbound.service.js';
 import { outboundJobKind } from './outbound.service.js';
 
 /**
@@ -11,7 +12,8 @@ import { outboundJobKind } from './outbound.service.js';
  */
 export async function setupEmail(ctx: DomainContext): Promise<AreaModule> {
   ctx.jobs.register(agentJobKind(ctx));
-  ctx.jobs.register(outboundJobKind(ctx));
+  // Local delivery (mail to identities hosted here) through a port, so outbound does not import inbound.
+  ctx.jobs.register(outboundJobKind(ctx, deliverInbound));
   ctx.workers.add(identityPurger(ctx));
   return { name: 'email' };
 }

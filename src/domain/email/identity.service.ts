@@ -1,32 +1,34 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailIdentity } from '../../generated/prisma/client.js';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { PRUNE_INTERVAL_MS, periodicWorker } from '../kernel/workers.js';
 import { findAgent } from './agent.service.js';
-import { requireIdentityDomain } from './domain.service.js';
+import type { RowSelection } from './agent.store.js';
+import { localAddresses, requireIdentityDomain } from './domain.service.js';
 import type { CreateIdentityInput, UpdateIdentityInput } from './email.schemas.js';
-import { smtpEndpoint } from './smtp-credentials.service.js';
+import type { identityShape } from './email.shapes.js';
+import {
+  activeIdentitiesAt,
+  type EmailIdentity,
+  findIdentityRow,
+  identitiesOf,
+  identityByAddress,
+  identityByIdOrThrow,
+  identityRowSelected,
+  insertIdentity,
+  markDeprovisioning,
+  purgeDeprovisioned,
+  updateIdentityRow,
+} from './identity.store.js';
+import { smtpEndpoint } from './smtp-endpoint.js';
 
 /** Days a deprovisioning identity and its threads stay readable before the purge worker deletes them. */
 export const PURGE_AFTER_DAYS = 30;
 
 /** Spec 2.6 shape of an identity. */
-export interface IdentityView {
-  id: string;
-  address: string;
-  localPart: string;
-  domain: string;
-  displayName: string | null;
-  agentId: string | null;
-  status: 'active' | 'deprovisioning';
-  smtpHost: string;
-  smtpPort: number;
-  smtpUser: string;
-  smtpPass: null;
-  createdAt: string;
-}
+export type IdentityView = z.output<typeof identityShape>;
 
 /** Spec 2.6 shape of a row. */
 export function identityView(ctx: DomainContext, i: EmailIdentity): IdentityView {
@@ -56,7 +58,7 @@ export function identityEventPayload(ctx: DomainContext, i: EmailIdentity): Reco
 
 /** The account's identity in any status. @throws NotFoundError (another account's id answers the same). */
 export async function findIdentity(ctx: DomainContext, accountId: string, identityId: string): Promise<EmailIdentity> {
-  const identity = await ctx.db.emailIdentity.findFirst({ where: { id: identityId, accountId } });
+  const identity = await findIdentityRow(ctx.db, accountId, identityId);
   if (!identity) throw new NotFoundError('Email identity', identityId, 'id');
   return identity;
 }
@@ -114,22 +116,20 @@ export async function createIdentity(
   const address = `${localPart}@${domain}`;
   await requireIdentityDomain(ctx, actor.accountId, domain);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
-  const taken = await ctx.db.emailIdentity.findUnique({ where: { address } });
+  const taken = await identityByAddress(ctx.db, address);
   if (taken) throw new ConflictError('ADDRESS_TAKEN', `The address ${address} is already in use.`, 'localPart');
   try {
     return await ctx.events.transaction(async (tx, emit) => {
-      const row = await tx.emailIdentity.create({
-        data: {
-          id: uuidv7(),
-          accountId: actor.accountId,
-          address,
-          localPart,
-          domain,
-          displayName: data.displayName ?? null,
-          agentId: data.agentId ?? null,
-          status: 'active',
-          createdAt: ctx.clock.now(),
-        },
+      const row = await insertIdentity(tx, {
+        id: uuidv7(),
+        accountId: actor.accountId,
+        address,
+        localPart,
+        domain,
+        displayName: data.displayName ?? null,
+        agentId: data.agentId ?? null,
+        status: 'active',
+        createdAt: ctx.clock.now(),
       });
       await emit(actor.accountId, 'email.identity.created', identityEventPayload(ctx, row));
       return identityView(ctx, row);
@@ -145,10 +145,7 @@ export async function createIdentity(
 /** GET /api/email/identities: every identity of the account (active and deprovisioning), oldest first. */
 export async function listIdentities(ctx: DomainContext, actor: Actor): Promise<IdentityView[]> {
   requireScope(actor, 'email');
-  const rows = await ctx.db.emailIdentity.findMany({
-    where: { accountId: actor.accountId },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  });
+  const rows = await identitiesOf(ctx.db, actor.accountId);
   return rows.map((r) => identityView(ctx, r));
 }
 
@@ -173,7 +170,7 @@ export async function updateIdentity(
   await findActiveIdentity(ctx, actor.accountId, identityId);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
   return ctx.events.transaction(async (tx, emit) => {
-    const row = await tx.emailIdentity.update({ where: { id: identityId }, data });
+    const row = await updateIdentityRow(tx, identityId, data);
     await emit(actor.accountId, 'email.identity.updated', identityEventPayload(ctx, row));
     return identityView(ctx, row);
   });
@@ -195,13 +192,10 @@ export async function deleteIdentity(
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   if (identity.status === 'active') {
     await ctx.events.transaction(async (tx, emit) => {
-      const { count } = await tx.emailIdentity.updateMany({
-        where: { id: identityId, status: 'active' },
-        data: { status: 'deprovisioning', deprovisionedAt: ctx.clock.now() },
-      });
+      const count = await markDeprovisioning(tx, identityId, ctx.clock.now());
       // Emitted once: a concurrent second delete finds nothing active and emits nothing.
       if (count === 1) {
-        const row = await tx.emailIdentity.findUniqueOrThrow({ where: { id: identityId } });
+        const row = await identityByIdOrThrow(tx, identityId);
         await emit(actor.accountId, 'email.identity.deprovisioned', identityEventPayload(ctx, row));
       }
     });
@@ -216,10 +210,7 @@ export async function deleteIdentity(
 export function identityPurger(ctx: DomainContext) {
   return periodicWorker('email-identity-purger', ctx.clock, PRUNE_INTERVAL_MS, async () => {
     const before = new Date(ctx.clock.now().getTime() - PURGE_AFTER_DAYS * 86_400_000);
-    const { count } = await ctx.db.emailIdentity.deleteMany({
-      where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },
-    });
-    return count;
+    return purgeDeprovisioned(ctx.db, before);
   });
 }
 
@@ -236,7 +227,7 @@ export function emailScope(actor: Actor): { accountId: string } {
  * A Prisma selection an adapter passes through to a row read (GraphQL's plugin-prisma selection: `include`/`select`
  * of the nested fields asked for, and `take`/`skip`/`cursor` of a connection page); the domain adds the scope.
  */
-export type RowSelection = Record<string, unknown>;
+export type { RowSelection };
 
 /** The account's identities as rows, oldest first, with the adapter's `selection`. Requires scope `email`. */
 export async function listIdentityRows(
@@ -245,11 +236,7 @@ export async function listIdentityRows(
   selection: RowSelection = {},
 ): Promise<EmailIdentity[]> {
   requireScope(actor, 'email');
-  return ctx.db.emailIdentity.findMany({
-    ...selection,
-    where: { accountId: actor.accountId },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-  }) as Promise<EmailIdentity[]>;
+  return identitiesOf(ctx.db, actor.accountId, selection);
 }
 
 /**
@@ -263,10 +250,14 @@ export async function getIdentityRow(
   selection: RowSelection = {},
 ): Promise<EmailIdentity> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.emailIdentity.findFirst({
-    ...selection,
-    where: { id: identityId, accountId: actor.accountId },
-  })) as EmailIdentity | null;
+  const row = await identityRowSelected(ctx.db, actor.accountId, identityId, selection);
   if (!row) throw new NotFoundError('Email identity', identityId, 'id');
   return row;
+}
+
+/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
+export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
+  const hosted = await localAddresses(ctx, list);
+  if (hosted.length === 0) return [];
+  return activeIdentitiesAt(ctx.db, hosted);
 }

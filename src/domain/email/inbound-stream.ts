@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { DomainContext } from '../kernel/context.js';
-import { BlobWriter } from './blobs.js';
-import { deliverInbound, type Envelope, type StoredInbound } from './inbound.service.js';
+import { deliverInbound } from './inbound.service.js';
+import type { Envelope, StoredInbound } from './local-delivery.port.js';
+import { BlobWriter } from './mail-blob.store.js';
 import { type InboundMessage, MimeError } from './mail-transport.port.js';
 import type { SenderAuthOutcome } from './sender-auth.js';
 

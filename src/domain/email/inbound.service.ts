@@ -1,32 +1,21 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { EmailIdentity, EmailThread } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Tx } from '../kernel/db.js';
 import { emitAgentSkipped } from './agent.events.js';
-import { AGENT_JOB } from './agent.responder.js';
+import { insertAgentJob } from './agent.store.js';
 import { storeAttachments } from './attachments.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
-import { localAddresses } from './domain.service.js';
+import { AGENT_JOB } from './email.jobs.js';
+import { activeIdentitiesFor } from './identity.service.js';
+import { type EmailIdentity, identityOwnerOf } from './identity.store.js';
+import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
+import { insertMessage, messageOfIdentity, outboundMessageOfIdentity, threadFor } from './thread.store.js';
 
-/** The SMTP envelope of an inbound message. `mailFrom` is '' for the null reverse-path `<>`. */
-export interface Envelope {
-  mailFrom: string;
-  rcptTo: string[];
-}
-
-/** What was stored for one recipient identity. */
-export interface StoredInbound {
-  identityId: string;
-  threadId: string;
-  messageId: string;
-  /** False when the same Message-ID was already stored for this identity (re-delivery is idempotent). */
-  created: boolean;
-}
+export type { Envelope, StoredInbound };
 
 /** Mail whose sender is not known to be anyone: what a message gets when no authentication was run. */
 const UNCHECKED: SenderAuthOutcome = {
@@ -50,7 +39,6 @@ export function stripNul(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS or a verified custom one). */
 /** Header fields of inbound mail are capped as on the send API: one line of at most 998 characters (RFC 5322 2.1.1). */
 export const MAX_HEADER_CHARS = 998;
 /** Most addresses kept per address header (To, Cc) of inbound mail; the raw message keeps them all. */
@@ -60,60 +48,6 @@ export const MAX_REFERENCES = 20;
 
 function capAddress(a: string): string {
   return a.length > 320 ? '' : a;
-}
-
-/** Active identities among `addresses` (lower-cased match) on a hosted domain (EMAIL_DOMAINS). */
-export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
-  const hosted = await localAddresses(ctx, list);
-  if (hosted.length === 0) return [];
-  return ctx.db.emailIdentity.findMany({ where: { address: { in: hosted }, status: 'active' } });
-}
-
-/** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */
-export function mergeParticipants(current: string[], more: string[]): string[] {
-  const out = [...current];
-  for (const a of more.map(normalizeAddress)) if (a && !out.includes(a)) out.push(a);
-  return out;
-}
-
-/**
- * The thread upsert of every stored message, inbound or outbound: `thread` gets one more message (count, last
- * activity, participants merged); with no thread, a new one is created with `subject`.
- * @returns the thread id.
- */
-export async function addToThread(
-  tx: Tx,
-  identity: EmailIdentity,
-  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
-  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
-): Promise<string> {
-  if (thread) {
-    await tx.emailThread.update({
-      where: { id: thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: m.now,
-        participants: mergeParticipants(thread.participants, m.participants),
-        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
-      },
-    });
-    return thread.id;
-  }
-  const id = uuidv7();
-  await tx.emailThread.create({
-    data: {
-      id,
-      accountId: identity.accountId,
-      identityId: identity.id,
-      subject: m.subject,
-      participants: mergeParticipants([], m.participants),
-      labels: [...new Set(m.labels ?? [])],
-      messageCount: 1,
-      lastMessageAt: m.now,
-      createdAt: m.now,
-    },
-  });
-  return id;
 }
 
 /**
@@ -175,19 +109,14 @@ export async function deliverInbound(
     headers: parsed.headers,
     contentType: parsed.contentType,
   });
-  const senderIdentity = await ctx.db.emailIdentity.findUnique({
-    where: { address: from },
-    select: { id: true, accountId: true, agentId: true },
-  });
+  const senderIdentity = await identityOwnerOf(ctx.db, from);
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
     for (const identity of identities) {
-      const existing = await tx.emailMessage.findUnique({
-        where: { identityId_messageId: { identityId: identity.id, messageId } },
-      });
+      const existing = await messageOfIdentity(tx, identity.id, messageId);
       if (existing) {
         out.push({ identityId: identity.id, threadId: existing.threadId, messageId, created: false });
         continue;
@@ -195,9 +124,7 @@ export async function deliverInbound(
       const recipients = to.length > 0 ? to : [identity.address];
       // A DSN about mail this identity sent joins that mail's thread and marks it bounced (issue 21 item 5).
       const bounced = report?.originalMessageId
-        ? await tx.emailMessage.findFirst({
-            where: { identityId: identity.id, messageId: report.originalMessageId, direction: 'outbound' },
-          })
+        ? await outboundMessageOfIdentity(tx, identity.id, report.originalMessageId)
         : null;
       const refs = [...(bounced ? [bounced.messageId] : []), ...(inReplyTo ? [inReplyTo] : []), ...references];
       // System labels: received, spam/unauthenticated from the sender authentication, bounced for a DSN of ours.
@@ -209,33 +136,31 @@ export async function deliverInbound(
         labels,
       });
       const rowId = uuidv7();
-      const row = await tx.emailMessage.create({
-        data: {
-          id: rowId,
-          accountId: identity.accountId,
-          identityId: identity.id,
-          threadId,
-          messageId,
-          direction: 'inbound',
-          from,
-          to: recipients,
-          subject,
-          body,
-          cc,
-          replyTo,
-          html,
-          extractedText,
-          labels,
-          size: parsed.size ?? 0,
-          rawBlobId: stored.rawBlobId,
-          inReplyTo,
-          references,
-          autoSubmitted,
-          status: 'received',
-          sentAt: now,
-          authentication: { ...auth.authentication },
-          authenticationResults: auth.authenticationResults || null,
-        },
+      const row = await insertMessage(tx, {
+        id: rowId,
+        accountId: identity.accountId,
+        identityId: identity.id,
+        threadId,
+        messageId,
+        direction: 'inbound',
+        from,
+        to: recipients,
+        subject,
+        body,
+        cc,
+        replyTo,
+        html,
+        extractedText,
+        labels,
+        size: parsed.size ?? 0,
+        rawBlobId: stored.rawBlobId,
+        inReplyTo,
+        references,
+        autoSubmitted,
+        status: 'received',
+        sentAt: now,
+        authentication: { ...auth.authentication },
+        authenticationResults: auth.authenticationResults || null,
       });
       await storeAttachments(tx, row, parsed.attachments ?? []);
       let skipped: { agentId: string; reason: string } | undefined;
@@ -246,20 +171,18 @@ export async function deliverInbound(
           (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
         const unauthenticated = auth.authentication.authenticated ? undefined : 'SENDER_NOT_AUTHENTICATED';
         const reason = blocker ?? (own ? 'OWN_IDENTITY' : unauthenticated);
-        await tx.agentJob.create({
-          data: {
-            id: uuidv7(),
-            accountId: identity.accountId,
-            identityId: identity.id,
-            agentId: identity.agentId,
-            messageRowId: rowId,
-            status: reason ? 'skipped' : 'pending',
-            reason: reason ?? null,
-            nextAttemptAt: now,
-            sender: from,
-            createdAt: now,
-            updatedAt: now,
-          },
+        await insertAgentJob(tx, {
+          id: uuidv7(),
+          accountId: identity.accountId,
+          identityId: identity.id,
+          agentId: identity.agentId,
+          messageRowId: rowId,
+          status: reason ? 'skipped' : 'pending',
+          reason: reason ?? null,
+          nextAttemptAt: now,
+          sender: from,
+          createdAt: now,
+          updatedAt: now,
         });
         if (!reason) await ctx.jobs.notify(tx, AGENT_JOB);
         else skipped = { agentId: identity.agentId, reason };
@@ -295,26 +218,4 @@ async function emitReceived(
       labels: m.labels,
     },
   });
-}
-
-/**
- * The identity's thread holding any of `refs`, updated with one more message; otherwise a new thread.
- * @returns the thread id.
- */
-export async function threadFor(
-  tx: Tx,
-  identity: EmailIdentity,
-  refs: string[],
-  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
-): Promise<string> {
-  const parent =
-    refs.length > 0
-      ? await tx.emailMessage.findFirst({
-          where: { identityId: identity.id, messageId: { in: refs } },
-          orderBy: { sentAt: 'desc' },
-          select: { threadId: true },
-        })
-      : null;
-  const thread = parent ? await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } }) : null;
-  return addToThread(tx, identity, thread, m);
 }

@@ -11,6 +11,13 @@ import {
   messageView,
   type ThreadSummary,
 } from './thread.service.js';
+import {
+  inTransaction,
+  messageById,
+  threadById,
+  writeMessageLabelsDetailed,
+  writeThreadLabels,
+} from './thread.store.js';
 
 /**
  * Labels (issue 21 item 4). System labels (`received`, `sent`, `spam`, `unauthenticated`, `bounced`) are set by
@@ -45,9 +52,9 @@ export async function patchThreadLabels(
 ): Promise<ThreadSummary & { messages: MessageView[] }> {
   requireScope(actor, 'email');
   const thread = await getThreadRow(ctx, actor, identityId, threadId);
-  await ctx.db.$transaction(async (tx) => {
-    const row = await tx.emailThread.findUniqueOrThrow({ where: { id: thread.id } });
-    await tx.emailThread.update({ where: { id: thread.id }, data: { labels: applyPatch(row.labels, patch) } });
+  await inTransaction(ctx.db, async (tx) => {
+    const row = await threadById(tx, thread.id);
+    await writeThreadLabels(tx, thread.id, applyPatch(row.labels, patch));
   });
   return getThread(ctx, actor, identityId, threadId);
 }
@@ -66,19 +73,13 @@ export async function patchMessageLabels(
   requireScope(actor, 'email');
   await findIdentity(ctx, actor.accountId, identityId);
   const message = await getMessageRow(ctx, actor, identityId, messageId);
-  const updated = await ctx.db.$transaction(async (tx) => {
-    const row = await tx.emailMessage.findUniqueOrThrow({ where: { id: message.id } });
+  const updated = await inTransaction(ctx.db, async (tx) => {
+    const row = await messageById(tx, message.id);
     const labels = applyPatch(row.labels, patch);
-    const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: row.threadId } });
+    const thread = await threadById(tx, row.threadId);
     const threadLabels = [...new Set([...thread.labels, ...(patch.addLabels ?? [])])];
-    if (threadLabels.length !== thread.labels.length) {
-      await tx.emailThread.update({ where: { id: thread.id }, data: { labels: threadLabels } });
-    }
-    return tx.emailMessage.update({
-      where: { id: row.id },
-      data: { labels },
-      include: { agentJob: true, attachments: { orderBy: { position: 'asc' } } },
-    });
+    if (threadLabels.length !== thread.labels.length) await writeThreadLabels(tx, thread.id, threadLabels);
+    return writeMessageLabelsDetailed(tx, row.id, labels);
   });
   return messageView(updated);
 }

@@ -164,3 +164,10 @@ export function forwardContent(
   }
   return { subject: forwardSubject(original.subject), body, html };
 }
+
+/** Participants of a thread after adding `more`: lower-cased, first appearance order, no duplicates. */
+export function mergeParticipants(current: string[], more: string[]): string[] {
+  const out = [...current];
+  for (const a of more.map(normalizeAddress)) if (a && !out.includes(a)) out.push(a);
+  return out;
+}

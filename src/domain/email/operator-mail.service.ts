@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { hostedDomains, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
+import { insertOperatorMessages, operatorMessageById, operatorMessagesPage } from './operator-mail.store.js';
 
 /**
  * The role addresses every hosted domain accepts (issue 26): `postmaster` (RFC 5321 4.5.1: "MUST support the
@@ -50,8 +51,9 @@ export async function deliverToOperator(
   let body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
   if (body.length > OPERATOR_BODY_MAX)
     body = `${body.slice(0, OPERATOR_BODY_MAX)}\n[… cut at ${OPERATOR_BODY_MAX} characters]`;
-  const result = await ctx.db.operatorMessage.createMany({
-    data: recipients.map((recipient) => ({
+  return insertOperatorMessages(
+    ctx.db,
+    recipients.map((recipient) => ({
       id: uuidv7(),
       recipient,
       messageId,
@@ -62,9 +64,7 @@ export async function deliverToOperator(
       remoteAddress,
       receivedAt: ctx.clock.now(),
     })),
-    skipDuplicates: true,
-  });
-  return result.count;
+  );
 }
 
 /** Query of GET /admin/mail. */
@@ -123,9 +123,7 @@ export async function listOperatorMail(
   query: OperatorMailQuery,
 ): Promise<{ messages: OperatorMessageView[]; nextCursor: string | null }> {
   const after = decodeCursor(query.cursor);
-  const page = await keysetPage(query.limit, (take) =>
-    db.operatorMessage.findMany({ ...keysetArgs('id', { after, limit: take }), omit: { body: true } }),
-  );
+  const page = await keysetPage(query.limit, (take) => operatorMessagesPage(db, after, take));
   return {
     messages: page.items.map(view),
     nextCursor: page.last ? encodeCursor(page.last.id) : null,
@@ -134,7 +132,7 @@ export async function listOperatorMail(
 
 /** One message of the operator mailbox with its body. @throws NotFoundError (404). */
 export async function getOperatorMail(db: Db, id: string): Promise<OperatorMessageView & { body: string }> {
-  const m = await db.operatorMessage.findUnique({ where: { id } });
+  const m = await operatorMessageById(db, id);
   if (!m) throw new NotFoundError('operator message', id, 'id');
   return { ...view(m), body: m.body };
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
-import { type EmailIdentity, type EmailMessage, type EmailThread, Prisma } from '../../generated/prisma/client.js';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
@@ -8,23 +8,39 @@ import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import { CLAIM_LEASE_MS, type ClaimedJob, type JobKind, nextAttemptAt, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
-import { readBlob, writeBlob } from './blobs.js';
 import { assertNotBlocked } from './blocklist.service.js';
 import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { dkimSignerFor } from './dkim.service.js';
 import { localAddresses } from './domain.service.js';
+import { OUTBOUND_JOB } from './email.jobs.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
-import { findActiveIdentity } from './identity.service.js';
-import { activeIdentitiesFor, addToThread, deliverInbound } from './inbound.service.js';
+import type { sentShape } from './email.shapes.js';
+import { activeIdentitiesFor, findActiveIdentity } from './identity.service.js';
+import { type EmailIdentity, identityByIdOrThrow } from './identity.store.js';
+import type { LocalDelivery } from './local-delivery.port.js';
 import { forwardContent, mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
+import { readBlob, writeBlob } from './mail-blob.store.js';
 import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
 import { assertNotSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
+import {
+  addToThread,
+  claimedMessage,
+  type EmailMessage,
+  type EmailThread,
+  insertMessage,
+  inTransaction,
+  messageById,
+  newestInboundOfThread,
+  newestMessageOfThread,
+  queuedOutboundMessages,
+  threadOfIdentity,
+  updateClaimedMessage,
+} from './thread.store.js';
 
-/** The job kind of outbound mail in the job queue (src/infra/jobs; docs/jobs.md). */
-export const OUTBOUND_JOB = 'email-outbound';
+export { OUTBOUND_JOB };
 /** Relay retries: 5 attempts, after 30 s, 2 min, 10 min, 1 h (the spec 8 schedule, as webhooks). */
 export const RELAY_SCHEDULE = SPEC8_SCHEDULE;
 /** How long a dispatcher owns a claimed message before another may retry it (ms); extended while it runs. */
@@ -34,10 +50,7 @@ export { CLAIM_LEASE_MS };
 const OUTBOUND_CONCURRENCY = 20;
 
 /** Answer of send and reply (spec 4.4). `messageId` is the RFC 5322 Message-ID, angle brackets included. */
-export interface SentRef {
-  messageId: string;
-  threadId: string;
-}
+export type SentRef = z.output<typeof sentShape>;
 
 /** A new Message-ID on the identity's domain (RFC 5322 3.6.4: globally unique, `<left@right>`). */
 export function newMessageId(identity: EmailIdentity): string {
@@ -117,33 +130,31 @@ export async function queueOutbound(
     labels,
   });
   const body = m.body !== '' || !m.html ? m.body : parsed.text.replace(/\r\n/g, '\n').trim();
-  const row = await tx.emailMessage.create({
-    data: {
-      id: uuidv7(),
-      accountId: identity.accountId,
-      identityId: identity.id,
-      threadId,
-      messageId,
-      direction: 'outbound',
-      from: identity.address,
-      to,
-      cc,
-      bcc,
-      replyTo: m.replyTo ? normalizeAddress(m.replyTo) : null,
-      subject: m.subject,
-      body,
-      html: sanitizeEmailHtml(m.html),
-      extractedText: extractReplyText(body),
-      labels,
-      size: blob.size,
-      rawBlobId: blob.id,
-      inReplyTo: m.inReplyTo,
-      references: m.references,
-      autoSubmitted,
-      status: 'queued',
-      nextAttemptAt: now,
-      sentAt: now,
-    },
+  const row = await insertMessage(tx, {
+    id: uuidv7(),
+    accountId: identity.accountId,
+    identityId: identity.id,
+    threadId,
+    messageId,
+    direction: 'outbound',
+    from: identity.address,
+    to,
+    cc,
+    bcc,
+    replyTo: m.replyTo ? normalizeAddress(m.replyTo) : null,
+    subject: m.subject,
+    body,
+    html: sanitizeEmailHtml(m.html),
+    extractedText: extractReplyText(body),
+    labels,
+    size: blob.size,
+    rawBlobId: blob.id,
+    inReplyTo: m.inReplyTo,
+    references: m.references,
+    autoSubmitted,
+    status: 'queued',
+    nextAttemptAt: now,
+    sentAt: now,
   });
   await storeAttachments(tx, row, parsed.attachments ?? []);
   return row;
@@ -165,7 +176,7 @@ export async function sendEmail(
   const attachments = decodeAttachments(data.attachments);
   await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
-  const message = await ctx.db.$transaction((tx) =>
+  const message = await inTransaction(ctx.db, (tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
       to: data.to,
@@ -195,14 +206,8 @@ export async function replyPlan(
   db: Tx,
   thread: EmailThread,
 ): Promise<{ to: string; subject: string; inReplyTo: string; references: string[]; answered: EmailMessage }> {
-  const parent = await db.emailMessage.findFirstOrThrow({
-    where: { threadId: thread.id },
-    orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
-  });
-  const lastInbound = await db.emailMessage.findFirst({
-    where: { threadId: thread.id, direction: 'inbound' },
-    orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
-  });
+  const parent = await newestMessageOfThread(db, thread.id);
+  const lastInbound = await newestInboundOfThread(db, thread.id);
   // RFC 5322 3.6.2: replies go to Reply-To when the author set one.
   const to = lastInbound ? (lastInbound.replyTo ?? lastInbound.from) : (parent.to[0] ?? '');
   return {
@@ -228,10 +233,10 @@ export async function replyToThread(
 ): Promise<SentRef> {
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
-  const thread = await ctx.db.emailThread.findFirst({ where: { id: data.threadId, identityId: identity.id } });
+  const thread = await threadOfIdentity(ctx.db, identity.id, data.threadId);
   if (!thread) throw new NotFoundError('Thread', data.threadId, 'threadId');
   const attachments = decodeAttachments(data.attachments);
-  const message = await ctx.db.$transaction(async (tx) => {
+  const message = await inTransaction(ctx.db, async (tx) => {
     const { answered, ...plan } = await replyPlan(tx, thread);
     const self = identity.address;
     let to = [plan.to, ...(data.to ?? [])];
@@ -291,7 +296,7 @@ export async function forwardMessage(
   await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
   const attachments: OutgoingAttachment[] = await loadAttachments(ctx, original);
   const content = forwardContent(original, { body: data.body ?? '', html: data.html ?? null });
-  const message = await ctx.db.$transaction((tx) =>
+  const message = await inTransaction(ctx.db, (tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
       to: data.to,
@@ -336,18 +341,13 @@ async function finish(
   outcome: { status: string; detail: string; bounces?: BounceRecipient[] },
 ): Promise<void> {
   await ctx.events.transaction(async (tx, emit) => {
-    const { count } = await tx.emailMessage.updateMany({
-      where: { id: m.id, lockedBy: token },
-      data: {
-        status: outcome.status,
-        statusDetail: outcome.detail,
-        nextAttemptAt: null,
-        lockedBy: null,
-        lockedUntil: null,
-      },
+    const count = await updateClaimedMessage(tx, m.id, token, {
+      status: outcome.status,
+      statusDetail: outcome.detail,
+      nextAttemptAt: null,
     });
     if (count === 0) return;
-    const updated = await tx.emailMessage.findUniqueOrThrow({ where: { id: m.id } });
+    const updated = await messageById(tx, m.id);
     if (outcome.status === 'sent' || outcome.status === 'delivered') await emitOutcome(emit, updated, 'email.sent');
     if (outcome.status === 'undelivered' || outcome.status === 'failed') {
       await emitOutcome(emit, updated, 'email.delivery_failed');
@@ -370,7 +370,7 @@ export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promi
  * Makes one delivery attempt of a claimed outbound message (the claim counted it in `attempts`) to every
  * recipient (To, Cc and Bcc; Bcc in the envelope only), sending the stored DKIM-signed raw message:
  * - recipients on the service's domains (EMAIL_DOMAINS or a verified custom domain) that are active identities:
- *   parsed from the stored raw and handed to the inbound path ({@link deliverInbound}) with
+ *   parsed from the stored raw and handed to the inbound path (`deliverLocal`, the {@link LocalDelivery} port) with
  *   {@link localDeliveryAuthentication}, sharing the sender's raw message; a deprovisioning identity or an unknown
  *   mailbox there is a `550 5.1.1` (as the listener answers) and a permanent bounce;
  * - the others through SMTP_RELAY_URL in one envelope: a 5xx answer is permanent (a bounce for each rejected
@@ -381,10 +381,10 @@ export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promi
  * Emits `email.sent` on `sent`/`delivered` and `email.delivery_failed` on `undelivered`/`failed`. Every write is
  * fenced by the claim token.
  */
-async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void> {
-  const m = await ctx.db.emailMessage.findFirst({ where: { id: job.id, lockedBy: job.token } });
+async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, job: ClaimedJob): Promise<void> {
+  const m = await claimedMessage(ctx.db, job.id, job.token);
   if (!m) return;
-  const identity = await ctx.db.emailIdentity.findUniqueOrThrow({ where: { id: m.identityId } });
+  const identity = await identityByIdOrThrow(ctx.db, m.identityId);
   // Mail stored before raw messages were kept is composed again from its fields.
   const legacy: Buffer | null = m.rawBlobId
     ? null
@@ -432,7 +432,7 @@ async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void
       const parsed = await ctx.mail.parseStream(raw());
       // Never crossed a network and written by this identity: authenticated as such (docs/email.md "Who sees what").
       const auth = localDeliveryAuthentication(identity.address, mailHostName(ctx.config));
-      const stored = await deliverInbound(ctx, parsed, { mailFrom: identity.address, rcptTo: active }, auth, {
+      const stored = await deliverLocal(ctx, parsed, { mailFrom: identity.address, rcptTo: active }, auth, {
         rawBlobId: m.rawBlobId,
       });
       const got = new Set(stored.map((x) => x.identityId));
@@ -460,10 +460,7 @@ async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void
       const retryAt = permanent ? undefined : nextAttemptAt(RELAY_SCHEDULE, m.attempts, ctx.clock.now());
       if (retryAt) {
         // Local recipients already stored are not stored twice on the retry (one Message-ID per identity).
-        await ctx.db.emailMessage.updateMany({
-          where: { id: m.id, lockedBy: job.token },
-          data: { statusDetail: detail, nextAttemptAt: retryAt, lockedBy: null, lockedUntil: null },
-        });
+        await updateClaimedMessage(ctx.db, m.id, job.token, { statusDetail: detail, nextAttemptAt: retryAt });
         return;
       }
       failures.push(detail);
@@ -479,16 +476,17 @@ async function deliverClaimed(ctx: DomainContext, job: ClaimedJob): Promise<void
 
 /**
  * The outbound mail job kind: `queued` messages that are due (sent by a request and not yet attempted, relay
- * retries, and any left by a crash), each attempt counted by its claim.
+ * retries, and any left by a crash), each attempt counted by its claim. `deliverLocal` is the inbound path that
+ * stores mail for identities hosted here (`deliverInbound`, passed by `setupEmail`).
  */
-export function outboundJobKind(ctx: DomainContext): JobKind {
+export function outboundJobKind(ctx: DomainContext, deliverLocal: LocalDelivery): JobKind {
   return {
     name: OUTBOUND_JOB,
     table: 'email_messages',
     dueColumn: 'next_attempt_at',
-    where: () => Prisma.sql`j.status = 'queued'`,
+    where: queuedOutboundMessages,
     attemptsColumn: 'attempts',
     concurrency: OUTBOUND_CONCURRENCY,
-    run: (job) => deliverClaimed(ctx, job),
+    run: (job) => deliverClaimed(ctx, deliverLocal, job),
   };
 }

@@ -1,36 +1,17 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import type { EmailIdentity } from '../../generated/prisma/client.js';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
+import type { smtpCredentialsShape } from './email.shapes.js';
 import { findActiveIdentity } from './identity.service.js';
+import { type EmailIdentity, identityByAddress, saveSmtpCredential, smtpCredentialOf } from './identity.store.js';
 import { normalizeAddress } from './mail.rules.js';
+import { SPEC_SMTP_PORT, smtpEndpoint } from './smtp-endpoint.js';
 
 /** Answer of POST /api/email/identities/{id}/smtp-credentials: the only time the password is shown. */
-export interface SmtpCredentialsView {
-  smtpHost: string;
-  smtpPort: number;
-  smtpUser: string;
-  smtpPass: string;
-}
+export type SmtpCredentialsView = z.output<typeof smtpCredentialsShape>;
 
-/** The port identities report when nothing better is known (spec 2.6 names 465, submission with implicit TLS). */
-export const SPEC_SMTP_PORT = 465;
-
-/**
- * Where a mail client submits (issue 20 section 3): host SMTP_PUBLIC_HOST (default `localhost`, reachable from the
- * same machine), port SMTP_PUBLIC_PORT, else the submission listener's bound port, else SMTP_SUBMISSION_PORT
- * (before listen), else 465 (submission disabled: a terminator in front is assumed).
- */
-export function smtpEndpoint(ctx: DomainContext): { smtpHost: string; smtpPort: number } {
-  const { config } = ctx;
-  return {
-    smtpHost: config.SMTP_PUBLIC_HOST ?? 'localhost',
-    smtpPort:
-      config.SMTP_PUBLIC_PORT ??
-      ctx.smtpEndpoints.submissionPort ??
-      (config.SMTP_SUBMISSION_PORT > 0 ? config.SMTP_SUBMISSION_PORT : SPEC_SMTP_PORT),
-  };
-}
+export { SPEC_SMTP_PORT, smtpEndpoint };
 
 /**
  * scrypt cost (RFC 7914): N=2^14, r=8, p=1 (node:crypto's defaults; 16 MiB and about 50 ms of one libuv thread per
@@ -87,10 +68,11 @@ export async function createSmtpCredentials(
   const password = randomBytes(24).toString('base64url');
   const passwordHash = await hashSmtpPassword(password);
   const now = ctx.clock.now();
-  await ctx.db.smtpCredential.upsert({
-    where: { identityId: identity.id },
-    create: { identityId: identity.id, accountId: identity.accountId, passwordHash, createdAt: now },
-    update: { passwordHash, createdAt: now },
+  await saveSmtpCredential(ctx.db, {
+    identityId: identity.id,
+    accountId: identity.accountId,
+    passwordHash,
+    createdAt: now,
   });
   return { ...smtpEndpoint(ctx), smtpUser: identity.address, smtpPass: password };
 }
@@ -109,11 +91,8 @@ export async function authenticateSubmission(
   // An address is at most 320 printable characters (RFC 5321 4.5.3.1); anything else (NUL bytes included, which
   // PostgreSQL text refuses) cannot name an identity.
   const plausible = address.length > 0 && address.length <= 320 && /^[\x21-\x7e]+$/.test(address);
-  const identity = plausible ? await ctx.db.emailIdentity.findUnique({ where: { address } }) : null;
-  const credential =
-    identity?.status === 'active'
-      ? await ctx.db.smtpCredential.findUnique({ where: { identityId: identity.id } })
-      : null;
+  const identity = plausible ? await identityByAddress(ctx.db, address) : null;
+  const credential = identity?.status === 'active' ? await smtpCredentialOf(ctx.db, identity.id) : null;
   if (!identity || !credential) {
     decoy ??= hashSmtpPassword(randomBytes(16).toString('hex'));
     await verifySmtpPassword(password, await decoy);

@@ -1,10 +1,12 @@
-import type { EmailIdentity } from '../../generated/prisma/client.js';
 import { UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
+import type { EmailIdentity } from './identity.store.js';
+import { identityById } from './identity.store.js';
 import { stripNul } from './inbound.service.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { dispatchMessage, queueOutbound, type SentRef } from './outbound.service.js';
+import { inTransaction, messageOfIdentity, threadOfAnyMessage } from './thread.store.js';
 
 /** Most recipients of one submitted message (issue 20 section 3). */
 export const SUBMISSION_MAX_RECIPIENTS = 50;
@@ -43,7 +45,7 @@ export async function submitMessage(
   parsed: InboundMessage,
   envelope: { mailFrom: string; rcptTo: string[] },
 ): Promise<SentRef & { created: boolean }> {
-  const identity = await ctx.db.emailIdentity.findUnique({ where: { id: identityId } });
+  const identity = await identityById(ctx.db, identityId);
   if (identity?.status !== 'active') {
     throw new UnprocessableError(
       'IDENTITY_DEPROVISIONING',
@@ -61,25 +63,15 @@ export async function submitMessage(
   }
   const clientId = parsed.messageId ? messageIdsIn(stripNul(parsed.messageId))[0] : undefined;
   if (clientId) {
-    const existing = await ctx.db.emailMessage.findUnique({
-      where: { identityId_messageId: { identityId: identity.id, messageId: clientId } },
-    });
+    const existing = await messageOfIdentity(ctx.db, identity.id, clientId);
     if (existing) return { messageId: existing.messageId, threadId: existing.threadId, created: false };
   }
   const inReplyTo = messageIdsIn(parsed.inReplyTo ? stripNul(parsed.inReplyTo) : undefined)[0] ?? null;
   const refs = parsed.references;
   const references = messageIdsIn(Array.isArray(refs) ? refs.map(stripNul) : refs ? stripNul(refs) : undefined);
-  const message = await ctx.db.$transaction(async (tx) => {
+  const message = await inTransaction(ctx.db, async (tx) => {
     const lookup = [...(inReplyTo ? [inReplyTo] : []), ...references];
-    const parent =
-      lookup.length > 0
-        ? await tx.emailMessage.findFirst({
-            where: { identityId: identity.id, messageId: { in: lookup } },
-            orderBy: { sentAt: 'desc' },
-            select: { threadId: true },
-          })
-        : null;
-    const thread = parent ? await tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } }) : null;
+    const thread = await threadOfAnyMessage(tx, identity.id, lookup);
     return queueOutbound(tx, ctx, identity, {
       thread,
       to: envelope.rcptTo,

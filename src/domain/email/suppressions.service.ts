@@ -1,12 +1,17 @@
 import { z } from 'zod';
-import type { EmailSuppression } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { normalizeAddress } from './mail.rules.js';
+import {
+  deleteSuppressionRow,
+  type EmailSuppression,
+  suppressionsAmong,
+  suppressionsPage,
+} from './suppression.store.js';
 
 /** A suppressed address as the API shows it (issue 21 item 5). */
 export interface SuppressionView {
@@ -46,14 +51,7 @@ export async function listSuppressions(
 ): Promise<{ suppressions: SuppressionView[]; nextCursor: string | null }> {
   requireScope(actor, 'email');
   const after = decodeCursor(query.cursor);
-  const page = await keysetPage(query.limit, (take) => {
-    const k = keysetArgs('id', { after, limit: take });
-    return ctx.db.emailSuppression.findMany({
-      where: { accountId: actor.accountId, ...k.where },
-      orderBy: k.orderBy,
-      take,
-    });
-  });
+  const page = await keysetPage(query.limit, (take) => suppressionsPage(ctx.db, actor.accountId, after, take));
   return {
     suppressions: page.items.map(suppressionView),
     nextCursor: page.last ? encodeCursor(page.last.id) : null,
@@ -66,9 +64,7 @@ export async function listSuppressions(
  */
 export async function deleteSuppression(ctx: DomainContext, actor: Actor, address: string): Promise<void> {
   requireScope(actor, 'email');
-  const { count } = await ctx.db.emailSuppression.deleteMany({
-    where: { accountId: actor.accountId, address: normalizeAddress(address) },
-  });
+  const count = await deleteSuppressionRow(ctx.db, actor.accountId, normalizeAddress(address));
   if (count === 0) throw new NotFoundError('Suppression', address, 'address');
 }
 
@@ -80,7 +76,7 @@ export async function deleteSuppression(ctx: DomainContext, actor: Actor, addres
 export async function assertNotSuppressed(db: Tx, accountId: string, recipients: string[]): Promise<void> {
   const addresses = [...new Set(recipients.map(normalizeAddress))];
   if (addresses.length === 0) return;
-  const hits = await db.emailSuppression.findMany({ where: { accountId, address: { in: addresses } } });
+  const hits = await suppressionsAmong(db, accountId, addresses);
   if (hits.length === 0) return;
   throw new UnprocessableError(
     'RECIPIENT_SUPPRESSED',

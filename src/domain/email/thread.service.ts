@@ -1,65 +1,32 @@
-import type { AgentJob, EmailAttachment, EmailMessage, EmailThread } from '../../generated/prisma/client.js';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { keysetPage } from '../paging.js';
-import { type AttachmentView, attachmentView } from './attachments.js';
+import { attachmentView } from './attachment.view.js';
 import type { ListThreadsInput } from './email.schemas.js';
+import type { agentAnswerShape, messageShape, threadSummaryShape } from './email.shapes.js';
 import { findIdentity } from './identity.service.js';
-import { authenticationView, type SenderAuthentication } from './sender-auth.js';
+import { authenticationView } from './sender-auth.js';
+import {
+  type EmailMessage,
+  type EmailThread,
+  findMessageOfIdentity,
+  type MessageWithDetails,
+  threadOfIdentity,
+  threadRowSelected,
+  threadWindow,
+  threadWithMessages,
+} from './thread.store.js';
 
 /** Spec 2.7 thread summary. */
-export interface ThreadSummary {
-  threadId: string;
-  subject: string;
-  participants: string[];
-  messageCount: number;
-  lastMessageAt: string;
-  /** System and custom labels (issue 21 item 4). */
-  labels: string[];
-}
+export type ThreadSummary = z.output<typeof threadSummaryShape>;
 
 /** State of the agent's answer to an inbound message (README "Agents"); null on outbound messages or without agent. */
-export interface AgentAnswerView {
-  status: string;
-  reason: string | null;
-  attempts: number;
-  lastError: string | null;
-  replyMessageId: string | null;
-}
+export type AgentAnswerView = z.output<typeof agentAnswerShape>;
 
 /** Spec 2.7 message plus `direction`, delivery `status`/`statusDetail` and `agent` (README "Message status"). */
-export interface MessageView {
-  messageId: string;
-  threadId: string;
-  from: string;
-  to: string[];
-  subject: string;
-  body: string;
-  sentAt: string;
-  direction: 'inbound' | 'outbound';
-  inReplyTo: string | null;
-  references: string[];
-  status: string;
-  statusDetail: string | null;
-  agent: AgentAnswerView | null;
-  /** Inbound mail: SPF/DKIM/DMARC/ARC verdicts and whether the sender is authenticated; null on outbound mail. */
-  authentication: SenderAuthentication | null;
-  /** Cc addresses. */
-  cc: string[];
-  /** Bcc addresses: only on the identity's own outbound mail (never in a header); [] on inbound mail. */
-  bcc: string[];
-  replyTo: string | null;
-  /** The HTML part, sanitised (src/domain/email/content.ts); null when the message has none. */
-  html: string | null;
-  /** The new text without quoted history and signature (email-reply-parser). */
-  extractedText: string;
-  attachments: AttachmentView[];
-  /** System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom ones. */
-  labels: string[];
-  /** Size of the raw message in bytes (0 for mail stored before raw messages were kept). */
-  size: number;
-}
+export type MessageView = z.output<typeof messageShape>;
 
 /** Converts a row. */
 export function threadSummary(t: EmailThread): ThreadSummary {
@@ -74,9 +41,7 @@ export function threadSummary(t: EmailThread): ThreadSummary {
 }
 
 /** Converts a row (with its agent job, if any). */
-export function messageView(
-  m: EmailMessage & { agentJob?: AgentJob | null; attachments?: EmailAttachment[] },
-): MessageView {
+export function messageView(m: MessageWithDetails): MessageView {
   const j = m.agentJob;
   return {
     messageId: m.messageId,
@@ -159,20 +124,12 @@ export async function pageThreads(
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   const after = window.after ? decodeCursor(window.after) : undefined;
   const before = window.before ? decodeCursor(window.before) : undefined;
-  const dir = window.inverted ? 'asc' : 'desc';
-  return ctx.db.emailThread.findMany({
-    where: {
-      identityId: identity.id,
-      ...(window.label ? { labels: { has: window.label } } : {}),
-      AND: [
-        after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
-        before
-          ? { OR: [{ lastMessageAt: { gt: before.at } }, { lastMessageAt: before.at, id: { gt: before.id } }] }
-          : {},
-      ],
-    },
-    orderBy: [{ lastMessageAt: dir }, { id: dir }],
-    take: window.limit,
+  return threadWindow(ctx.db, identity.id, {
+    label: window.label,
+    after,
+    before,
+    limit: window.limit,
+    inverted: window.inverted,
   });
 }
 
@@ -208,15 +165,7 @@ export async function getThread(
 ): Promise<ThreadSummary & { messages: MessageView[] }> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const thread = await ctx.db.emailThread.findFirst({
-    where: { id: threadId, identityId: identity.id },
-    include: {
-      messages: {
-        orderBy: [{ sentAt: 'asc' }, { id: 'asc' }],
-        include: { agentJob: true, attachments: { orderBy: { position: 'asc' } } },
-      },
-    },
-  });
+  const thread = await threadWithMessages(ctx.db, identity.id, threadId);
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return { ...threadSummary(thread), messages: thread.messages.map(messageView) };
 }
@@ -232,10 +181,7 @@ export async function findThreadRow(
   selection: Record<string, unknown> = {},
 ): Promise<EmailThread> {
   requireScope(actor, 'email');
-  const row = (await ctx.db.emailThread.findFirst({
-    ...selection,
-    where: { id: threadId, accountId: actor.accountId },
-  })) as EmailThread | null;
+  const row = await threadRowSelected(ctx.db, actor.accountId, threadId, selection);
   if (!row) throw new NotFoundError('Thread', threadId, 'threadId');
   return row;
 }
@@ -252,7 +198,7 @@ export async function getThreadRow(
 ): Promise<EmailThread> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const thread = await ctx.db.emailThread.findFirst({ where: { id: threadId, identityId: identity.id } });
+  const thread = await threadOfIdentity(ctx.db, identity.id, threadId);
   if (!thread) throw new NotFoundError('Thread', threadId, 'threadId');
   return thread;
 }
@@ -269,7 +215,7 @@ export async function getMessageRow(
 ): Promise<EmailMessage> {
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
-  const message = await ctx.db.emailMessage.findFirst({ where: { identityId: identity.id, messageId } });
+  const message = await findMessageOfIdentity(ctx.db, identity.id, messageId);
   if (!message) throw new NotFoundError('Message', messageId, 'messageId');
   return message;
 }

@@ -11,26 +11,12 @@ import {
   listDomains,
   verifyDomain,
 } from '../../domain/email/domain.service.js';
+import {
+  dnsRecordShape as dnsRecord,
+  domainShape as domain,
+  recordCheckShape as recordCheck,
+} from '../../domain/email/email.shapes.js';
 import { actorOf } from '../auth.js';
-
-const recordCheck = z.object({
-  status: z.enum(['ok', 'missing', 'wrong', 'error']),
-  found: z.array(z.string()),
-  detail: z.string().nullable(),
-});
-const dnsRecord = z.object({
-  type: z.enum(['MX', 'TXT']),
-  name: z.string(),
-  value: z.string(),
-  purpose: z.enum(['mx', 'spf', 'dkim', 'dmarc']),
-  check: recordCheck.optional().describe('Only in the answer of verify.'),
-});
-const domain = z.object({
-  domain: z.string(),
-  status: z.enum(['pending', 'verified']),
-  configured: z.boolean(),
-  dnsRecords: z.array(dnsRecord),
-});
 
 /** REST routes of mail domains (issue 20 section 4): the records to publish, custom domains and their verification. */
 export async function emailDomainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {

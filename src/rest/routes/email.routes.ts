@@ -37,6 +37,15 @@ import {
   updateIdentityInput,
 } from '../../domain/email/email.schemas.js';
 import {
+  agentShape as agent,
+  identityShape as identity,
+  knowledgeDocumentShape as knowledgeDocument,
+  messageShape as message,
+  sentShape as sent,
+  smtpCredentialsShape as smtpCredentials,
+  threadSummaryShape as threadSummary,
+} from '../../domain/email/email.shapes.js';
+import {
   createIdentity,
   deleteIdentity,
   getIdentity,
@@ -45,112 +54,11 @@ import {
 } from '../../domain/email/identity.service.js';
 import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
-import { AUTH_VERDICTS } from '../../domain/email/sender-auth.js';
 import { createSmtpCredentials } from '../../domain/email/smtp-credentials.service.js';
 import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
-
-const identity = z.object({
-  id: z.string(),
-  address: z.string(),
-  localPart: z.string(),
-  domain: z.string(),
-  displayName: z.string().nullable(),
-  agentId: z.string().nullable(),
-  status: z.enum(['active', 'deprovisioning']),
-  smtpHost: z.string(),
-  smtpPort: z.number(),
-  smtpUser: z.string(),
-  smtpPass: z.null(),
-  createdAt: z.string(),
-});
-const smtpCredentials = z.object({
-  smtpHost: z.string(),
-  smtpPort: z.number(),
-  smtpUser: z.string(),
-  smtpPass: z.string().describe('The password; shown only in this answer (stored as a salted scrypt hash).'),
-});
-const threadSummary = z.object({
-  threadId: z.string(),
-  subject: z.string(),
-  participants: z.array(z.string()),
-  messageCount: z.number(),
-  lastMessageAt: z.string(),
-  labels: z.array(z.string()),
-});
-const verdict = z.enum(AUTH_VERDICTS);
-const message = z.object({
-  messageId: z.string(),
-  threadId: z.string(),
-  from: z.string(),
-  to: z.array(z.string()),
-  subject: z.string(),
-  body: z.string(),
-  sentAt: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
-  inReplyTo: z.string().nullable(),
-  references: z.array(z.string()),
-  status: z.string(),
-  statusDetail: z.string().nullable(),
-  agent: z
-    .object({
-      status: z.string(),
-      reason: z.string().nullable(),
-      attempts: z.number(),
-      lastError: z.string().nullable(),
-      replyMessageId: z.string().nullable(),
-    })
-    .nullable(),
-  authentication: z
-    .object({
-      spf: verdict,
-      dkim: verdict,
-      dmarc: verdict,
-      arc: verdict,
-      authenticated: z.boolean().describe('DMARC pass, or an aligned SPF/DKIM pass without DMARC, or local delivery.'),
-      authenticatedBy: z.enum(['dmarc', 'spf', 'dkim', 'local']).nullable(),
-    })
-    .nullable()
-    .describe('Sender authentication of inbound mail (mailauth verdicts); null on outbound mail.'),
-  cc: z.array(z.string()),
-  bcc: z.array(z.string()).describe('Only on the identity’s own sent mail; never in a header.'),
-  replyTo: z.string().nullable(),
-  html: z.string().nullable().describe('The HTML part, sanitised (no scripts, event handlers or javascript: URLs).'),
-  extractedText: z.string().describe('The new text without quoted history and signature.'),
-  attachments: z.array(
-    z.object({
-      attachmentId: z.string(),
-      filename: z.string().nullable(),
-      contentType: z.string(),
-      size: z.number().describe('Decoded size in bytes.'),
-      inline: z.boolean(),
-      contentId: z.string().nullable(),
-    }),
-  ),
-  labels: z
-    .array(z.string())
-    .describe('System labels (received, sent, spam for DMARC quarantine, unauthenticated, bounced) and custom ones.'),
-  size: z.number().describe('Size of the raw message in bytes.'),
-});
-const sent = z.object({ messageId: z.string(), threadId: z.string() });
-const agent = z.object({
-  id: z.string(),
-  name: z.string(),
-  systemPrompt: z.string(),
-  textModel: z.string().nullable(),
-  contextSources: z.array(z.string()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-const knowledgeDocument = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  title: z.string(),
-  content: z.string(),
-  createdAt: z.string(),
-});
 
 /**
  * Body limit of send, reply and forward: 25 MiB of attachments is about 33.4 MiB of base64, plus the JSON around

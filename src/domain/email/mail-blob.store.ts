@@ -107,3 +107,8 @@ export async function readBlobBuffer(db: Tx, id: string): Promise<Buffer> {
 export async function deleteBlob(db: Tx, id: string): Promise<void> {
   await db.emailBlob.deleteMany({ where: { id } });
 }
+
+/** The blob's row (its size in bytes and number of chunks), or null. */
+export function findBlob(db: Tx, id: string): Promise<{ id: string; size: number; chunks: number } | null> {
+  return db.emailBlob.findUnique({ where: { id } });
+}

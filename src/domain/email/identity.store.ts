@@ -1,0 +1,140 @@
+import type { EmailIdentity, SmtpCredential } from '../../generated/prisma/client.js';
+import type { Tx } from '../kernel/db.js';
+import type { RowSelection } from './agent.store.js';
+
+/*
+ * The store of email identities and their SMTP submission credentials (issue 23): every Prisma call about them.
+ * Functions take the client or transaction they run on (`Tx`) and plain parameters, and return rows; the row types
+ * are re-exported here so services name them without importing Prisma.
+ */
+
+export type { EmailIdentity, SmtpCredential };
+
+/** The account's identity (any status), or null. */
+export function findIdentityRow(db: Tx, accountId: string, identityId: string): Promise<EmailIdentity | null> {
+  return db.emailIdentity.findFirst({ where: { id: identityId, accountId } });
+}
+
+/** The identity by id (any account, any status), or null. */
+export function identityById(db: Tx, identityId: string): Promise<EmailIdentity | null> {
+  return db.emailIdentity.findUnique({ where: { id: identityId } });
+}
+
+/** The identity by id. @throws when there is none (Prisma's not-found error). */
+export function identityByIdOrThrow(db: Tx, identityId: string): Promise<EmailIdentity> {
+  return db.emailIdentity.findUniqueOrThrow({ where: { id: identityId } });
+}
+
+/** The identity at `address` (lower-cased, exact), or null. */
+export function identityByAddress(db: Tx, address: string): Promise<EmailIdentity | null> {
+  return db.emailIdentity.findUnique({ where: { address } });
+}
+
+/** Who owns `address`, if an identity does: its id, account and agent (one index read). */
+export function identityOwnerOf(
+  db: Tx,
+  address: string,
+): Promise<Pick<EmailIdentity, 'id' | 'accountId' | 'agentId'> | null> {
+  return db.emailIdentity.findUnique({ where: { address }, select: { id: true, accountId: true, agentId: true } });
+}
+
+/** Active identities at `addresses` (already lower-cased and hosted here). */
+export function activeIdentitiesAt(db: Tx, addresses: string[]): Promise<EmailIdentity[]> {
+  return db.emailIdentity.findMany({ where: { address: { in: addresses }, status: 'active' } });
+}
+
+/** Inserts an identity. @throws Prisma P2002 when the address is taken meanwhile. */
+export function insertIdentity(
+  tx: Tx,
+  data: Pick<
+    EmailIdentity,
+    'id' | 'accountId' | 'address' | 'localPart' | 'domain' | 'displayName' | 'agentId' | 'status' | 'createdAt'
+  >,
+): Promise<EmailIdentity> {
+  return tx.emailIdentity.create({ data });
+}
+
+/** The account's identities (any status), oldest first, with the adapter's `selection` (none: plain rows). */
+export function identitiesOf(db: Tx, accountId: string, selection: RowSelection = {}): Promise<EmailIdentity[]> {
+  return db.emailIdentity.findMany({
+    ...selection,
+    where: { accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  }) as Promise<EmailIdentity[]>;
+}
+
+/** The account's identity with the adapter's `selection`, or null. */
+export function identityRowSelected(
+  db: Tx,
+  accountId: string,
+  identityId: string,
+  selection: RowSelection,
+): Promise<EmailIdentity | null> {
+  return db.emailIdentity.findFirst({
+    ...selection,
+    where: { id: identityId, accountId },
+  }) as Promise<EmailIdentity | null>;
+}
+
+/** Identities of the account among `ids` (any order). */
+export function identitiesByIds(db: Tx, accountId: string, ids: readonly string[]): Promise<EmailIdentity[]> {
+  return db.emailIdentity.findMany({ where: { id: { in: [...ids] }, accountId } });
+}
+
+/** How many identities the account has, any status. */
+export function countIdentitiesOf(db: Tx, accountId: string): Promise<number> {
+  return db.emailIdentity.count({ where: { accountId } });
+}
+
+/** How many active identities the agent is assigned to. */
+export function countActiveIdentitiesOfAgent(db: Tx, agentId: string): Promise<number> {
+  return db.emailIdentity.count({ where: { agentId, status: 'active' } });
+}
+
+/** How many active identities live on `domain`. */
+export function countActiveIdentitiesOnDomain(db: Tx, domain: string): Promise<number> {
+  return db.emailIdentity.count({ where: { domain, status: 'active' } });
+}
+
+/** Writes displayName/agentId (absent keeps, null clears). */
+export function updateIdentityRow(
+  tx: Tx,
+  identityId: string,
+  data: { displayName?: string | null; agentId?: string | null },
+): Promise<EmailIdentity> {
+  return tx.emailIdentity.update({ where: { id: identityId }, data });
+}
+
+/** Moves an active identity to `deprovisioning` at `at`. @returns whether this call moved it (1) or not (0). */
+export async function markDeprovisioning(tx: Tx, identityId: string, at: Date): Promise<number> {
+  const { count } = await tx.emailIdentity.updateMany({
+    where: { id: identityId, status: 'active' },
+    data: { status: 'deprovisioning', deprovisionedAt: at },
+  });
+  return count;
+}
+
+/** Deletes identities deprovisioned before `before`, with their threads (foreign keys). @returns how many. */
+export async function purgeDeprovisioned(db: Tx, before: Date): Promise<number> {
+  const { count } = await db.emailIdentity.deleteMany({
+    where: { status: 'deprovisioning', deprovisionedAt: { lt: before } },
+  });
+  return count;
+}
+
+/** Writes the identity's SMTP password hash, replacing any earlier one. */
+export async function saveSmtpCredential(
+  db: Tx,
+  c: { identityId: string; accountId: string; passwordHash: string; createdAt: Date },
+): Promise<void> {
+  await db.smtpCredential.upsert({
+    where: { identityId: c.identityId },
+    create: c,
+    update: { passwordHash: c.passwordHash, createdAt: c.createdAt },
+  });
+}
+
+/** The identity's current SMTP credential, or null. */
+export function smtpCredentialOf(db: Tx, identityId: string): Promise<SmtpCredential | null> {
+  return db.smtpCredential.findUnique({ where: { identityId } });
+}

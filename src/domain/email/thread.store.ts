@@ -1,0 +1,301 @@
+import { v7 as uuidv7 } from 'uuid';
+import {
+  type AgentJob,
+  type EmailAttachment,
+  type EmailIdentity,
+  type EmailMessage,
+  type EmailThread,
+  Prisma,
+} from '../../generated/prisma/client.js';
+import type { Db, Tx } from '../kernel/db.js';
+import type { RowSelection } from './agent.store.js';
+import { mergeParticipants } from './mail.rules.js';
+
+/*
+ * The store of threads, messages, their attachments' metadata and labels: every Prisma call and SQL text about
+ * them (issue 23). Functions take the transaction (`Tx`) or the client they run on, plain parameters, and return
+ * rows. The row types are re-exported here so services name them without importing Prisma.
+ */
+
+export type { EmailAttachment, EmailMessage, EmailThread };
+
+/** A message with its agent job (if any) and its attachments in MIME order: what the message view shows. */
+export type MessageWithDetails = EmailMessage & { agentJob?: AgentJob | null; attachments?: EmailAttachment[] };
+
+/** The include that gives a {@link MessageWithDetails}. */
+const DETAILS = { agentJob: true, attachments: { orderBy: { position: 'asc' } } } as const;
+
+/** Runs `fn` in one database transaction (Prisma interactive transaction) and returns its result. */
+export function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.$transaction(fn);
+}
+
+/** Threads of the account among `ids` (any order). */
+export function threadsByIds(db: Tx, accountId: string, ids: readonly string[]): Promise<EmailThread[]> {
+  return db.emailThread.findMany({ where: { id: { in: [...ids] }, accountId } });
+}
+
+/** The thread by id. @throws when there is none (Prisma's not-found error). */
+export function threadById(db: Tx, threadId: string): Promise<EmailThread> {
+  return db.emailThread.findUniqueOrThrow({ where: { id: threadId } });
+}
+
+/** The identity's thread, or null. */
+export function threadOfIdentity(db: Tx, identityId: string, threadId: string): Promise<EmailThread | null> {
+  return db.emailThread.findFirst({ where: { id: threadId, identityId } });
+}
+
+/** The account's thread with the adapter's `selection`, or null. */
+export function threadRowSelected(
+  db: Tx,
+  accountId: string,
+  threadId: string,
+  selection: RowSelection,
+): Promise<EmailThread | null> {
+  return db.emailThread.findFirst({ ...selection, where: { id: threadId, accountId } }) as Promise<EmailThread | null>;
+}
+
+/** The identity's thread with every message (oldest first, with details), or null. */
+export function threadWithMessages(
+  db: Tx,
+  identityId: string,
+  threadId: string,
+): Promise<(EmailThread & { messages: MessageWithDetails[] }) | null> {
+  return db.emailThread.findFirst({
+    where: { id: threadId, identityId },
+    include: { messages: { orderBy: [{ sentAt: 'asc' }, { id: 'asc' }], include: DETAILS } },
+  });
+}
+
+/**
+ * One keyset window of the identity's threads, newest activity first (lastMessageAt, id descending; ascending
+ * when `inverted`): rows after `after` and before `before` (decoded cursors), at most `limit`, only those with
+ * `label` when given.
+ */
+export function threadWindow(
+  db: Tx,
+  identityId: string,
+  w: {
+    label?: string;
+    after?: { at: Date; id: string };
+    before?: { at: Date; id: string };
+    limit: number;
+    inverted: boolean;
+  },
+): Promise<EmailThread[]> {
+  const { after, before } = w;
+  const dir = w.inverted ? 'asc' : 'desc';
+  return db.emailThread.findMany({
+    where: {
+      identityId,
+      ...(w.label ? { labels: { has: w.label } } : {}),
+      AND: [
+        after ? { OR: [{ lastMessageAt: { lt: after.at } }, { lastMessageAt: after.at, id: { lt: after.id } }] } : {},
+        before
+          ? { OR: [{ lastMessageAt: { gt: before.at } }, { lastMessageAt: before.at, id: { gt: before.id } }] }
+          : {},
+      ],
+    },
+    orderBy: [{ lastMessageAt: dir }, { id: dir }],
+    take: w.limit,
+  });
+}
+
+/** The thread's labels, or null when it is gone. */
+export async function threadLabels(tx: Tx, threadId: string): Promise<string[] | null> {
+  const t = await tx.emailThread.findUnique({ where: { id: threadId }, select: { labels: true } });
+  return t ? t.labels : null;
+}
+
+/** Writes the thread's labels. */
+export async function writeThreadLabels(tx: Tx, threadId: string, labels: string[]): Promise<void> {
+  await tx.emailThread.update({ where: { id: threadId }, data: { labels } });
+}
+
+/** Writes the message's labels. */
+export async function writeMessageLabels(tx: Tx, messageRowId: string, labels: string[]): Promise<void> {
+  await tx.emailMessage.update({ where: { id: messageRowId }, data: { labels } });
+}
+
+/** Writes the message's labels. @returns the message with its details. */
+export function writeMessageLabelsDetailed(
+  tx: Tx,
+  messageRowId: string,
+  labels: string[],
+): Promise<MessageWithDetails> {
+  return tx.emailMessage.update({ where: { id: messageRowId }, data: { labels }, include: DETAILS });
+}
+
+/** The message by row id. @throws when there is none (Prisma's not-found error). */
+export function messageById(db: Tx, messageRowId: string): Promise<EmailMessage> {
+  return db.emailMessage.findUniqueOrThrow({ where: { id: messageRowId } });
+}
+
+/** The identity's message with the RFC 5322 Message-ID `messageId` (unique per identity), or null. */
+export function messageOfIdentity(db: Tx, identityId: string, messageId: string): Promise<EmailMessage | null> {
+  return db.emailMessage.findUnique({ where: { identityId_messageId: { identityId, messageId } } });
+}
+
+/** The identity's message with Message-ID `messageId`, or null (the same as {@link messageOfIdentity}, as a filter). */
+export function findMessageOfIdentity(db: Tx, identityId: string, messageId: string): Promise<EmailMessage | null> {
+  return db.emailMessage.findFirst({ where: { identityId, messageId } });
+}
+
+/** The identity's outbound message with Message-ID `messageId` (what a DSN reports on), or null. */
+export function outboundMessageOfIdentity(db: Tx, identityId: string, messageId: string): Promise<EmailMessage | null> {
+  return db.emailMessage.findFirst({ where: { identityId, messageId, direction: 'outbound' } });
+}
+
+/** Inserts a message. */
+export function insertMessage(tx: Tx, data: Prisma.EmailMessageUncheckedCreateInput): Promise<EmailMessage> {
+  return tx.emailMessage.create({ data });
+}
+
+/** The thread of the identity's newest message among the Message-IDs `refs`, or null (RFC 5322 3.6.4 threading). */
+export async function threadOfAnyMessage(tx: Tx, identityId: string, refs: string[]): Promise<EmailThread | null> {
+  const parent =
+    refs.length > 0
+      ? await tx.emailMessage.findFirst({
+          where: { identityId, messageId: { in: refs } },
+          orderBy: { sentAt: 'desc' },
+          select: { threadId: true },
+        })
+      : null;
+  return parent ? tx.emailThread.findUniqueOrThrow({ where: { id: parent.threadId } }) : null;
+}
+
+/** The thread's newest message (sentAt, id). @throws when the thread has none. */
+export function newestMessageOfThread(db: Tx, threadId: string): Promise<EmailMessage> {
+  return db.emailMessage.findFirstOrThrow({ where: { threadId }, orderBy: [{ sentAt: 'desc' }, { id: 'desc' }] });
+}
+
+/** The thread's newest inbound message, or null. */
+export function newestInboundOfThread(db: Tx, threadId: string): Promise<EmailMessage | null> {
+  return db.emailMessage.findFirst({
+    where: { threadId, direction: 'inbound' },
+    orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
+  });
+}
+
+/** The newest `take` messages of `inbound`'s thread other than it, from or to `sender`, newest first. */
+export function earlierMessagesWith(
+  db: Tx,
+  inbound: Pick<EmailMessage, 'id' | 'threadId'>,
+  sender: string,
+  take: number,
+): Promise<EmailMessage[]> {
+  return db.emailMessage.findMany({
+    where: {
+      threadId: inbound.threadId,
+      id: { not: inbound.id },
+      OR: [{ from: sender }, { to: { has: sender } }],
+    },
+    orderBy: [{ sentAt: 'desc' }, { id: 'desc' }],
+    take,
+  });
+}
+
+/** The outbound message still claimed by `token`, or null. */
+export function claimedMessage(db: Tx, messageRowId: string, token: string): Promise<EmailMessage | null> {
+  return db.emailMessage.findFirst({ where: { id: messageRowId, lockedBy: token } });
+}
+
+/**
+ * Writes `data` to the message while the claim `token` holds it, and releases the claim.
+ * @returns how many rows were written (0 when the claim was lost).
+ */
+export async function updateClaimedMessage(
+  db: Tx,
+  messageRowId: string,
+  token: string,
+  data: Partial<Pick<EmailMessage, 'status' | 'statusDetail' | 'nextAttemptAt'>>,
+): Promise<number> {
+  const { count } = await db.emailMessage.updateMany({
+    where: { id: messageRowId, lockedBy: token },
+    data: { ...data, lockedBy: null, lockedUntil: null },
+  });
+  return count;
+}
+
+/** The job queue's condition on `email_messages` rows (alias `j`) that are work: queued outbound mail. */
+export function queuedOutboundMessages(): Prisma.Sql {
+  return Prisma.sql`j.status = 'queued'`;
+}
+
+/** Inserts the attachment metadata rows of a stored message. */
+export async function insertAttachments(
+  tx: Tx,
+  rows: Pick<
+    EmailAttachment,
+    'id' | 'accountId' | 'messageRowId' | 'position' | 'filename' | 'contentType' | 'size' | 'inline' | 'contentId'
+  >[],
+): Promise<void> {
+  await tx.emailAttachment.createMany({ data: rows });
+}
+
+/** The message's attachment `attachmentId`, or null. */
+export function attachmentOfMessage(
+  db: Tx,
+  messageRowId: string,
+  attachmentId: string,
+): Promise<EmailAttachment | null> {
+  return db.emailAttachment.findFirst({ where: { id: attachmentId, messageRowId } });
+}
+
+/** The message's attachments in MIME order. */
+export function attachmentsOfMessage(db: Tx, messageRowId: string): Promise<EmailAttachment[]> {
+  return db.emailAttachment.findMany({ where: { messageRowId }, orderBy: { position: 'asc' } });
+}
+
+/**
+ * The thread upsert of every stored message, inbound or outbound: `thread` gets one more message (count, last
+ * activity, participants merged); with no thread, a new one is created with `subject`.
+ * @returns the thread id.
+ */
+export async function addToThread(
+  tx: Tx,
+  identity: EmailIdentity,
+  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
+): Promise<string> {
+  if (thread) {
+    await tx.emailThread.update({
+      where: { id: thread.id },
+      data: {
+        messageCount: { increment: 1 },
+        lastMessageAt: m.now,
+        participants: mergeParticipants(thread.participants, m.participants),
+        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
+      },
+    });
+    return thread.id;
+  }
+  const id = uuidv7();
+  await tx.emailThread.create({
+    data: {
+      id,
+      accountId: identity.accountId,
+      identityId: identity.id,
+      subject: m.subject,
+      participants: mergeParticipants([], m.participants),
+      labels: [...new Set(m.labels ?? [])],
+      messageCount: 1,
+      lastMessageAt: m.now,
+      createdAt: m.now,
+    },
+  });
+  return id;
+}
+
+/**
+ * The identity's thread holding any of `refs`, updated with one more message; otherwise a new thread.
+ * @returns the thread id.
+ */
+export async function threadFor(
+  tx: Tx,
+  identity: EmailIdentity,
+  refs: string[],
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
+): Promise<string> {
+  return addToThread(tx, identity, await threadOfAnyMessage(tx, identity.id, refs), m);
+}
