@@ -16,6 +16,9 @@ const server = new SMTPServer({
   disabledCommands: ['AUTH', 'STARTTLS'],
   logger: false,
   maxClients: 1000,
+  // No reverse DNS lookup of each client (smtp-server's default): the service opens a connection per relayed
+  // message and the bare pool keeps its few, so a slow resolver would weigh on one side only.
+  disableReverseLookup: true,
   onData(stream, session, callback) {
     let head = '';
     let inHead = true;
