@@ -175,10 +175,13 @@ export async function deliverInbound(
     headers: parsed.headers,
     contentType: parsed.contentType,
   });
-  const senderIdentity = await ctx.db.emailIdentity.findUnique({
-    where: { address: from },
-    select: { id: true, accountId: true, agentId: true },
-  });
+  // Read only when a recipient has an agent: it decides OWN_IDENTITY, nothing else (one round trip less per mail).
+  const senderIdentity = identities.some((i) => i.agentId)
+    ? await ctx.db.emailIdentity.findUnique({
+        where: { address: from },
+        select: { id: true, accountId: true, agentId: true },
+      })
+    : null;
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 
