@@ -107,7 +107,10 @@ export async function queueOutbound(
     date: now,
     dkim: await dkimSignerFor(ctx, identity.domain, tx),
   });
-  const parsed = await ctx.mail.parse(raw);
+  // Read back only for what composing decided: the attachments' positions, or the text of an HTML-only body.
+  // A text mail without attachments has neither, so it is not parsed a second time (issue 24).
+  const needsParse = (m.attachments?.length ?? 0) > 0 || (m.body === '' && Boolean(m.html));
+  const parsed = needsParse ? await ctx.mail.parse(raw) : { text: '', attachments: [] };
   const blob = await writeBlob(tx, raw, now);
   const labels = ['sent', ...(m.labels ?? [])];
   const threadId = await addToThread(tx, identity, m.thread, {
