@@ -166,8 +166,15 @@ export async function sendEmail(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
-  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
-  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
+  // Both reads at once (one round trip of waiting, not two); a recipient both blocked and suppressed still gets
+  // RECIPIENT_BLOCKED, as when they ran one after the other.
+  const recipients = [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])];
+  const [blocked, suppressed] = await Promise.allSettled([
+    assertNotBlocked(ctx.db, identity, recipients),
+    assertNotSuppressed(ctx.db, identity.accountId, recipients),
+  ]);
+  if (blocked.status === 'rejected') throw blocked.reason;
+  if (suppressed.status === 'rejected') throw suppressed.reason;
   const message = await ctx.db.$transaction((tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
