@@ -16,7 +16,12 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   /** SMTP instead of HTTP (the smtp-inbound scenario; test/bench/smtp-load.ts): port, sender and recipient. */
-  smtp?: { port: number; from: string; to: string };
+  smtp?: {
+    port: number;
+    from: string;
+    to: string;
+    dkim?: { domainName: string; keySelector: string; privateKey: string };
+  };
 }
 
 /** What one load window measured (latency in ms). */

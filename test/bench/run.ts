@@ -15,7 +15,7 @@
  * Loopback only; every loop is bounded in count and time.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -62,6 +62,7 @@ const SCENARIOS = [
   'webhooks-isolation',
   'gql-refusal',
   'smtp-inbound',
+  'mail-send',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios the default run measures on PostgreSQL only (their targets are PostgreSQL's; `--only` overrides). */
@@ -108,7 +109,7 @@ for (const s of only ?? []) {
 const WINDOW_S = Number(opts.window);
 const ROUNDS = Math.max(1, Number(opts.rounds));
 const CONNECTIONS = Number(opts.connections);
-const SSE_N = Number(opts['sse-connections']);
+const SSE_WANTED = Number(opts['sse-connections']);
 const modes = opts.db === 'both' ? (['pg', 'pglite'] as const) : ([opts.db as 'pg' | 'pglite'] as const);
 const wanted = (s: ScenarioName, mode: 'pg' | 'pglite') => (only ? only.has(s) : mode === 'pg' || !PG_ONLY.has(s));
 
@@ -167,6 +168,9 @@ async function startService(
   const port = await freePort();
   const started = performance.now();
   const [node, ...args] = startCommand();
+  // BENCH_CPU_PROF_DIR: the shared service of each storage mode also writes a V8 CPU profile there when it stops.
+  const prof = process.env.BENCH_CPU_PROF_DIR;
+  if (prof && name === 'service' && nodeArgs.length === 0) nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${prof}`];
   const child = startChild(name, [node!, ...nodeArgs, ...args], {
     env: {
       NODE_ENV: 'production',
@@ -334,8 +338,8 @@ async function compare(
   rounds = ROUNDS,
 ): Promise<Row> {
   const warm = (specs: LoadSpec[]) => specs.map((s) => ({ ...s, seconds: 1 }));
-  await loadWindow(warm(service.specs), service.pids);
-  await loadWindow(warm(baseline.specs), baseline.pids);
+  const warmSvc = await loadWindow(warm(service.specs), service.pids);
+  const warmBare = await loadWindow(warm(baseline.specs), baseline.pids);
   const svc: WindowResult[] = [];
   const bare: WindowResult[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -375,7 +379,7 @@ async function compare(
     cpu: `${f0(cpuSvc)} / ${f0(cpuBare)} µs (${f2(cpuBare / cpuSvc)})`,
     target: target.text,
     met: target.ratio === undefined ? undefined : ratio >= target.ratio,
-    raw: { svc, bare, ratios },
+    raw: { svc, bare, ratios, warmSvc, warmBare },
   };
   printRow(row);
   return row;
@@ -411,6 +415,7 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
   let dbName: string | undefined;
   let dbUrl: string | undefined;
   let benchDns: TestDnsServer | undefined;
+  let sinkChild: Child | undefined;
   const services: Child[] = [];
   try {
     const env: Record<string, string> = { DATA_DIR: dataDir };
@@ -436,6 +441,14 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       // server has no such limit.
       env.SMTP_MESSAGES_PER_ADDRESS = '10000000';
       env.SMTP_MESSAGES_PER_SENDER_DOMAIN = '10000000';
+    }
+
+    // mail-send: the loopback SMTP sink is the service's relay (SMTP_RELAY_URL) and the bare pool's destination.
+    if (has('mail-send')) {
+      const sink = await startReceiver('smtp-sink', 'smtp-sink.ts');
+      services.push(sink.child);
+      sinkChild = sink.child;
+      env.SMTP_RELAY_URL = sink.url.replace('http://', 'smtp://');
     }
 
     // Accounts, before the service starts (PGlite admits one process).
@@ -726,6 +739,11 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         );
       });
     }
+    if (has('mail-send') && sinkChild) {
+      await settleQueues('mail-send');
+      const sink = sinkChild;
+      await attempt('mail-send', () => mailSend(svc, key('read'), sink, spec, notes));
+    }
     if (has('replay')) {
       await settleQueues('replay');
       await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
@@ -763,6 +781,84 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     }
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * `mail-send`: the outbound send API (`POST /api/email/identities/{id}/send`, one recipient outside the service, so
+ * every message is DKIM-signed with the identity's domain key, stored, then relayed in the request through
+ * SMTP_RELAY_URL to the loopback sink) against a bare nodemailer pool (as many connections, DKIM-signing each
+ * message with its own RSA-2048 key) sending the same mail to the same sink. Rates are 2xx (service) and 250
+ * (bare) answers per second; the sink's own counts (and how many carried a DKIM-Signature) are checked against them
+ * and noted.
+ */
+async function mailSend(
+  svc: Service,
+  apiKey: string,
+  sink: Child,
+  spec: (url: string, method: 'GET' | 'POST', p: string, headers: Record<string, string>[], body?: unknown) => LoadSpec,
+  notes: string[],
+): Promise<Row> {
+  const box = await call(svc.url, 'POST', '/api/email/identities', apiKey, { localPart: 'bench-send' });
+  if (box.status !== 201) throw new Error(`creating the bench identity: ${box.status} ${box.text}`);
+  const mail = {
+    to: ['customer@sink.example'],
+    subject: 'Your order 881',
+    body: 'Hello, your order 881 ships on Monday. Reply to this mail if anything is wrong.',
+  };
+  const sendPath = `/api/email/identities/${box.json.id}/send`;
+  // The first send generates the domain's DKIM key: not in a measured window.
+  const first = await call(svc.url, 'POST', sendPath, apiKey, mail);
+  if (first.status !== 202) throw new Error(`mail-send: first send answered ${first.status} ${first.text}`);
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  const sinkPort = sinkUrlPort(sink);
+  const bareSpec: LoadSpec = {
+    ...spec(`smtp://127.0.0.1:${sinkPort}`, 'POST', '', []),
+    smtp: {
+      port: sinkPort,
+      from: 'orders@bare.example',
+      to: mail.to[0]!,
+      dkim: { domainName: 'bare.example', keySelector: 'bench', privateKey },
+    },
+  };
+  const stats = async () =>
+    (
+      (await ask(sink, { stats: true }, 'received' as never, 30_000)) as unknown as {
+        received: Record<string, { mails: number; dkim: number }>;
+      }
+    ).received;
+  sink.proc.send({ reset: true });
+  const row = await compare(
+    'mail-send POST /api/email/identities/{id}/send → relay → loopback SMTP sink, DKIM on (bare: nodemailer pool, DKIM)',
+    { specs: [spec(svc.url, 'POST', sendPath, [{ authorization: `Bearer ${apiKey}` }], mail)], pids: [svc.child.pid] },
+    { specs: [bareSpec], pids: [] },
+    { text: '≥ 0.5x', ratio: 0.5 },
+  );
+  // The bare side's CPU is its load process's own (spawned per window): only the service's is shown.
+  row.cpu = row.cpu.replace(/ \/ .*$/, ' µs (service only)');
+  await sleep(2_000);
+  const got = await stats();
+  const raw = row.raw as { svc: WindowResult[]; bare: WindowResult[]; warmSvc: WindowResult; warmBare: WindowResult };
+  const answered = (ws: WindowResult[]) => ws.reduce((s, w) => s + w.requests, 0);
+  const svcDomain = String(box.json.address).split('@')[1]!.toLowerCase();
+  const s = got[svcDomain] ?? { mails: 0, dkim: 0 };
+  const b = got['bare.example'] ?? { mails: 0, dkim: 0 };
+  notes.push(
+    `mail-send: the sink received ${s.mails} mails from the service (${s.dkim} DKIM-signed) for ` +
+      `${answered([...raw.svc, raw.warmSvc])} × 202, and ${b.mails} from the bare pool (${b.dkim} signed) for ` +
+      `${answered([...raw.bare, raw.warmBare])} × 250 (warm-up windows included)`,
+  );
+  return row;
+}
+
+/** The port a bench child printed as `listening <port>` (the SMTP sink). */
+function sinkUrlPort(child: Child): number {
+  const m = /listening (\d+)/.exec(child.output());
+  if (!m) throw new Error(`${child.name} printed no port`);
+  return Number(m[1]);
 }
 
 /** Waits until `child` prints a line starting with `prefix` (at most `timeoutMs`). */
@@ -868,14 +964,23 @@ function ask(child: Child, msg: unknown, key: keyof ClientMsg, timeoutMs: number
   });
 }
 
+/**
+ * Opens `total` SSE streams from client processes of 2,500 each. Each process connects from its own loopback source
+ * address (127.0.0.2, 127.0.0.3, …; all of 127/8 is loopback on Linux), so 50,000 streams to one port never run out
+ * of the ~28,000 ephemeral ports one source address has towards one destination.
+ */
 async function openClients(port: number, p: string, total: number, name: string) {
   const per = 2_500;
   const clients: Child[] = [];
   const ready: Promise<ClientMsg>[] = [];
   for (let opened = 0; opened < total; opened += per) {
+    const localAddress = `127.0.${1 + Math.floor(clients.length / 250)}.${2 + (clients.length % 250)}`;
     const c = startChild(
       `${name}-${clients.length}`,
-      tsNode('test/bench/sse-clients.ts', JSON.stringify({ port, path: p, count: Math.min(per, total - opened) })),
+      tsNode(
+        'test/bench/sse-clients.ts',
+        JSON.stringify({ port, path: p, count: Math.min(per, total - opened), localAddress }),
+      ),
       { ipc: true },
     );
     clients.push(c);
@@ -925,7 +1030,32 @@ async function pgCommits(dbName: string): Promise<number> {
   }
 }
 
+/**
+ * The hard limit of open files a bench child may raise its `ulimit -n` to (startChild raises every child to it). A
+ * server holding N streams needs N descriptors plus its own (database pool, listeners, files); raising the hard
+ * limit itself needs CAP_SYS_RESOURCE, which a container may not grant.
+ */
+function hardFileLimit(): number {
+  try {
+    const out = execFileSync('bash', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim();
+    return out === 'unlimited' ? Number.POSITIVE_INFINITY : Number(out);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 async function sse(svc: Service, key: string, dbName: string | undefined, notes: string[]): Promise<Row[]> {
+  // Each server (the service and the bare broadcaster alike) holds every stream of its side in one process: on a
+  // machine whose hard open-file limit is below --sse-connections, measure as many as fit and say so.
+  const hard = hardFileLimit();
+  const fit = Math.floor((hard - 1_000) / 1_000) * 1_000;
+  const SSE_N = Math.min(SSE_WANTED, fit);
+  if (SSE_N < SSE_WANTED) {
+    notes.push(
+      `sse: --sse-connections ${f0(SSE_WANTED)} asked, but this machine's hard limit of open files per process is ` +
+        `${f0(hard)} (raising it needs CAP_SYS_RESOURCE), so each server held ${f0(SSE_N)} streams`,
+    );
+  }
   const broadcaster = await startBare('bare-sse.ts', {}, 'bare-sse');
   const all: Child[] = [];
   try {
@@ -1161,8 +1291,8 @@ async function postEvents(
 let posterRuns = 0;
 
 /** Starts a bench webhook receiver (test/bench/receiver.ts) on its own port. */
-async function startReceiver(name: string): Promise<{ child: Child; url: string }> {
-  const child = startChild(name, tsNode('test/bench/receiver.ts'), { ipc: true });
+async function startReceiver(name: string, file = 'receiver.ts'): Promise<{ child: Child; url: string }> {
+  const child = startChild(name, tsNode(`test/bench/${file}`), { ipc: true });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: not listening within 60 s`)), 60_000);
     child.proc.stdout!.on('data', (c: Buffer) => {
@@ -1242,18 +1372,14 @@ async function webhooks(
     };
     const n = Number(opts['webhook-events']);
     if (volume) {
-      for (let i = 0; i < 10; i++) await hook(`hook${i}`, `${recv}/fast/volume`);
+      // Issue 24: 2 accounts, events posted over 10 keep-alive connections (5 per account) while deliveries run.
+      const hookAccounts = ['hook0', 'hook1'];
+      for (const a of hookAccounts) await hook(a, `${recv}/fast/volume`);
       const svcRuns: Awaited<ReturnType<typeof deliver>>[] = [];
       const bareRates: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         receiver.child.proc.send({ reset: true });
-        svcRuns.push(
-          await deliver(
-            Array.from({ length: 10 }, (_, i) => `hook${i}`),
-            n,
-            'volume',
-          ),
-        );
+        svcRuns.push(await deliver(hookAccounts, n, 'volume', 10));
         const b = await jsonResult<{ sent: number; failed: number; ms: number }>(
           startChild(
             'bare-sender',
@@ -1274,15 +1400,15 @@ async function webhooks(
       const rate = median(svcRuns.map((x) => x.perS));
       const p99 = median(svcRuns.map((x) => x.p99));
       const row: Row = {
-        scenario: `webhooks ${n} events over 10 accounts to a fast receiver (delivered ${f0(Math.min(...svcRuns.map((x) => x.delivered)))})`,
+        scenario: `webhooks ${n} events over 2 accounts (10 connections) to a fast receiver, end to end with ingest running (delivered ${f0(Math.min(...svcRuns.map((x) => x.delivered)))})`,
         service: `${f0(rate)}/s (ingest ${f0(median(svcRuns.map((x) => x.ingestPerS)))}/s)`,
         baseline: `${f0(median(bareRates))}/s`,
         ratio: `${f2(rate / median(bareRates))}x`,
         p50: `${f1(median(svcRuns.map((x) => x.p50)))} / –`,
         p99: `${f1(p99)} / –`,
         cpu: '',
-        target: '≥ 1,500/s; p99 commit→first attempt ≤ 250 ms',
-        met: rate >= 1500 && p99 <= 250,
+        target: '≥ 1,500/s; p99 commit→received ≤ 100 ms',
+        met: rate >= 1500 && p99 <= 100,
         raw: { svcRuns, bareRates },
       };
       printRow(row);

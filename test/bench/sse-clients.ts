@@ -1,13 +1,19 @@
 /**
  * SSE client process of `npm run bench`: opens `count` raw HTTP/1.1 connections to `GET path` (at most 200
  * handshakes at a time) and keeps them open, recording for each connection when a frame with `"round":N` arrives.
- * argv[2] JSON `{ port, path, count }`. IPC: sends `{ ready, failed }` once every connection answered 200 (or
+ * argv[2] JSON `{ port, path, count, localAddress? }`. IPC: sends `{ ready, failed }` once every connection answered 200 (or
  * failed); on `{ collect: N }` answers `{ arrivals: number[] }` (wall-clock ms, one per connection that saw round N);
  * on `{ close: true }` ends every socket and exits. Loopback only; bounded by count.
  */
 import { connect, type Socket } from 'node:net';
 
-const { port, path, count } = JSON.parse(process.argv[2]!) as { port: number; path: string; count: number };
+const { port, path, count, localAddress } = JSON.parse(process.argv[2]!) as {
+  port: number;
+  path: string;
+  count: number;
+  /** Source address of every connection (a loopback address of its own per client process). */
+  localAddress?: string;
+};
 const sockets: Socket[] = [];
 const arrivals = new Map<number, number[]>();
 let ok = 0;
@@ -17,7 +23,7 @@ const ROUND = /"round":(\d+)/g;
 
 function open(): Promise<void> {
   return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
+    const s = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
     let first = true;
     const seen = new Set<number>();
     s.setNoDelay(true);

@@ -109,7 +109,8 @@ export async function deliverInbound(
     headers: parsed.headers,
     contentType: parsed.contentType,
   });
-  const senderIdentity = await identityOwnerOf(ctx.db, from);
+  // Read only when a recipient has an agent: it decides OWN_IDENTITY, nothing else (one round trip less per mail).
+  const senderIdentity = identities.some((i) => i.agentId) ? await identityOwnerOf(ctx.db, from) : null;
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 

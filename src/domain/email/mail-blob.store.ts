@@ -44,8 +44,26 @@ export class BlobWriter {
     }
   }
 
-  /** Writes what is pending and the blob's size. @returns the blob id and its size in bytes. */
+  /**
+   * Writes what is pending and the blob's size. A blob that fits in one chunk (nothing written yet: most mail) is
+   * stored with ONE statement, the blob row with its final size and its chunk together (issue 24: three round trips
+   * were a third of the inbound path's statements). @returns the blob id and its size in bytes.
+   */
   async finish(): Promise<{ id: string; size: number }> {
+    if (!this.#started && this.#pendingBytes > 0) {
+      const bytes = new Uint8Array(Buffer.concat(this.#pending));
+      this.#started = true;
+      await this.db.$executeRaw`
+        WITH b AS (
+          INSERT INTO email_blobs (id, size, chunks, created_at) VALUES (${this.id}, ${this.#size}, 1, ${this.now})
+          RETURNING id
+        )
+        INSERT INTO email_blob_chunks (blob_id, seq, data) SELECT b.id, 0, ${bytes} FROM b`;
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      this.#seq = 1;
+      return { id: this.id, size: this.#size };
+    }
     if (this.#pendingBytes > 0 || !this.#started) await this.#flush(Buffer.concat(this.#pending));
     this.#pending = [];
     this.#pendingBytes = 0;

@@ -82,6 +82,14 @@ export interface OutboundContent {
   autoSubmitted?: string | null;
 }
 
+/** The raw bytes {@link queueOutbound} composed and stored for a row (kept as long as the row object lives). */
+const composedRaw = new WeakMap<EmailMessage, Buffer>();
+/**
+ * Raw bytes of messages whose send request is delivering them right now (row id → the bytes it stored): the
+ * in-request delivery sends them instead of reading the blob back (two round trips less per send; issue 24).
+ */
+const inRequestRaw = new Map<string, Buffer>();
+
 /**
  * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread. The
  * message is composed once (nodemailer) and its raw bytes stored once ({@link writeBlob}); delivery sends those
@@ -120,7 +128,10 @@ export async function queueOutbound(
     date: now,
     dkim: await dkimSignerFor(ctx, identity.domain, tx),
   });
-  const parsed = await ctx.mail.parse(raw);
+  // Read back only for what composing decided: the attachments' positions, or the text of an HTML-only body.
+  // A text mail without attachments has neither, so it is not parsed a second time (issue 24).
+  const needsParse = (m.attachments?.length ?? 0) > 0 || (m.body === '' && Boolean(m.html));
+  const parsed = needsParse ? await ctx.mail.parse(raw) : { text: '', attachments: [] };
   const blob = await writeBlob(tx, raw, now);
   const labels = ['sent', ...(m.labels ?? [])];
   const threadId = await addToThread(tx, identity, m.thread, {
@@ -157,6 +168,7 @@ export async function queueOutbound(
     sentAt: now,
   });
   await storeAttachments(tx, row, parsed.attachments ?? []);
+  composedRaw.set(row, raw);
   return row;
 }
 
@@ -174,8 +186,15 @@ export async function sendEmail(
   requireScope(actor, 'email');
   const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
-  await assertNotBlocked(ctx.db, identity, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
-  await assertNotSuppressed(ctx.db, identity.accountId, [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])]);
+  // Both reads at once (one round trip of waiting, not two); a recipient both blocked and suppressed still gets
+  // RECIPIENT_BLOCKED, as when they ran one after the other.
+  const recipients = [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])];
+  const [blocked, suppressed] = await Promise.allSettled([
+    assertNotBlocked(ctx.db, identity, recipients),
+    assertNotSuppressed(ctx.db, identity.accountId, recipients),
+  ]);
+  if (blocked.status === 'rejected') throw blocked.reason;
+  if (suppressed.status === 'rejected') throw suppressed.reason;
   const message = await inTransaction(ctx.db, (tx) =>
     queueOutbound(tx, ctx, identity, {
       thread: null,
@@ -193,7 +212,14 @@ export async function sendEmail(
       autoReplied: false,
     }),
   );
-  await dispatchMessage(ctx, message.id);
+  // The delivery this request runs sends the bytes just composed and stored, without reading them back.
+  const raw = composedRaw.get(message);
+  if (raw) inRequestRaw.set(message.id, raw);
+  try {
+    await dispatchMessage(ctx, message.id);
+  } finally {
+    inRequestRaw.delete(message.id);
+  }
   return { messageId: message.messageId, threadId: message.threadId };
 }
 
@@ -401,7 +427,10 @@ async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, j
         date: m.sentAt,
         dkim: await dkimSignerFor(ctx, identity.domain),
       } satisfies OutgoingMail);
-  const raw = () => (m.rawBlobId ? readBlob(ctx.db, m.rawBlobId) : Readable.from([legacy as Buffer]));
+  // The raw message just stored by this request's send (identical bytes), else read back from the blob store.
+  const held = inRequestRaw.get(m.id);
+  const raw = () =>
+    held ? Readable.from([held]) : m.rawBlobId ? readBlob(ctx.db, m.rawBlobId) : Readable.from([legacy as Buffer]);
   const recipients = [...new Set([...m.to, ...m.cc, ...m.bcc])];
   // Recipients on the service's domains (EMAIL_DOMAINS or a verified custom domain) are delivered in process.
   const local = await localAddresses(ctx, recipients);
