@@ -1,5 +1,7 @@
-import type { Brand, Campaign, CampaignCarrier, PhoneNumber, Vetting } from '../../generated/prisma/client.js';
+import type { BrandRow, VettingRecord } from './brand.store.js';
 import { type BlockingReason, campaignReadiness, carrierName } from './campaign.rules.js';
+import type { CampaignWithState, CarrierRecord } from './campaign.store.js';
+import type { NumberRecord } from './number.store.js';
 import {
   type BrandThroughput,
   brandThroughput,
@@ -48,9 +50,6 @@ export interface BrandDto {
   createdAt: string;
   updatedAt: string;
 }
-
-/** The columns of a brand row that {@link brandDto} reads (a Prisma `Brand` or a raw row aliased alike). */
-export type BrandRow = Omit<Brand, 'accountId' | 'feedback'>;
 
 /** The API shape of a brand row. */
 export function brandDto(b: BrandRow): BrandDto {
@@ -103,7 +102,7 @@ export interface VettingDto {
 }
 
 /** The API shape of a vetting row (`id` becomes `vettingId`). */
-export function vettingDto(v: Vetting): VettingDto {
+export function vettingDto(v: VettingRecord): VettingDto {
   return {
     vettingId: v.id,
     brandId: v.brandId,
@@ -129,7 +128,7 @@ export interface CarrierDto {
 }
 
 /** The API shape of a carrier review row. */
-export function carrierDto(c: CampaignCarrier): CarrierDto {
+export function carrierDto(c: CarrierRecord): CarrierDto {
   return {
     carrier: carrierName(c.networkId),
     networkId: c.networkId,
@@ -140,20 +139,6 @@ export function carrierDto(c: CampaignCarrier): CarrierDto {
     estimatedDecisionAt: c.estimatedDecisionAt?.toISOString() ?? null,
   };
 }
-
-/** A campaign as loaded for output: with carriers, the brand's status and the number count. */
-export type CampaignWithState = Campaign & {
-  carriers: CampaignCarrier[];
-  brand: { status: string; entityType: string; vettingScore: number | null };
-  _count: { numbers: number };
-};
-
-/** Prisma `include` that loads a {@link CampaignWithState}. */
-export const campaignStateInclude = {
-  carriers: { orderBy: { networkId: 'asc' } },
-  brand: { select: { status: true, entityType: true, vettingScore: true } },
-  _count: { select: { numbers: true } },
-} as const;
 
 /** Campaign detail (spec 2.3 plus carriers, readiness, numberCount). */
 export interface CampaignDto {
@@ -253,7 +238,7 @@ export interface NumberDto {
 }
 
 /** The lifecycle fields of a number row. */
-export function numberState(n: PhoneNumber) {
+export function numberState(n: NumberRecord) {
   return {
     state: n.state,
     assignmentStatus: n.assignmentStatus,
@@ -264,7 +249,7 @@ export function numberState(n: PhoneNumber) {
 }
 
 /** The API shape of a number row. */
-export function numberDto(n: PhoneNumber): NumberDto {
+export function numberDto(n: NumberRecord): NumberDto {
   return {
     number: n.number,
     campaignId: n.campaignId,
