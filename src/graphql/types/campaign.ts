@@ -15,7 +15,12 @@ import {
 } from '../../domain/compliance/campaign.service.js';
 import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
 import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
-import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
+import {
+  type CampaignDto,
+  type CarrierDto,
+  campaignShape,
+  carrierShape,
+} from '../../domain/compliance/compliance.dto.js';
 import { campaignInput, campaignUpdateInput, nudgeInput } from '../../domain/compliance/compliance.schemas.js';
 import { campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
@@ -35,27 +40,12 @@ import {
   NudgeIntentEnum,
   ThroughputTierEnum,
 } from './compliance-enums.js';
+import { shapeFields } from './compliance-shape.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
   description: 'One carrier’s review of a campaign (spec 2.4).',
-  fields: (t) => ({
-    carrier: t.exposeString('carrier', { description: 'Carrier name.' }),
-    networkId: t.exposeInt('networkId', { description: 'TCR mobile network id (10017 AT&T, 10035 T-Mobile, …).' }),
-    status: t.field({ type: CarrierStatusEnum, resolve: (c) => c.status as never }),
-    approvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.approvedAt }),
-    rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
-    rejectionCode: t.exposeString('rejectionCode', {
-      nullable: true,
-      description: 'Stable code of the cause (the lint codes, e.g. SAMPLE_MISSING_OPT_OUT).',
-    }),
-    estimatedDecisionAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the registry is expected to decide (null once decided).',
-      resolve: (c) => c.estimatedDecisionAt,
-    }),
-  }),
+  fields: (t) => shapeFields(t, carrierShape, { enums: { status: CarrierStatusEnum } }),
 });
 
 const BlockingReasonRef = builder.objectRef<BlockingReason>('BlockingReason').implement({
@@ -130,60 +120,35 @@ const LintReportRef = builder.objectRef<LintReport>('CampaignLintReport').implem
 export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement({
   interfaces: [NodeRef],
   description: 'A 10DLC campaign (spec 2.3) with its carrier reviews and readiness.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    brandId: t.exposeID('brandId'),
-    usecase: t.exposeString('usecase', { description: 'TCR use case (complianceEnum(name: "usecase")).' }),
-    description: t.exposeString('description'),
-    sampleMessages: t.exposeStringList('sampleMessages'),
-    subscriberOptIn: t.exposeBoolean('subscriberOptIn'),
-    subscriberHelp: t.exposeBoolean('subscriberHelp'),
-    numberPool: t.exposeBoolean('numberPool'),
-    messageFlow: t.exposeString('messageFlow', { nullable: true }),
-    helpMessage: t.exposeString('helpMessage', { nullable: true }),
-    optinMessage: t.exposeString('optinMessage', { nullable: true }),
-    optoutMessage: t.exposeString('optoutMessage', { nullable: true }),
-    helpKeywords: t.exposeString('helpKeywords', { nullable: true }),
-    optinKeywords: t.exposeString('optinKeywords', { nullable: true }),
-    optoutKeywords: t.exposeString('optoutKeywords', { nullable: true }),
-    embeddedLink: t.exposeBoolean('embeddedLink'),
-    embeddedPhone: t.exposeBoolean('embeddedPhone'),
-    ageGated: t.exposeBoolean('ageGated'),
-    directLending: t.exposeBoolean('directLending'),
-    affiliateMarketing: t.exposeBoolean('affiliateMarketing'),
-    subUsecases: t.exposeStringList('subUsecases'),
-    privacyPolicyLink: t.exposeString('privacyPolicyLink', { nullable: true }),
-    termsAndConditionsLink: t.exposeString('termsAndConditionsLink', { nullable: true }),
-    throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
-    history: t.field({
-      type: HistoryPageRef,
-      description: 'Status and per-carrier transitions from the event log (REST …/history).',
-      args: { limit: t.arg.int(), cursor: t.arg.string() },
-      resolve: (c, args, ctx) =>
-        campaignHistory(ctx.app, ctx.actor, c.id, parseArgs(ctx, 'compliance', historyQuery, args)),
+  fields: (t) =>
+    shapeFields(t, campaignShape, {
+      enums: { status: CampaignStatusEnum },
+      fields: {
+        throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
+        carriers: t.field({ type: [CarrierApprovalRef], description: 'Carrier reviews.', resolve: (c) => c.carriers }),
+        blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
+        history: t.field({
+          type: HistoryPageRef,
+          description: 'Status and per-carrier transitions from the event log (REST …/history).',
+          args: { limit: t.arg.int(), cursor: t.arg.string() },
+          resolve: (c, args, ctx) =>
+            campaignHistory(ctx.app, ctx.actor, c.id, parseArgs(ctx, 'compliance', historyQuery, args)),
+        }),
+        brand: t.loadable({
+          type: BrandRef,
+          description: 'The campaign’s brand.',
+          load: async (ids: string[], ctx) =>
+            (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
+          resolve: (c) => c.brandId,
+        }),
+        numbers: t.loadableList({
+          type: AssignedNumberRef,
+          description: 'Numbers assigned to the campaign, ascending.',
+          load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
+          resolve: (c) => c.id,
+        }),
+      },
     }),
-    status: t.field({ type: CampaignStatusEnum, resolve: (c) => c.status as never }),
-    expedited: t.exposeBoolean('expedited', { description: 'Whether expedited review was requested.' }),
-    numberCount: t.exposeInt('numberCount', { description: 'Numbers assigned.' }),
-    carriers: t.field({ type: [CarrierApprovalRef], description: 'Carrier reviews.', resolve: (c) => c.carriers }),
-    sendable: t.exposeBoolean('sendable', { description: 'True when there is no blocking reason.' }),
-    blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
-    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
-    updatedAt: t.field({ type: 'DateTime', resolve: (c) => c.updatedAt }),
-    brand: t.loadable({
-      type: BrandRef,
-      description: 'The campaign’s brand.',
-      load: async (ids: string[], ctx) =>
-        (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
-      resolve: (c) => c.brandId,
-    }),
-    numbers: t.loadableList({
-      type: AssignedNumberRef,
-      description: 'Numbers assigned to the campaign, ascending.',
-      load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
-      resolve: (c) => c.id,
-    }),
-  }),
 });
 
 builder.queryFields((t) => ({

@@ -1,0 +1,62 @@
+// GraphQL object fields derived from a domain response shape (issue 23 "one declaration per noun"): the compliance
+// nouns (brand, vetting, carrier, campaign, number) are declared once as zod objects in
+// src/domain/compliance/compliance.dto.ts; their GraphQL object types take every field from that shape, so a new
+// field of the API appears in REST (the same zod object) and GraphQL without touching this folder. Only fields the
+// mapping cannot infer are written out: GraphQL enums (`enums`), nested objects and GraphQL-only fields (`fields`).
+
+import { z } from 'zod';
+import { idString, isoTimestamp } from '../../domain/compliance/compliance.dto.js';
+import type { builder } from '../builder.js';
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+type ObjectFields<P> = PothosSchemaTypes.ObjectFieldBuilder<Types, P>;
+type FieldMap = Record<string, PothosSchemaTypes.FieldRef<Types, any, 'Object'>>;
+
+/** How each scalar of a shape maps: `id` → ID, `isoTimestamp` → DateTime, string/number/boolean/string[] as is. */
+function unwrap(schema: z.ZodType): { inner: z.ZodType; nullable: boolean } {
+  return schema instanceof z.ZodNullable
+    ? { inner: schema.unwrap() as z.ZodType, nullable: true }
+    : { inner: schema, nullable: false };
+}
+
+/**
+ * The GraphQL fields of `shape` for an object type whose parent value is the shape's output: every key of the
+ * shape, in order, typed from its zod schema (nullable stays nullable; `.describe()` becomes the description, with a
+ * final period). `enums` gives the GraphQL enum of string fields that have one; `fields` gives fields written out
+ * (nested objects, loaders, arguments) and GraphQL-only fields, which follow the shape's.
+ * @throws Error at schema build for a shape field the mapping cannot type (a nested object not in `fields`).
+ */
+export function shapeFields<P extends object>(
+  t: ObjectFields<P>,
+  shape: z.ZodObject,
+  options: { enums?: Record<string, unknown>; fields?: FieldMap } = {},
+): FieldMap {
+  const out: FieldMap = {};
+  const explicit = options.fields ?? {};
+  for (const [key, schema] of Object.entries(shape.shape) as [string, z.ZodType][]) {
+    if (key in explicit) {
+      out[key] = explicit[key]!;
+      continue;
+    }
+    const { inner, nullable } = unwrap(schema);
+    const given = schema.description ?? inner.description;
+    // The timestamp marker's own description says what DateTime already does.
+    const text = given === isoTimestamp.description ? undefined : given;
+    const description = text === undefined ? undefined : text.endsWith('.') ? text : `${text}.`;
+    const opts = { nullable, ...(description !== undefined ? { description } : {}) };
+    const resolve = (parent: P) => (parent as Record<string, unknown>)[key] as never;
+    const enumRef = options.enums?.[key];
+    const name = key as never;
+    if (enumRef !== undefined) out[key] = t.field({ type: enumRef as never, ...opts, resolve });
+    else if (inner === isoTimestamp) out[key] = t.field({ type: 'DateTime', ...opts, resolve });
+    else if (inner === idString) out[key] = t.exposeID(name, opts as never);
+    else if (inner instanceof z.ZodString) out[key] = t.exposeString(name, opts as never);
+    else if (inner instanceof z.ZodNumber) out[key] = t.exposeInt(name, opts as never);
+    else if (inner instanceof z.ZodBoolean) out[key] = t.exposeBoolean(name, opts as never);
+    else if (inner instanceof z.ZodArray && inner.element instanceof z.ZodString) {
+      out[key] = t.exposeStringList(name, opts as never);
+    } else throw new Error(`shapeFields: field ${key} needs an explicit GraphQL field`);
+  }
+  for (const [key, field] of Object.entries(explicit)) if (!(key in out)) out[key] = field;
+  return out;
+}
