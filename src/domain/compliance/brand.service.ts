@@ -6,6 +6,8 @@ import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import {
+  BRAND_FIELDS,
+  type BrandFields,
   type BrandRecord,
   countCampaignsOfBrand,
   deleteBrandRow,
@@ -50,34 +52,17 @@ export async function findOwnBrand(db: Db | Tx, actor: Actor, id: string, field?
   return brand;
 }
 
-function brandData(input: BrandInput) {
-  return {
-    name: input.name,
-    ein: input.ein,
-    vertical: input.vertical,
-    entityType: input.entityType,
-    country: input.country,
-    website: input.website ?? null,
-    email: input.email ?? null,
-    phone: input.phone ?? null,
-    stockSymbol: input.stockSymbol ?? null,
-    stockExchange: input.stockExchange ?? null,
-    displayName: input.displayName ?? null,
-    street: input.street ?? null,
-    city: input.city ?? null,
-    state: input.state ?? null,
-    postalCode: input.postalCode ?? null,
-    firstName: input.firstName ?? null,
-    lastName: input.lastName ?? null,
-    mobilePhone: input.mobilePhone ?? null,
-    // TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it.
-    brandRelationship:
-      input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const)),
-    altBusinessId: input.altBusinessId ?? null,
-    altBusinessIdType: input.altBusinessIdType ?? null,
-    businessContactEmail: input.businessContactEmail ?? null,
-    referenceId: input.referenceId ?? null,
-  };
+/**
+ * The stored brand fields of a registration or update body: every client field of the brand (BRAND_FIELDS), null when
+ * left out. TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it,
+ * so it defaults to BASIC_ACCOUNT (null for SOLE_PROPRIETOR).
+ */
+function brandData(input: BrandInput): BrandFields {
+  const data = {} as Record<keyof BrandFields, unknown>;
+  for (const f of BRAND_FIELDS) data[f] = (input as Partial<Record<keyof BrandFields, unknown>>)[f] ?? null;
+  data.brandRelationship =
+    input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const));
+  return data as BrandFields;
 }
 
 function referenceIdConflict(referenceId: string): ConflictError {

@@ -18,33 +18,29 @@ export type BrandRow = Omit<BrandRecord, 'accountId' | 'feedback'>;
 /** An opaque SQL fragment for the single-statement event write (EventLog.write `guard` / `changes`). */
 export type SqlFragment = Prisma.Sql;
 
+/** Columns of a brand the service sets itself (every other scalar column is a field the client sets). */
+const BRAND_SYSTEM_COLUMNS = [
+  'id',
+  'accountId',
+  'mock',
+  'vettingScore',
+  'status',
+  'identityStatus',
+  'feedback',
+  'createdAt',
+  'updatedAt',
+] as const;
 /** The brand fields a registration or update writes (everything the client sets). */
-export type BrandFields = Pick<
-  BrandRecord,
-  | 'name'
-  | 'ein'
-  | 'vertical'
-  | 'entityType'
-  | 'country'
-  | 'website'
-  | 'email'
-  | 'phone'
-  | 'stockSymbol'
-  | 'stockExchange'
-  | 'displayName'
-  | 'street'
-  | 'city'
-  | 'state'
-  | 'postalCode'
-  | 'firstName'
-  | 'lastName'
-  | 'mobilePhone'
-  | 'brandRelationship'
-  | 'altBusinessId'
-  | 'altBusinessIdType'
-  | 'businessContactEmail'
-  | 'referenceId'
->;
+export type BrandFields = Omit<BrandRecord, (typeof BRAND_SYSTEM_COLUMNS)[number]>;
+/** Every scalar column of compliance_brands, in schema order (the generated client's list). */
+const BRAND_COLUMNS = Object.keys(Prisma.BrandScalarFieldEnum) as (keyof BrandRecord)[];
+/** The keys of {@link BrandFields}, in schema order. */
+export const BRAND_FIELDS = BRAND_COLUMNS.filter(
+  (c) => !(BRAND_SYSTEM_COLUMNS as readonly string[]).includes(c),
+) as (keyof BrandFields)[];
+
+/** The SQL column of a brand field (the schema maps each camelCase field to its snake_case column). */
+const column = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** The brand `id` of the account `accountId`, or null when missing or another account's. */
 export function findBrand(db: Db | Tx, accountId: string, id: string): Promise<BrandRecord | null> {
@@ -81,20 +77,22 @@ export async function referenceIdTaken(
   return row?.free === false;
 }
 
-/** A change of a single-statement write (see WRITE_OK): inserts the new brand row `b`. */
+/** Casts of the insert's values whose parameter type PostgreSQL cannot infer in `INSERT … SELECT` (text needs none). */
+const INSERT_CASTS: Partial<Record<keyof BrandRecord, string>> = {
+  vettingScore: 'int',
+  createdAt: 'timestamptz',
+  updatedAt: 'timestamptz',
+};
+const INSERT_COLUMNS = BRAND_COLUMNS.map(column).join(', ');
+
+/** A change of a single-statement write (see WRITE_OK): inserts the new brand row `b` (every column; feedback empty). */
 export function insertBrandSql(b: BrandRecord): SqlFragment {
-  return Prisma.sql`
-    INSERT INTO compliance_brands (id, account_id, name, ein, vertical, entity_type, country, website, email, phone,
-      stock_symbol, stock_exchange, display_name, street, city, state, postal_code, first_name, last_name,
-      mobile_phone, brand_relationship, alt_business_id, alt_business_id_type, business_contact_email, reference_id,
-      mock, vetting_score, status, identity_status, feedback, created_at, updated_at)
-    SELECT ${b.id}, ${b.accountId}, ${b.name}, ${b.ein}, ${b.vertical}, ${b.entityType}, ${b.country}, ${b.website},
-      ${b.email}, ${b.phone}, ${b.stockSymbol}, ${b.stockExchange}, ${b.displayName}, ${b.street}, ${b.city},
-      ${b.state}, ${b.postalCode}, ${b.firstName}, ${b.lastName}, ${b.mobilePhone}, ${b.brandRelationship},
-      ${b.altBusinessId}, ${b.altBusinessIdType}, ${b.businessContactEmail}, ${b.referenceId}, ${b.mock},
-      ${b.vettingScore}::int, ${b.status}, ${b.identityStatus}, '[]'::jsonb, ${b.createdAt}::timestamptz,
-      ${b.updatedAt}::timestamptz
-    WHERE ${WRITE_OK}`;
+  const values = BRAND_COLUMNS.map((c) => {
+    if (c === 'feedback') return Prisma.sql`'[]'::jsonb`;
+    const cast = INSERT_CASTS[c];
+    return cast ? Prisma.sql`${b[c]}::${Prisma.raw(cast)}` : Prisma.sql`${b[c]}`;
+  });
+  return Prisma.sql`INSERT INTO compliance_brands (${Prisma.raw(INSERT_COLUMNS)}) SELECT ${Prisma.join(values)} WHERE ${WRITE_OK}`;
 }
 
 /** Inserts the brand row `b` inside an interactive transaction (the same statement as {@link insertBrandSql}). */
@@ -103,16 +101,13 @@ export async function insertBrand(tx: Tx, b: BrandRecord): Promise<void> {
 }
 
 /**
- * The brand columns the API shows, aliased to the Prisma field names so brandDto maps a raw row and a Prisma
- * row alike. The hot reads (one brand, a page of brands) run as prepared statements below Prisma (issue 9).
+ * The brand columns the API shows (every scalar column but accountId and feedback), aliased to the field names so
+ * brandDto maps a raw row and a Prisma row alike. The hot reads (one brand, a page of brands) run as prepared
+ * statements below Prisma (issue 9).
  */
-const BRAND_SELECT = `SELECT id, name, ein, vertical, entity_type AS "entityType", country, website, email, phone,
-  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", display_name AS "displayName", street, city,
-  state, postal_code AS "postalCode", first_name AS "firstName", last_name AS "lastName",
-  mobile_phone AS "mobilePhone", brand_relationship AS "brandRelationship", alt_business_id AS "altBusinessId",
-  alt_business_id_type AS "altBusinessIdType", business_contact_email AS "businessContactEmail",
-  reference_id AS "referenceId", mock, vetting_score AS "vettingScore", status, identity_status AS "identityStatus",
-  created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
+const BRAND_SELECT = `SELECT ${BRAND_COLUMNS.filter((c) => c !== 'accountId' && c !== 'feedback')
+  .map((c) => (column(c) === c ? c : `${column(c)} AS "${c}"`))
+  .join(', ')} FROM compliance_brands`;
 
 const BRAND_BY_ID: Statement = { name: 'brand_by_id', text: `${BRAND_SELECT} WHERE id = $1 AND account_id = $2` };
 
