@@ -35,7 +35,11 @@ export const einSchema = z.string().regex(/^\d{2}-\d{7}$/, 'must have the format
 
 const tcrText = (max: number) => z.string().trim().min(1).max(max);
 
-const brandFields = {
+/**
+ * The fields of a brand body (registration and update), declared once: brandInput and brandUpdateInput parse them,
+ * and the GraphQL CreateBrandInput / UpdateBrandInput take their fields from them.
+ */
+export const brandFields = {
   name: z.string().trim().min(1).max(255).describe('Legal business name (TCR companyName), at most 255 characters.'),
   companyName: tcrText(255)
     .optional()

@@ -25,13 +25,18 @@ import {
   vettingsByBrandIds,
 } from '../../domain/compliance/compliance.batch.js';
 import { type BrandDto, brandShape, type VettingDto, vettingShape } from '../../domain/compliance/compliance.dto.js';
-import { brandInput, brandUpdateInput, vettingApplyInput } from '../../domain/compliance/compliance.schemas.js';
+import {
+  brandFields,
+  brandInput,
+  brandUpdateInput,
+  vettingApplyInput,
+} from '../../domain/compliance/compliance.schemas.js';
 import { brandHistory, historyQuery, type Transition } from '../../domain/compliance/history.service.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder, type InputFields } from '../builder.js';
+import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
@@ -49,7 +54,7 @@ import {
   VettingClassEnum,
   VettingStatusEnum,
 } from './compliance-enums.js';
-import { shapeFields } from './compliance-shape.js';
+import { shapeFields, shapeInputFields } from './compliance-shape.js';
 import { NodeRef } from './node.js';
 
 const FeedbackItemRef = builder.objectRef<FeedbackItem>('BrandFeedbackItem').implement({
@@ -295,60 +300,26 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** The TCR brand fields registration and update share (issue 14; limits in the domain's brand schema). */
-function tcrBrandFields(t: InputFields) {
-  return {
-    displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
-    companyName: t.string({ description: 'Alias of name (TCR).' }),
-    street: t.string(),
-    city: t.string(),
-    state: t.string({ description: 'US: 2-letter code.' }),
-    postalCode: t.string({ description: 'US: 5 digits or ZIP+4.' }),
-    firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
-    brandRelationship: t.field({ type: BrandRelationshipEnum, description: 'Default BASIC_ACCOUNT.' }),
-    altBusinessId: t.string(),
-    altBusinessIdType: t.field({ type: AltBusinessIdTypeEnum }),
-    businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
-    referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
-    mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
-  };
-}
+/** The GraphQL enums of the brand body's enum fields. */
+const BRAND_INPUT_ENUMS = {
+  vertical: VerticalEnum,
+  entityType: EntityTypeEnum,
+  stockExchange: StockExchangeEnum,
+  brandRelationship: BrandRelationshipEnum,
+  altBusinessIdType: AltBusinessIdTypeEnum,
+};
 
 const CreateBrandInput = builder.inputType('CreateBrandInput', {
   description:
     'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
-    vertical: t.field({ type: VerticalEnum, required: true }),
-    entityType: t.field({ type: EntityTypeEnum, required: true }),
-    country: t.string({ description: 'ISO 3166-1 alpha-2; default US.' }),
-    website: t.string(),
-    email: t.string(),
-    phone: t.string({ description: 'E.164.' }),
-    stockSymbol: t.string(),
-    stockExchange: t.field({ type: StockExchangeEnum }),
-    ...tcrBrandFields(t),
-  }),
+  fields: (t) => shapeInputFields(t, brandFields, { enums: BRAND_INPUT_ENUMS }),
 });
 
 const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
   description: 'The brand to change and all its fields again (as registration); identity changes re-vet the brand.',
   fields: (t) => ({
     id: t.id({ required: true, description: 'The brand.' }),
-    name: t.string({ required: true }),
-    ein: t.string({ required: true }),
-    vertical: t.field({ type: VerticalEnum, required: true }),
-    entityType: t.field({ type: EntityTypeEnum, required: true }),
-    country: t.string(),
-    website: t.string(),
-    email: t.string(),
-    phone: t.string(),
-    stockSymbol: t.string(),
-    stockExchange: t.field({ type: StockExchangeEnum }),
-    ...tcrBrandFields(t),
+    ...shapeInputFields(t, brandFields, { enums: BRAND_INPUT_ENUMS }),
   }),
 });
 

@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import { idString, isoTimestamp } from '../../domain/compliance/compliance.dto.js';
-import type { builder } from '../builder.js';
+import type { builder, InputFields } from '../builder.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type ObjectFields<P> = PothosSchemaTypes.ObjectFieldBuilder<Types, P>;
@@ -58,5 +58,46 @@ export function shapeFields<P extends object>(
     } else throw new Error(`shapeFields: field ${key} needs an explicit GraphQL field`);
   }
   for (const [key, field] of Object.entries(explicit)) if (!(key in out)) out[key] = field;
+  return out;
+}
+
+/** The zod def type of a schema (zod 4: `_zod.def.type`), e.g. string, enum, boolean, optional, nullable, default. */
+function defType(schema: z.ZodType): string {
+  return (schema as unknown as { _zod: { def: { type: string } } })._zod.def.type;
+}
+
+/**
+ * The GraphQL input fields of a body's zod fields: required when the zod field is (neither optional, nullish nor
+ * defaulted), typed String, Boolean, Int or the GraphQL enum `enums` gives; the description is the zod one.
+ * Parsing stays the domain's (parseArgs runs the same schema REST runs), so limits and rules are not repeated here.
+ * @throws Error at schema build for a field the mapping cannot type.
+ */
+export function shapeInputFields(
+  t: InputFields,
+  fields: Record<string, z.ZodType>,
+  options: { enums?: Record<string, unknown> } = {},
+): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [key, field] of Object.entries(fields)) {
+    let inner = field;
+    let required = true;
+    for (;;) {
+      const type = defType(inner);
+      if (type === 'optional' || type === 'nullable' || type === 'default') {
+        required = false;
+        inner = (inner as unknown as { _zod: { def: { innerType: z.ZodType } } })._zod.def.innerType;
+      } else if (type === 'pipe') inner = (inner as unknown as { _zod: { def: { in: z.ZodType } } })._zod.def.in;
+      else break;
+    }
+    const text = field.description;
+    const opts = { required, ...(text !== undefined ? { description: text } : {}) };
+    const enumRef = options.enums?.[key];
+    const type = defType(inner);
+    if (enumRef !== undefined) out[key] = t.field({ type: enumRef as never, ...opts });
+    else if (type === 'string') out[key] = t.string(opts);
+    else if (type === 'boolean') out[key] = t.boolean(opts);
+    else if (type === 'number') out[key] = t.int(opts);
+    else throw new Error(`shapeInputFields: field ${key} (${type}) needs an explicit GraphQL input field`);
+  }
   return out;
 }
