@@ -6,8 +6,7 @@ import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import {
-  BRAND_FIELDS,
-  type BrandFields,
+  BRAND_COLUMNS,
   type BrandRecord,
   countCampaignsOfBrand,
   deleteBrandRow,
@@ -30,6 +29,7 @@ import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES
 import {
   type BrandInput,
   type BrandUpdateInput,
+  brandFields,
   type PageQuery,
   usecaseSchema,
   VETTING_APPLY_DEFAULTS,
@@ -53,16 +53,27 @@ export async function findOwnBrand(db: Db | Tx, actor: Actor, id: string, field?
 }
 
 /**
- * The stored brand fields of a registration or update body: every client field of the brand (BRAND_FIELDS), null when
- * left out. TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it,
- * so it defaults to BASIC_ACCOUNT (null for SOLE_PROPRIETOR).
+ * The brand columns a body sets, in column order (so `changedFields` keeps its order): every field of the domain's
+ * brand body (brandFields) that is a column, but `mock` (fixed at registration).
  */
-function brandData(input: BrandInput): BrandFields {
-  const data = {} as Record<keyof BrandFields, unknown>;
-  for (const f of BRAND_FIELDS) data[f] = (input as Partial<Record<keyof BrandFields, unknown>>)[f] ?? null;
+const CLIENT_FIELDS = BRAND_COLUMNS.filter((c) => c !== 'mock' && Object.hasOwn(brandFields, c)) as Exclude<
+  keyof typeof brandFields & keyof BrandRecord,
+  'mock'
+>[];
+/** The stored fields of a body: each of {@link CLIENT_FIELDS}, null when left out. */
+type ClientFields = { [K in (typeof CLIENT_FIELDS)[number]]: BrandRecord[K] };
+
+/**
+ * The stored brand fields of a registration or update body: every client field of the brand (CLIENT_FIELDS, in column
+ * order), null when left out. TCR requires brandRelationship for every entity type but sole
+ * proprietors; the spec's examples lack it, so it defaults to BASIC_ACCOUNT (null for SOLE_PROPRIETOR).
+ */
+function brandData(input: BrandInput): ClientFields {
+  const data = {} as Record<string, unknown>;
+  for (const f of CLIENT_FIELDS) data[f] = (input as Record<string, unknown>)[f] ?? null;
   data.brandRelationship =
     input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const));
-  return data as BrandFields;
+  return data as ClientFields;
 }
 
 function referenceIdConflict(referenceId: string): ConflictError {

@@ -18,26 +18,10 @@ export type BrandRow = Omit<BrandRecord, 'accountId' | 'feedback'>;
 /** An opaque SQL fragment for the single-statement event write (EventLog.write `guard` / `changes`). */
 export type SqlFragment = Prisma.Sql;
 
-/** Columns of a brand the service sets itself (every other scalar column is a field the client sets). */
-const BRAND_SYSTEM_COLUMNS = [
-  'id',
-  'accountId',
-  'mock',
-  'vettingScore',
-  'status',
-  'identityStatus',
-  'feedback',
-  'createdAt',
-  'updatedAt',
-] as const;
-/** The brand fields a registration or update writes (everything the client sets). */
-export type BrandFields = Omit<BrandRecord, (typeof BRAND_SYSTEM_COLUMNS)[number]>;
+/** Brand columns a registration or update may write from the client's body (the service's choice of keys). */
+export type BrandFields = Partial<Omit<BrandRecord, 'id' | 'accountId' | 'feedback' | 'createdAt'>>;
 /** Every scalar column of compliance_brands, in schema order (the generated client's list). */
-const BRAND_COLUMNS = Object.keys(Prisma.BrandScalarFieldEnum) as (keyof BrandRecord)[];
-/** The keys of {@link BrandFields}, in schema order. */
-export const BRAND_FIELDS = BRAND_COLUMNS.filter(
-  (c) => !(BRAND_SYSTEM_COLUMNS as readonly string[]).includes(c),
-) as (keyof BrandFields)[];
+export const BRAND_COLUMNS = Object.keys(Prisma.BrandScalarFieldEnum) as (keyof BrandRecord)[];
 
 /** The SQL column of a brand field (the schema maps each camelCase field to its snake_case column). */
 const column = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
