@@ -213,7 +213,11 @@ const subUsecase = z.preprocess(
   z.enum(SUB_USECASES),
 );
 
-const campaignFields = {
+/**
+ * The fields of a campaign body, declared once: campaignInput and campaignUpdateInput parse them, and the GraphQL
+ * CreateCampaignInput / UpdateCampaignInput take their fields from them.
+ */
+export const campaignFields = {
   brandId: z.string().min(1).describe('Id of a registered brand of this account.'),
   usecase: usecaseSchema.describe('TCR use case (GET /compliance/enums/usecase).'),
   description: z.string().trim().min(40).max(4096).describe('Plain-language purpose, 40–4096 characters (TCR).'),

@@ -21,13 +21,18 @@ import {
   campaignShape,
   carrierShape,
 } from '../../domain/compliance/compliance.dto.js';
-import { campaignInput, campaignUpdateInput, nudgeInput } from '../../domain/compliance/compliance.schemas.js';
+import {
+  campaignFields,
+  campaignInput,
+  campaignUpdateInput,
+  nudgeInput,
+} from '../../domain/compliance/compliance.schemas.js';
 import { campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
 import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder, type InputFields } from '../builder.js';
+import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
@@ -40,7 +45,7 @@ import {
   NudgeIntentEnum,
   ThroughputTierEnum,
 } from './compliance-enums.js';
-import { shapeFields } from './compliance-shape.js';
+import { shapeFields, shapeInputFields } from './compliance-shape.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
@@ -207,50 +212,17 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** The TCR campaign content fields creation and update share (issue 14; limits in the domain's campaign schema). */
-function tcrCampaignFields(t: InputFields) {
-  return {
-    numberPool: t.boolean(),
-    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
-    helpMessage: t.string({ description: '20–320.' }),
-    optinMessage: t.string({ description: '20–320.' }),
-    optoutMessage: t.string({ description: '20–320.' }),
-    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
-    optinKeywords: t.string(),
-    optoutKeywords: t.string(),
-    embeddedLink: t.boolean(),
-    embeddedPhone: t.boolean(),
-    ageGated: t.boolean(),
-    directLending: t.boolean(),
-    affiliateMarketing: t.boolean(),
-    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
-    privacyPolicyLink: t.string(),
-    termsAndConditionsLink: t.string(),
-  };
-}
-
 const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
   description: 'Campaign fields (spec 2.3).',
-  fields: (t) => ({
-    brandId: t.id({ required: true }),
-    usecase: t.string({ required: true }),
-    description: t.string({ required: true, description: '40–4096 characters.' }),
-    sampleMessages: t.stringList({ required: true, description: '2–5 items of 20–1024 characters.' }),
-    subscriberOptIn: t.boolean({ required: true }),
-    subscriberHelp: t.boolean({ required: true }),
-    ...tcrCampaignFields(t),
-  }),
+  fields: (t) => shapeInputFields(t, campaignFields, { ids: ['brandId'] }),
 });
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
   description: 'The campaign and the fields to change; content changes trigger carrier re-review.',
   fields: (t) => ({
     id: t.id({ required: true, description: 'The campaign.' }),
-    description: t.string(),
-    sampleMessages: t.stringList(),
-    subscriberOptIn: t.boolean(),
-    subscriberHelp: t.boolean(),
-    ...tcrCampaignFields(t),
+    // brandId and usecase are fixed at creation (REST accepts them unchanged; GraphQL leaves them out).
+    ...shapeInputFields(t, campaignFields, { omit: ['brandId', 'usecase'], partial: true }),
   }),
 });
 

@@ -66,36 +66,62 @@ function defType(schema: z.ZodType): string {
   return (schema as unknown as { _zod: { def: { type: string } } })._zod.def.type;
 }
 
+/** The type a zod field parses to, under optional/nullable/default wrappers and preprocess pipes. */
+function core(field: z.ZodType): { inner: z.ZodType; optional: boolean } {
+  let inner = field;
+  let optional = false;
+  for (;;) {
+    const type = defType(inner);
+    if (type === 'optional' || type === 'nullable' || type === 'default') {
+      optional = true;
+      inner = (inner as unknown as { _zod: { def: { innerType: z.ZodType } } })._zod.def.innerType;
+    } else if (type === 'pipe') {
+      // A preprocess is a pipe from a transform: the field's type is what it pipes into.
+      const def = (inner as unknown as { _zod: { def: { in: z.ZodType; out: z.ZodType } } })._zod.def;
+      inner = defType(def.in) === 'transform' ? def.out : def.in;
+    } else return { inner, optional };
+  }
+}
+
 /**
  * The GraphQL input fields of a body's zod fields: required when the zod field is (neither optional, nullish nor
- * defaulted), typed String, Boolean, Int or the GraphQL enum `enums` gives; the description is the zod one.
+ * defaulted), typed String (also a zod enum without a GraphQL one), [String], ID (`ids`), Boolean, Int or the GraphQL
+ * enum `enums` gives; the description is the zod one.
  * Parsing stays the domain's (parseArgs runs the same schema REST runs), so limits and rules are not repeated here.
  * @throws Error at schema build for a field the mapping cannot type.
  */
 export function shapeInputFields(
   t: InputFields,
   fields: Record<string, z.ZodType>,
-  options: { enums?: Record<string, unknown> } = {},
+  options: {
+    enums?: Record<string, unknown>;
+    /** String fields typed ID. */
+    ids?: readonly string[];
+    /** Fields left out of the GraphQL input. */
+    omit?: readonly string[];
+    /** Every field optional (a partial update's input). */
+    partial?: boolean;
+  } = {},
 ): Record<string, any> {
   const out: Record<string, any> = {};
   for (const [key, field] of Object.entries(fields)) {
-    let inner = field;
-    let required = true;
-    for (;;) {
-      const type = defType(inner);
-      if (type === 'optional' || type === 'nullable' || type === 'default') {
-        required = false;
-        inner = (inner as unknown as { _zod: { def: { innerType: z.ZodType } } })._zod.def.innerType;
-      } else if (type === 'pipe') inner = (inner as unknown as { _zod: { def: { in: z.ZodType } } })._zod.def.in;
-      else break;
-    }
+    if (options.omit?.includes(key)) continue;
+    const { inner, optional } = core(field);
+    const required = !options.partial && !optional;
     const text = field.description;
     const opts = { required, ...(text !== undefined ? { description: text } : {}) };
     const enumRef = options.enums?.[key];
     const type = defType(inner);
     if (enumRef !== undefined) out[key] = t.field({ type: enumRef as never, ...opts });
+    else if (type === 'string' && options.ids?.includes(key)) out[key] = t.id(opts);
     else if (type === 'string') out[key] = t.string(opts);
-    else if (type === 'boolean') out[key] = t.boolean(opts);
+    else if (type === 'enum') out[key] = t.string(opts);
+    else if (
+      type === 'array' &&
+      ['string', 'enum'].includes(defType(core((inner as z.ZodArray).element as z.ZodType).inner))
+    ) {
+      out[key] = t.stringList(opts);
+    } else if (type === 'boolean') out[key] = t.boolean(opts);
     else if (type === 'number') out[key] = t.int(opts);
     else throw new Error(`shapeInputFields: field ${key} (${type}) needs an explicit GraphQL input field`);
   }
