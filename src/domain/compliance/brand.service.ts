@@ -1,18 +1,35 @@
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import { type Brand, Prisma } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { WRITE_OK } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
-import type { Db, Statement, Tx } from '../kernel/db.js';
+import type { Db, Tx } from '../kernel/db.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
+import {
+  BRAND_COLUMNS,
+  type BrandRecord,
+  countCampaignsOfBrand,
+  deleteBrandRow,
+  findBrand,
+  findPendingVetting,
+  insertBrand,
+  insertBrandSql,
+  insertVetting,
+  readBrandPage,
+  readBrandRow,
+  referenceIdFree,
+  referenceIdTaken,
+  resetBrandForRevet,
+  updateBrandFields,
+  vettingsOfBrand,
+} from './brand.store.js';
 import { minMsgSamples } from './campaign.lint.js';
-import { type BrandDto, type BrandRow, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
+import { type BrandDto, brandDto, type VettingDto, vettingDto } from './compliance.dto.js';
 import { CARRIERS, SPECIAL_USECASES, subUsecaseBounds, USECASES, VETTED_USECASES } from './compliance.enums.js';
 import {
   type BrandInput,
   type BrandUpdateInput,
+  brandFields,
   type PageQuery,
   usecaseSchema,
   VETTING_APPLY_DEFAULTS,
@@ -29,58 +46,34 @@ import { brandTier, campaignThroughput } from './throughput.rules.js';
 export const IDENTITY_FIELDS = ['name', 'ein', 'entityType', 'country', 'stockSymbol', 'stockExchange'] as const;
 
 /** Loads a brand of the actor's account. @throws NotFoundError (404) for a missing or another account's brand. */
-export async function findOwnBrand(db: Db | Tx, actor: Actor, id: string, field?: string): Promise<Brand> {
-  const brand = await db.brand.findFirst({ where: { id, accountId: actor.accountId } });
+export async function findOwnBrand(db: Db | Tx, actor: Actor, id: string, field?: string): Promise<BrandRecord> {
+  const brand = await findBrand(db, actor.accountId, id);
   if (!brand) throw new NotFoundError('brand', id, field);
   return brand;
 }
 
-function brandData(input: BrandInput) {
-  return {
-    name: input.name,
-    ein: input.ein,
-    vertical: input.vertical,
-    entityType: input.entityType,
-    country: input.country,
-    website: input.website ?? null,
-    email: input.email ?? null,
-    phone: input.phone ?? null,
-    stockSymbol: input.stockSymbol ?? null,
-    stockExchange: input.stockExchange ?? null,
-    displayName: input.displayName ?? null,
-    street: input.street ?? null,
-    city: input.city ?? null,
-    state: input.state ?? null,
-    postalCode: input.postalCode ?? null,
-    firstName: input.firstName ?? null,
-    lastName: input.lastName ?? null,
-    mobilePhone: input.mobilePhone ?? null,
-    // TCR requires brandRelationship for every entity type but sole proprietors; the spec's examples lack it.
-    brandRelationship:
-      input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const)),
-    altBusinessId: input.altBusinessId ?? null,
-    altBusinessIdType: input.altBusinessIdType ?? null,
-    businessContactEmail: input.businessContactEmail ?? null,
-    referenceId: input.referenceId ?? null,
-  };
-}
+/**
+ * The brand columns a body sets, in column order (so `changedFields` keeps its order): every field of the domain's
+ * brand body (brandFields) that is a column, but `mock` (fixed at registration).
+ */
+const CLIENT_FIELDS = BRAND_COLUMNS.filter((c) => c !== 'mock' && Object.hasOwn(brandFields, c)) as Exclude<
+  keyof typeof brandFields & keyof BrandRecord,
+  'mock'
+>[];
+/** The stored fields of a body: each of {@link CLIENT_FIELDS}, null when left out. */
+type ClientFields = { [K in (typeof CLIENT_FIELDS)[number]]: BrandRecord[K] };
 
 /**
- * Whether a brand of `accountId` other than `exceptId` has `referenceId`, compared case-insensitively and exactly
- * (TCR). `lower(a) = lower(b)`, not Prisma's `mode: 'insensitive'`, which is ILIKE and would read `_` and `%` in a
- * referenceId as wildcards (the register path's guard compares the same way).
+ * The stored brand fields of a registration or update body: every client field of the brand (CLIENT_FIELDS, in column
+ * order), null when left out. TCR requires brandRelationship for every entity type but sole
+ * proprietors; the spec's examples lack it, so it defaults to BASIC_ACCOUNT (null for SOLE_PROPRIETOR).
  */
-async function referenceIdTaken(
-  tx: Tx,
-  accountId: string,
-  referenceId: string | null,
-  exceptId?: string,
-): Promise<boolean> {
-  if (!referenceId) return false;
-  const [row] = await tx.$queryRaw<
-    { free: boolean }[]
-  >`SELECT ${referenceIdFree(accountId, referenceId, exceptId)} AS free`;
-  return row?.free === false;
+function brandData(input: BrandInput): ClientFields {
+  const data = {} as Record<string, unknown>;
+  for (const f of CLIENT_FIELDS) data[f] = (input as Record<string, unknown>)[f] ?? null;
+  data.brandRelationship =
+    input.brandRelationship ?? (input.entityType === 'SOLE_PROPRIETOR' ? null : ('BASIC_ACCOUNT' as const));
+  return data as ClientFields;
 }
 
 function referenceIdConflict(referenceId: string): ConflictError {
@@ -89,29 +82,6 @@ function referenceIdConflict(referenceId: string): ConflictError {
     `Another brand of this account has referenceId ${referenceId} (unique, case-insensitive).`,
     'referenceId',
   );
-}
-
-/** SQL: true when no brand of `accountId` (other than `exceptId`) has `referenceId`, case-insensitively (TCR): the one predicate of the rule, used by the register guard and by {@link referenceIdTaken}. */
-function referenceIdFree(accountId: string, referenceId: string, exceptId?: string): Prisma.Sql {
-  return Prisma.sql`NOT EXISTS (
-    SELECT 1 FROM compliance_brands o WHERE o.account_id = ${accountId} AND lower(o.reference_id) = lower(${referenceId}::text)
-       ${exceptId ? Prisma.sql`AND o.id <> ${exceptId}` : Prisma.empty})`;
-}
-
-/** A change of a single-statement write (see WRITE_OK): inserts the new brand row `b`. */
-function insertBrandSql(b: Brand): Prisma.Sql {
-  return Prisma.sql`
-    INSERT INTO compliance_brands (id, account_id, name, ein, vertical, entity_type, country, website, email, phone,
-      stock_symbol, stock_exchange, display_name, street, city, state, postal_code, first_name, last_name,
-      mobile_phone, brand_relationship, alt_business_id, alt_business_id_type, business_contact_email, reference_id,
-      mock, vetting_score, status, identity_status, feedback, created_at, updated_at)
-    SELECT ${b.id}, ${b.accountId}, ${b.name}, ${b.ein}, ${b.vertical}, ${b.entityType}, ${b.country}, ${b.website},
-      ${b.email}, ${b.phone}, ${b.stockSymbol}, ${b.stockExchange}, ${b.displayName}, ${b.street}, ${b.city},
-      ${b.state}, ${b.postalCode}, ${b.firstName}, ${b.lastName}, ${b.mobilePhone}, ${b.brandRelationship},
-      ${b.altBusinessId}, ${b.altBusinessIdType}, ${b.businessContactEmail}, ${b.referenceId}, ${b.mock},
-      ${b.vettingScore}::int, ${b.status}, ${b.identityStatus}, '[]'::jsonb, ${b.createdAt}::timestamptz,
-      ${b.updatedAt}::timestamptz
-    WHERE ${WRITE_OK}`;
 }
 
 /**
@@ -124,7 +94,7 @@ function insertBrandSql(b: Brand): Prisma.Sql {
 export async function registerBrand(ctx: DomainContext, actor: Actor, data: BrandInput): Promise<BrandDto> {
   requireScope(actor, 'compliance');
   const now = ctx.clock.now();
-  const brand: Brand = {
+  const brand: BrandRecord = {
     id: uuidv7(),
     accountId: actor.accountId,
     ...brandData(data),
@@ -152,7 +122,7 @@ export async function registerBrand(ctx: DomainContext, actor: Actor, data: Bran
   } else {
     await ctx.events.transaction(async (tx, emit) => {
       if (await referenceIdTaken(tx, actor.accountId, brand.referenceId)) throw referenceIdConflict(data.referenceId!);
-      await tx.$executeRaw`WITH write_ok AS (SELECT true AS ok) ${insertBrandSql(brand)}`;
+      await insertBrand(tx, brand);
       await ctx.registry.submitBrand(tx, brand);
       await emit(actor.accountId, '10dlc.brand.registered', payload);
     });
@@ -160,45 +130,10 @@ export async function registerBrand(ctx: DomainContext, actor: Actor, data: Bran
   return dto;
 }
 
-/**
- * The brand columns the API shows, aliased to the Prisma field names so {@link brandDto} maps a raw row and a Prisma
- * row alike. The hot reads (one brand, a page of brands) run as prepared statements below Prisma (issue 9).
- */
-const BRAND_SELECT = `SELECT id, name, ein, vertical, entity_type AS "entityType", country, website, email, phone,
-  stock_symbol AS "stockSymbol", stock_exchange AS "stockExchange", display_name AS "displayName", street, city,
-  state, postal_code AS "postalCode", first_name AS "firstName", last_name AS "lastName",
-  mobile_phone AS "mobilePhone", brand_relationship AS "brandRelationship", alt_business_id AS "altBusinessId",
-  alt_business_id_type AS "altBusinessIdType", business_contact_email AS "businessContactEmail",
-  reference_id AS "referenceId", mock, vetting_score AS "vettingScore", status, identity_status AS "identityStatus",
-  created_at AS "createdAt", updated_at AS "updatedAt" FROM compliance_brands`;
-
-const BRAND_BY_ID: Statement = { name: 'brand_by_id', text: `${BRAND_SELECT} WHERE id = $1 AND account_id = $2` };
-
-/** One prepared statement per keyset-window shape (cursor after/before, order), so each keeps its index range. */
-const brandPageStatements = new Map<string, Statement>();
-function brandPageStatement(after: boolean, before: boolean, inverted: boolean): Statement {
-  const name = `brand_page_${after ? 'a' : ''}${before ? 'b' : ''}_${inverted ? 'desc' : 'asc'}`;
-  let statement = brandPageStatements.get(name);
-  if (!statement) {
-    const where = ['account_id = $1'];
-    if (after) where.push(`id > $${where.length + 1}`);
-    if (before) where.push(`id < $${where.length + 1}`);
-    const text = `${BRAND_SELECT} WHERE ${where.join(' AND ')} ORDER BY id ${inverted ? 'DESC' : 'ASC'} LIMIT $${where.length + 1}`;
-    statement = { name, text };
-    brandPageStatements.set(name, statement);
-  }
-  return statement;
-}
-
 /** Brands of the account in a keyset window, ascending by id (creation order; descending when `inverted`). */
 export async function pageBrands(ctx: DomainContext, actor: Actor, window: KeysetWindow): Promise<BrandDto[]> {
   requireScope(actor, 'compliance');
-  const params: unknown[] = [actor.accountId];
-  if (window.after !== undefined) params.push(window.after);
-  if (window.before !== undefined) params.push(window.before);
-  params.push(window.limit);
-  const statement = brandPageStatement(window.after !== undefined, window.before !== undefined, !!window.inverted);
-  const rows = await ctx.database.read<BrandRow>(statement, params);
+  const rows = await readBrandPage(ctx, actor.accountId, window);
   return rows.map(brandDto);
 }
 
@@ -233,7 +168,7 @@ export function allBrands(ctx: DomainContext, actor: Actor, cursor: string | und
 /** GET /compliance/brands/{id}. @throws NotFoundError. */
 export async function getBrand(ctx: DomainContext, actor: Actor, id: string): Promise<BrandDto> {
   requireScope(actor, 'compliance');
-  const [row] = await ctx.database.read<BrandRow>(BRAND_BY_ID, [id, actor.accountId]);
+  const row = await readBrandRow(ctx, actor.accountId, id);
   if (!row) throw new NotFoundError('brand', id);
   return brandDto(row);
 }
@@ -262,14 +197,7 @@ export async function updateBrand(
     if (await referenceIdTaken(tx, actor.accountId, data.referenceId, id)) throw referenceIdConflict(data.referenceId!);
     const changedFields = (Object.keys(data) as (keyof typeof data)[]).filter((k) => data[k] !== current[k]);
     const revetting = changedFields.some((f) => (IDENTITY_FIELDS as readonly string[]).includes(f));
-    const updated = await tx.brand.update({
-      where: { id },
-      data: {
-        ...data,
-        updatedAt: now,
-        ...(revetting ? { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [] } : {}),
-      },
-    });
+    const updated = await updateBrandFields(tx, id, data, now, revetting);
     if (revetting) await ctx.registry.submitBrand(tx, updated);
     await emit(actor.accountId, '10dlc.brand.updated', { brandId: id, changedFields, revetting });
     if (updated.status !== current.status) {
@@ -300,7 +228,7 @@ export async function deleteBrand(
   requireScope(actor, 'compliance');
   await ctx.events.transaction(async (tx, emit) => {
     await findOwnBrand(tx, actor, id);
-    const campaigns = await tx.campaign.count({ where: { brandId: id } });
+    const campaigns = await countCampaignsOfBrand(tx, id);
     if (campaigns > 0) {
       throw new ConflictError(
         'BRAND_HAS_CAMPAIGNS',
@@ -309,7 +237,7 @@ export async function deleteBrand(
       );
     }
     await ctx.registry.withdrawBrand(tx, id);
-    await tx.brand.delete({ where: { id } });
+    await deleteBrandRow(tx, id);
     await emit(actor.accountId, '10dlc.brand.deleted', { brandId: id });
   });
   return { id, deleted: true };
@@ -422,7 +350,7 @@ export async function qualifyBrand(
  * sole-proprietor brand and only for one. Special use cases need carrier review; SOLE_PROPRIETOR and LOW_VOLUME
  * disallow embedded phone numbers; SOLE_PROPRIETOR disallows embedded links.
  */
-export function qualification(brand: Brand): BrandQualification {
+export function qualification(brand: BrandRecord): BrandQualification {
   const active = brand.status === 'ACTIVE';
   const soleProp = brand.entityType === 'SOLE_PROPRIETOR';
   const usecases = USECASES.map((usecase): UsecaseQualification => {
@@ -492,10 +420,7 @@ export async function revetBrand(ctx: DomainContext, actor: Actor, id: string): 
     if (current.status === 'PENDING') {
       throw new ConflictError('BRAND_PENDING', 'The brand is already being verified; wait for the decision.', 'id');
     }
-    const updated = await tx.brand.update({
-      where: { id },
-      data: { status: 'PENDING', identityStatus: 'SELF_DECLARED', feedback: [], updatedAt: now },
-    });
+    const updated = await resetBrandForRevet(tx, id, now);
     await ctx.registry.submitBrand(tx, updated);
     await emit(actor.accountId, '10dlc.brand.status_changed', {
       brandId: id,
@@ -554,18 +479,16 @@ export async function applyForVetting(
         'id',
       );
     }
-    const pending = await tx.vetting.findFirst({ where: { brandId: id, status: 'PENDING' } });
+    const pending = await findPendingVetting(tx, id);
     if (pending) return { vetting: vettingDto(pending), created: false };
-    const vetting = await tx.vetting.create({
-      data: {
-        id: uuidv7(),
-        accountId: actor.accountId,
-        brandId: id,
-        evpId: data.evpId,
-        vettingClass: data.vettingClass,
-        status: 'PENDING',
-        createdAt: now,
-      },
+    const vetting = await insertVetting(tx, {
+      id: uuidv7(),
+      accountId: actor.accountId,
+      brandId: id,
+      evpId: data.evpId,
+      vettingClass: data.vettingClass,
+      status: 'PENDING',
+      createdAt: now,
     });
     await ctx.registry.submitVetting(tx, vetting, brand);
     await emit(actor.accountId, '10dlc.vetting.requested', {
@@ -582,9 +505,6 @@ export async function applyForVetting(
 export async function listVettings(ctx: DomainContext, actor: Actor, id: string): Promise<VettingDto[]> {
   requireScope(actor, 'compliance');
   await findOwnBrand(ctx.db, actor, id);
-  const rows = await ctx.db.vetting.findMany({
-    where: { brandId: id },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
+  const rows = await vettingsOfBrand(ctx.db, id);
   return rows.map(vettingDto);
 }

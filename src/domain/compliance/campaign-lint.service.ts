@@ -1,9 +1,9 @@
-import type { Brand, Campaign } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
 import { detailsFromZod } from '../validation.js';
 import { qualification } from './brand.service.js';
+import { type BrandRecord, findBrand } from './brand.store.js';
 import {
   type CarrierPrediction,
   type LintBrand,
@@ -13,6 +13,7 @@ import {
   predictCarriers,
 } from './campaign.lint.js';
 import { findOwnCampaign } from './campaign.service.js';
+import type { CampaignRecord } from './campaign.store.js';
 import { campaignInput, campaignUpdateInput } from './compliance.schemas.js';
 
 /** Result of POST /compliance/campaigns/lint (and of `?dryRun=true`). */
@@ -68,7 +69,7 @@ export async function lintDraft(
   const findings = [...extra];
   let brand: LintBrand | null = null;
   if (brandId) {
-    const row = await db.brand.findFirst({ where: { id: brandId, accountId: actor.accountId } });
+    const row = await findBrand(db, actor.accountId, brandId);
     if (!row) {
       findings.push({
         code: 'BRAND_NOT_FOUND',
@@ -150,7 +151,7 @@ export async function lintCampaignUpdate(
  * The findings a carrier review decides on, for a stored campaign and its brand (used by the sandbox registry's
  * carriers, src/infra/registry/sandbox.rules.ts, so its decisions match the lint).
  */
-export function reviewFindings(campaign: Campaign, brand: Brand): LintFinding[] {
+export function reviewFindings(campaign: CampaignRecord, brand: BrandRecord): LintFinding[] {
   const q = qualification(brand).usecases.find((u) => u.usecase === campaign.usecase);
   return lintRules(draftOf(campaign as unknown as Record<string, unknown>), {
     name: brand.name,

@@ -1,14 +1,25 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { Campaign } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';
-import { type CampaignDto, type CarrierDto, campaignDto, campaignStateInclude, carrierDto } from './compliance.dto.js';
+import {
+  type CampaignRecord,
+  campaignPage,
+  campaignWithState,
+  carriersOf,
+  deleteCampaignRow,
+  findCampaign,
+  insertCampaign,
+  insertCarriers,
+  updateCampaignFields,
+  updateCarrier,
+} from './campaign.store.js';
+import { type CampaignDto, type CarrierDto, campaignDto, carrierDto } from './compliance.dto.js';
 import { CARRIERS } from './compliance.enums.js';
 import {
   type CampaignInput,
@@ -19,41 +30,38 @@ import {
   subUsecaseIssues,
 } from './compliance.schemas.js';
 import { startCooldown } from './did-lifecycle.js';
+import { numbersOfCampaign } from './number.store.js';
 import { refreshCampaignStatus } from './registry.decisions.js';
 
 /** Loads a campaign of the actor's account. @throws NotFoundError (404), also for another account's campaign. */
-export async function findOwnCampaign(db: Db | Tx, actor: Actor, id: string): Promise<Campaign> {
-  const campaign = await db.campaign.findFirst({ where: { id, accountId: actor.accountId } });
+export async function findOwnCampaign(db: Db | Tx, actor: Actor, id: string): Promise<CampaignRecord> {
+  const campaign = await findCampaign(db, actor.accountId, id);
   if (!campaign) throw new NotFoundError('campaign', id);
   return campaign;
 }
 
 async function loadDto(db: Db | Tx, id: string): Promise<CampaignDto> {
-  return campaignDto(await db.campaign.findUniqueOrThrow({ where: { id }, include: campaignStateInclude }));
+  return campaignDto(await campaignWithState(db, id));
 }
 
 /** Puts `networkIds` back to PENDING with the registry's expected decision times; emits carrier changes. */
 async function markCarriersPending(
   tx: Tx,
   emit: Emit,
-  campaign: Campaign,
+  campaign: CampaignRecord,
   due: Map<number, Date>,
   now: Date,
   previous: Map<number, string>,
   cause: 'RESUBMITTED' | 'APPEAL',
 ): Promise<void> {
   for (const [networkId, dueAt] of due) {
-    await tx.campaignCarrier.update({
-      where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
-      data: {
-        status: 'PENDING',
-        approvedAt: null,
-        rejectionReason: null,
-        rejectionCode: null,
-        estimatedDecisionAt: dueAt,
-        updatedAt: now,
-      },
-    });
+    await updateCarrier(
+      tx,
+      campaign.id,
+      networkId,
+      { status: 'PENDING', approvedAt: null, rejectionReason: null, rejectionCode: null, estimatedDecisionAt: dueAt },
+      now,
+    );
     const before = previous.get(networkId);
     if (before !== 'PENDING') {
       await emit(campaign.accountId, '10dlc.carrier.status_changed', {
@@ -97,23 +105,22 @@ export async function createCampaign(ctx: DomainContext, actor: Actor, data: Cam
         'usecase',
       );
     }
-    const campaign = await tx.campaign.create({
-      data: {
-        id: uuidv7(),
-        accountId: actor.accountId,
-        ...data,
-        status: 'PENDING',
-        createdAt: now,
-        updatedAt: now,
-      },
+    const campaign = await insertCampaign(tx, {
+      id: uuidv7(),
+      accountId: actor.accountId,
+      ...data,
+      status: 'PENDING',
+      createdAt: now,
+      updatedAt: now,
     });
     const due = await ctx.registry.submitCampaign(
       tx,
       campaign,
       CARRIERS.map((c) => c.networkId),
     );
-    await tx.campaignCarrier.createMany({
-      data: CARRIERS.map((c) => ({
+    await insertCarriers(
+      tx,
+      CARRIERS.map((c) => ({
         campaignId: campaign.id,
         networkId: c.networkId,
         carrier: c.name,
@@ -121,7 +128,7 @@ export async function createCampaign(ctx: DomainContext, actor: Actor, data: Cam
         estimatedDecisionAt: due.get(c.networkId) ?? null,
         updatedAt: now,
       })),
-    });
+    );
     await emit(actor.accountId, '10dlc.campaign.created', {
       campaignId: campaign.id,
       brandId: campaign.brandId,
@@ -140,12 +147,7 @@ export async function pageCampaigns(
   filter: { brandId?: string } = {},
 ): Promise<CampaignDto[]> {
   requireScope(actor, 'compliance');
-  const args = keysetArgs('id', window);
-  const rows = await ctx.db.campaign.findMany({
-    ...args,
-    where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}), ...args.where },
-    include: campaignStateInclude,
-  });
+  const rows = await campaignPage(ctx.db, actor.accountId, window, filter.brandId);
   return rows.map(campaignDto);
 }
 
@@ -247,10 +249,10 @@ export async function updateCampaign(
       (k) => changes[k] !== undefined && JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
     );
     const carrierReview = changedFields.some((f) => (REVIEW_FIELDS as readonly string[]).includes(f));
-    const updated = await tx.campaign.update({ where: { id }, data: { ...changes, updatedAt: now } });
+    const updated = await updateCampaignFields(tx, id, changes, now);
     await emit(actor.accountId, '10dlc.campaign.updated', { campaignId: id, changedFields, carrierReview });
     if (carrierReview) {
-      const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: id } });
+      const carriers = await carriersOf(tx, id);
       const due = await ctx.registry.submitCampaign(
         tx,
         updated,
@@ -285,11 +287,11 @@ export async function deleteCampaign(
   requireScope(actor, 'compliance');
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
-    const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+    const linked = await numbersOfCampaign(tx, id);
     const unlinkedNumbers = linked.map((n) => n.number);
     await startCooldown(ctx, tx, emit, linked, 'CAMPAIGN_DELETED', ctx.clock.now());
     await ctx.registry.withdrawCampaign(tx, id);
-    await tx.campaign.delete({ where: { id } });
+    await deleteCampaignRow(tx, id);
     if (unlinkedNumbers.length > 0) {
       await emit(actor.accountId, '10dlc.numbers.removed', { campaignId: id, numbers: unlinkedNumbers });
     }
@@ -322,7 +324,7 @@ export async function nudgeCampaign(
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
-    const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: id }, orderBy: { networkId: 'asc' } });
+    const carriers = await carriersOf(tx, id, { ordered: true });
     const registry = ctx.registry;
     const wanted = data.nudgeIntent === 'REVIEW' ? 'PENDING' : 'REJECTED';
     const targets = carriers.filter((c) => c.status === wanted).map((c) => c.networkId);
@@ -334,10 +336,7 @@ export async function nudgeCampaign(
     if (data.nudgeIntent === 'REVIEW') {
       const due = await registry.nudgeReview(tx, campaign, targets);
       for (const [networkId, dueAt] of due) {
-        await tx.campaignCarrier.update({
-          where: { campaignId_networkId: { campaignId: id, networkId } },
-          data: { estimatedDecisionAt: dueAt, updatedAt: now },
-        });
+        await updateCarrier(tx, id, networkId, { estimatedDecisionAt: dueAt }, now);
       }
     } else {
       const due = await registry.appealRejection(tx, campaign, targets);
@@ -373,10 +372,7 @@ export async function expediteCampaign(ctx: DomainContext, actor: Actor, id: str
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
-    const pending = await tx.campaignCarrier.findMany({
-      where: { campaignId: id, status: 'PENDING' },
-      orderBy: { networkId: 'asc' },
-    });
+    const pending = await carriersOf(tx, id, { status: 'PENDING', ordered: true });
     if (pending.length === 0) {
       throw new UnprocessableError('NOTHING_TO_EXPEDITE', 'No carrier review is pending.', 'id');
     }
@@ -386,12 +382,9 @@ export async function expediteCampaign(ctx: DomainContext, actor: Actor, id: str
       pending.map((c) => c.networkId),
     );
     for (const [networkId, dueAt] of due) {
-      await tx.campaignCarrier.update({
-        where: { campaignId_networkId: { campaignId: id, networkId } },
-        data: { estimatedDecisionAt: dueAt, updatedAt: now },
-      });
+      await updateCarrier(tx, id, networkId, { estimatedDecisionAt: dueAt }, now);
     }
-    await tx.campaign.update({ where: { id }, data: { expedited: true, updatedAt: now } });
+    await updateCampaignFields(tx, id, { expedited: true }, now);
     await emit(actor.accountId, '10dlc.campaign.updated', {
       campaignId: id,
       changedFields: ['expedited'],
@@ -409,6 +402,6 @@ export async function getCampaignCarriers(
 ): Promise<{ campaignId: string; carriers: CarrierDto[] }> {
   requireScope(actor, 'compliance');
   await findOwnCampaign(ctx.db, actor, id);
-  const rows = await ctx.db.campaignCarrier.findMany({ where: { campaignId: id }, orderBy: { networkId: 'asc' } });
+  const rows = await carriersOf(ctx.db, id, { ordered: true });
   return { campaignId: id, carriers: rows.map(carrierDto) };
 }

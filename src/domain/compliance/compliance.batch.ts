@@ -1,23 +1,24 @@
-// Batched, account-scoped reads of the compliance area for GraphQL's nested fields (one query per field per
+// Batched, account-scoped loaders of the compliance area (rows from the stores) for GraphQL's nested fields (one query per field per
 // request, however many parents: the DataLoader plugin in src/graphql calls these with every parent's key at once).
 // Each returns one entry per requested key, in the keys' order; a key of another account (or unknown) gives null
 // or an empty list, never another account's row.
 
-import type { Brand } from '../../generated/prisma/client.js';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { BrandFeedback } from './brand.service.js';
+import { type BrandRecord, brandsIn, countBrandRows, vettingsOfBrands } from './brand.store.js';
+import { campaignsWithStateIn, countCampaignRows } from './campaign.store.js';
 import {
   type BrandDto,
   brandDto,
   type CampaignDto,
   campaignDto,
-  campaignStateInclude,
   numberState,
   type VettingDto,
   vettingDto,
 } from './compliance.dto.js';
 import type { AssignedNumberDto } from './number.service.js';
+import { countNumberRows, numbersOfCampaigns } from './number.store.js';
 import type { FeedbackItem } from './registry.port.js';
 
 /** Groups `rows` by `key(row)` into lists aligned with `keys`. */
@@ -37,9 +38,9 @@ export async function brandRowsByIds(
   ctx: DomainContext,
   actor: Actor,
   ids: readonly string[],
-): Promise<(Brand | null)[]> {
+): Promise<(BrandRecord | null)[]> {
   requireScope(actor, 'compliance');
-  const rows = await ctx.db.brand.findMany({ where: { id: { in: [...ids] }, accountId: actor.accountId } });
+  const rows = await brandsIn(ctx.db, actor.accountId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -54,7 +55,7 @@ export async function brandsByIds(
 }
 
 /** Registry feedback of one brand row (GET /compliance/brands/{id}/feedback shape). */
-export function brandFeedbackOf(brand: Brand): BrandFeedback {
+export function brandFeedbackOf(brand: BrandRecord): BrandFeedback {
   return {
     brandId: brand.id,
     status: brand.status,
@@ -70,10 +71,7 @@ export async function campaignsByIds(
   ids: readonly string[],
 ): Promise<(CampaignDto | null)[]> {
   requireScope(actor, 'compliance');
-  const rows = await ctx.db.campaign.findMany({
-    where: { id: { in: [...ids] }, accountId: actor.accountId },
-    include: campaignStateInclude,
-  });
+  const rows = await campaignsWithStateIn(ctx.db, actor.accountId, ids);
   const byId = new Map(rows.map((r) => [r.id, campaignDto(r)]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -85,10 +83,7 @@ export async function numbersByCampaignIds(
   campaignIds: readonly string[],
 ): Promise<AssignedNumberDto[][]> {
   requireScope(actor, 'compliance');
-  const rows = await ctx.db.phoneNumber.findMany({
-    where: { campaignId: { in: [...campaignIds] }, accountId: actor.accountId },
-    orderBy: { number: 'asc' },
-  });
+  const rows = await numbersOfCampaigns(ctx.db, actor.accountId, campaignIds);
   return groupBy(campaignIds, rows, (n) => n.campaignId!).map((list) =>
     list.map((n) => ({
       number: n.number,
@@ -105,17 +100,14 @@ export async function vettingsByBrandIds(
   brandIds: readonly string[],
 ): Promise<VettingDto[][]> {
   requireScope(actor, 'compliance');
-  const rows = await ctx.db.vetting.findMany({
-    where: { brandId: { in: [...brandIds] }, accountId: actor.accountId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
+  const rows = await vettingsOfBrands(ctx.db, actor.accountId, brandIds);
   return groupBy(brandIds, rows, (v) => v.brandId).map((list) => list.map(vettingDto));
 }
 
 /** How many brands the account has (a connection's `totalCount`). Scope: compliance. */
 export async function countBrands(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'compliance');
-  return ctx.db.brand.count({ where: { accountId: actor.accountId } });
+  return countBrandRows(ctx.db, actor.accountId);
 }
 
 /** How many campaigns the account (or one of its brands) has. Scope: compliance. */
@@ -125,13 +117,11 @@ export async function countCampaigns(
   filter: { brandId?: string } = {},
 ): Promise<number> {
   requireScope(actor, 'compliance');
-  return ctx.db.campaign.count({
-    where: { accountId: actor.accountId, ...(filter.brandId ? { brandId: filter.brandId } : {}) },
-  });
+  return countCampaignRows(ctx.db, actor.accountId, filter.brandId);
 }
 
 /** How many numbers the account has provisioned. Scope: compliance. */
 export async function countNumbers(ctx: DomainContext, actor: Actor): Promise<number> {
   requireScope(actor, 'compliance');
-  return ctx.db.phoneNumber.count({ where: { accountId: actor.accountId } });
+  return countNumberRows(ctx.db, actor.accountId);
 }

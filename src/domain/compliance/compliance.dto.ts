@@ -1,5 +1,8 @@
-import type { Brand, Campaign, CampaignCarrier, PhoneNumber, Vetting } from '../../generated/prisma/client.js';
+import { z } from 'zod';
+import type { BrandRow, VettingRecord } from './brand.store.js';
 import { type BlockingReason, campaignReadiness, carrierName } from './campaign.rules.js';
+import type { CampaignWithState, CarrierRecord } from './campaign.store.js';
+import type { NumberRecord } from './number.store.js';
 import {
   type BrandThroughput,
   brandThroughput,
@@ -7,103 +10,127 @@ import {
   campaignThroughput,
 } from './throughput.rules.js';
 
-/** Response shapes of the compliance API (spec 2.1–2.5 plus the fields README "10DLC compliance" documents). */
+/**
+ * Response shapes of the compliance API (spec 2.1–2.5 plus the fields README "10DLC compliance" documents), each
+ * declared ONCE here as a zod object (issue 23 "one declaration per noun"): the TypeScript type is inferred from it,
+ * the REST routes use it as the response schema (so OpenAPI documents it), the GraphQL object type derives its
+ * fields from it (src/graphql/shape-fields.ts), and the row → API mappers below copy every field the shape and the
+ * row share, so a new column the API shows by name is added to this shape only.
+ */
 
-/** Brand (spec 2.1 plus identityStatus, stock fields, updatedAt). */
-export interface BrandDto {
-  id: string;
-  name: string;
-  ein: string;
-  vertical: string;
-  entityType: string;
-  country: string;
-  website: string | null;
-  email: string | null;
-  phone: string | null;
-  stockSymbol: string | null;
-  stockExchange: string | null;
-  /** TCR companyName: the legal name, equal to `name`. */
-  companyName: string;
-  /** TCR displayName; `name` when none was given. */
-  displayName: string;
-  street: string | null;
-  city: string | null;
-  state: string | null;
-  postalCode: string | null;
-  firstName: string | null;
-  lastName: string | null;
-  mobilePhone: string | null;
-  brandRelationship: string | null;
-  altBusinessId: string | null;
-  altBusinessIdType: string | null;
-  businessContactEmail: string | null;
-  referenceId: string | null;
-  mock: boolean;
-  status: string;
-  identityStatus: string;
-  /** Score of the last approved external vetting, 0–100; null when none. */
-  vettingScore: number | null;
-  /** Effective per-carrier limits from the vetting score (throughput.rules.ts). */
-  throughput: BrandThroughput;
-  createdAt: string;
-  updatedAt: string;
+/** Marks an ISO 8601 timestamp (GraphQL: DateTime). */
+export const isoTimestamp = z.string().describe('ISO 8601 UTC with milliseconds');
+/** Marks an id (GraphQL: ID). */
+export const idString = z.string();
+
+/** One carrier's effective limit (throughput.rules.ts CarrierLimit). */
+export const carrierLimitShape = z.object({
+  networkId: z.number(),
+  carrier: z.string(),
+  dailyCap: z.number().nullable().describe('Messages per day (T-Mobile: per brand)'),
+  messagesPerMinute: z.number().nullable().describe('Messages per minute (AT&T: per campaign)'),
+  messageClass: z.string().nullable().describe('AT&T message class'),
+  note: z.string().nullable(),
+});
+const tierDescription = 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR';
+/** The throughput tier description shared by the brand, campaign and qualification shapes. */
+export const TIER_DESCRIPTION = tierDescription;
+/** Brand throughput (throughput.rules.ts BrandThroughput). */
+export const brandThroughputShape = z.object({
+  tier: z.string().describe(tierDescription),
+  vettingScore: z.number().nullable(),
+  carriers: z.array(carrierLimitShape),
+});
+/** Campaign throughput (throughput.rules.ts CampaignThroughput). */
+export const campaignThroughputShape = z.object({
+  tier: z.string().describe(tierDescription),
+  messageClass: z.string().describe('AT&T message class: A–F, T (low volume) or SP (sole proprietor)'),
+  carriers: z.array(carrierLimitShape),
+});
+
+/** Brand (spec 2.1 plus identityStatus, stock fields, TCR fields, updatedAt). */
+export const brandShape = z.object({
+  id: idString,
+  name: z.string().describe('Legal business name'),
+  ein: z.string().describe('EIN, NN-NNNNNNN'),
+  vertical: z.string(),
+  entityType: z.string(),
+  country: z.string().describe('ISO 3166-1 alpha-2'),
+  website: z.string().nullable(),
+  email: z.string().nullable(),
+  phone: z.string().nullable().describe('E.164'),
+  stockSymbol: z.string().nullable(),
+  stockExchange: z.string().nullable(),
+  companyName: z.string().describe('TCR companyName: the legal name, equal to name'),
+  displayName: z.string().describe('TCR displayName; name when none was given'),
+  street: z.string().nullable(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  firstName: z.string().nullable().describe('Sole proprietors'),
+  lastName: z.string().nullable().describe('Sole proprietors'),
+  mobilePhone: z.string().nullable().describe('Sole proprietors (OTP), E.164'),
+  brandRelationship: z.string().nullable(),
+  altBusinessId: z.string().nullable(),
+  altBusinessIdType: z.string().nullable(),
+  businessContactEmail: z.string().nullable(),
+  referenceId: z.string().nullable(),
+  mock: z.boolean(),
+  status: z.string().describe('PENDING, ACTIVE or FAILED'),
+  identityStatus: z.string().describe('SELF_DECLARED, UNVERIFIED, VERIFIED or VETTED_VERIFIED'),
+  vettingScore: z.number().nullable().describe('Score of the last approved external vetting, 0–100'),
+  throughput: brandThroughputShape.describe('Effective per-carrier limits from the vetting score'),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+});
+
+/** Brand (API shape), inferred from {@link brandShape}; `throughput` as throughput.rules.ts types it. */
+export type BrandDto = Omit<z.output<typeof brandShape>, 'throughput'> & { throughput: BrandThroughput };
+
+/**
+ * Builds the API object of `shape` in the shape's key order: computed keys from `computed`, every other key copied
+ * from `row` (the row type must carry each copied key with the API type: checked at the call site).
+ */
+function mapRow<T>(keys: readonly string[], row: object, computed: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = k in computed ? computed[k] : (row as Record<string, unknown>)[k];
+  return out as T;
 }
 
-/** The columns of a brand row that {@link brandDto} reads (a Prisma `Brand` or a raw row aliased alike). */
-export type BrandRow = Omit<Brand, 'accountId' | 'feedback'>;
+const BRAND_COMPUTED = ['companyName', 'displayName', 'throughput', 'createdAt', 'updatedAt'] as const;
+const BRAND_KEYS = Object.keys(brandShape.shape);
+/** The brand fields copied by name from the row (compile-time check that the row has each with the API type). */
+type BrandCopied = Exclude<keyof BrandDto, (typeof BRAND_COMPUTED)[number]>;
+const _brandRowCarriesCopied: (r: BrandRow) => Pick<BrandDto, BrandCopied> = (r) => r;
+void _brandRowCarriesCopied;
 
-/** The API shape of a brand row. */
+/** The API shape of a brand row (every {@link brandShape} field by name, plus the computed ones). */
 export function brandDto(b: BrandRow): BrandDto {
-  return {
-    id: b.id,
-    name: b.name,
-    ein: b.ein,
-    vertical: b.vertical,
-    entityType: b.entityType,
-    country: b.country,
-    website: b.website,
-    email: b.email,
-    phone: b.phone,
-    stockSymbol: b.stockSymbol,
-    stockExchange: b.stockExchange,
+  return mapRow<BrandDto>(BRAND_KEYS, b, {
     companyName: b.name,
     displayName: b.displayName ?? b.name,
-    street: b.street,
-    city: b.city,
-    state: b.state,
-    postalCode: b.postalCode,
-    firstName: b.firstName,
-    lastName: b.lastName,
-    mobilePhone: b.mobilePhone,
-    brandRelationship: b.brandRelationship,
-    altBusinessId: b.altBusinessId,
-    altBusinessIdType: b.altBusinessIdType,
-    businessContactEmail: b.businessContactEmail,
-    referenceId: b.referenceId,
-    mock: b.mock,
-    status: b.status,
-    identityStatus: b.identityStatus,
-    vettingScore: b.vettingScore,
     throughput: brandThroughput(b),
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
-  };
+  });
 }
 
 /** Vetting record (spec 2.2 plus evpId, vettingScore, createdAt); completedAt is null while PENDING. */
-export interface VettingDto {
-  vettingId: string;
-  brandId: string;
-  evpId: string;
-  vettingClass: string;
-  status: string;
-  vettingScore: number | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+export const vettingShape = z.object({
+  vettingId: idString,
+  brandId: idString,
+  evpId: z.string().describe('Vetting provider'),
+  vettingClass: z.string(),
+  status: z.string().describe('PENDING, APPROVED or FAILED'),
+  vettingScore: z.number().nullable().describe('0–100 once APPROVED'),
+  createdAt: isoTimestamp,
+  completedAt: isoTimestamp.nullable().describe('Null while PENDING'),
+});
+/** Vetting record (API shape), inferred from {@link vettingShape}. */
+export type VettingDto = z.output<typeof vettingShape>;
 
 /** The API shape of a vetting row (`id` becomes `vettingId`). */
-export function vettingDto(v: Vetting): VettingDto {
+export function vettingDto(v: VettingRecord): VettingDto {
   return {
     vettingId: v.id,
     brandId: v.brandId,
@@ -117,19 +144,25 @@ export function vettingDto(v: Vetting): VettingDto {
 }
 
 /** One carrier row (spec 2.4 plus networkId, rejectionReason, estimatedDecisionAt). */
-export interface CarrierDto {
-  carrier: string;
-  networkId: number;
-  status: string;
-  approvedAt: string | null;
-  rejectionReason: string | null;
-  /** Stable code of the rejection cause (the lint codes of campaign.lint.ts); null unless rejected or suspended. */
-  rejectionCode: string | null;
-  estimatedDecisionAt: string | null;
-}
+export const carrierShape = z.object({
+  carrier: z.string().describe('Carrier name'),
+  networkId: z.number().describe('TCR mobile network id (10017 AT&T, 10035 T-Mobile, …)'),
+  status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
+  approvedAt: isoTimestamp.nullable(),
+  rejectionReason: z.string().nullable(),
+  rejectionCode: z
+    .string()
+    .nullable()
+    .describe(
+      'Stable code of the cause (the lint codes, e.g. SAMPLE_MISSING_OPT_OUT); null unless rejected or suspended',
+    ),
+  estimatedDecisionAt: isoTimestamp.nullable().describe('When the registry is expected to decide (null once decided)'),
+});
+/** One carrier row (API shape), inferred from {@link carrierShape}. */
+export type CarrierDto = z.output<typeof carrierShape>;
 
 /** The API shape of a carrier review row. */
-export function carrierDto(c: CampaignCarrier): CarrierDto {
+export function carrierDto(c: CarrierRecord): CarrierDto {
   return {
     carrier: carrierName(c.networkId),
     networkId: c.networkId,
@@ -141,56 +174,60 @@ export function carrierDto(c: CampaignCarrier): CarrierDto {
   };
 }
 
-/** A campaign as loaded for output: with carriers, the brand's status and the number count. */
-export type CampaignWithState = Campaign & {
-  carriers: CampaignCarrier[];
-  brand: { status: string; entityType: string; vettingScore: number | null };
-  _count: { numbers: number };
+/** Campaign detail (spec 2.3 plus carriers, readiness, numberCount). */
+export const campaignShape = z.object({
+  id: idString,
+  brandId: idString,
+  usecase: z.string().describe('TCR use case (compliance enum usecase)'),
+  description: z.string(),
+  sampleMessages: z.array(z.string()),
+  subscriberOptIn: z.boolean(),
+  subscriberHelp: z.boolean(),
+  numberPool: z.boolean(),
+  messageFlow: z.string().nullable(),
+  helpMessage: z.string().nullable(),
+  optinMessage: z.string().nullable(),
+  optoutMessage: z.string().nullable(),
+  helpKeywords: z.string().nullable(),
+  optinKeywords: z.string().nullable(),
+  optoutKeywords: z.string().nullable(),
+  embeddedLink: z.boolean(),
+  embeddedPhone: z.boolean(),
+  ageGated: z.boolean(),
+  directLending: z.boolean(),
+  affiliateMarketing: z.boolean(),
+  subUsecases: z.array(z.string()),
+  privacyPolicyLink: z.string().nullable(),
+  termsAndConditionsLink: z.string().nullable(),
+  status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
+  expedited: z.boolean().describe('Whether expedited review was requested'),
+  numberCount: z.number().describe('Numbers assigned'),
+  carriers: z.array(carrierShape).describe('Carrier reviews'),
+  sendable: z.boolean().describe('True when there is no blocking reason'),
+  blockingReasons: z.array(z.object({ code: z.string(), message: z.string(), networkId: z.number().nullable() })),
+  throughput: campaignThroughputShape.describe('Effective per-carrier limits (throughput.rules.ts)'),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+});
+/** Campaign detail (API shape), inferred from {@link campaignShape}; throughput and reasons as the rules type them. */
+export type CampaignDto = Omit<z.output<typeof campaignShape>, 'throughput' | 'blockingReasons'> & {
+  throughput: CampaignThroughput;
+  blockingReasons: BlockingReason[];
 };
 
-/** Prisma `include` that loads a {@link CampaignWithState}. */
-export const campaignStateInclude = {
-  carriers: { orderBy: { networkId: 'asc' } },
-  brand: { select: { status: true, entityType: true, vettingScore: true } },
-  _count: { select: { numbers: true } },
-} as const;
-
-/** Campaign detail (spec 2.3 plus carriers, readiness, numberCount). */
-export interface CampaignDto {
-  id: string;
-  brandId: string;
-  usecase: string;
-  description: string;
-  sampleMessages: string[];
-  subscriberOptIn: boolean;
-  subscriberHelp: boolean;
-  numberPool: boolean;
-  messageFlow: string | null;
-  helpMessage: string | null;
-  optinMessage: string | null;
-  optoutMessage: string | null;
-  helpKeywords: string | null;
-  optinKeywords: string | null;
-  optoutKeywords: string | null;
-  embeddedLink: boolean;
-  embeddedPhone: boolean;
-  ageGated: boolean;
-  directLending: boolean;
-  affiliateMarketing: boolean;
-  subUsecases: string[];
-  privacyPolicyLink: string | null;
-  termsAndConditionsLink: string | null;
-  status: string;
-  expedited: boolean;
-  numberCount: number;
-  carriers: CarrierDto[];
-  sendable: boolean;
-  blockingReasons: BlockingReason[];
-  /** Effective per-carrier limits (throughput.rules.ts). */
-  throughput: CampaignThroughput;
-  createdAt: string;
-  updatedAt: string;
-}
+const CAMPAIGN_COMPUTED = [
+  'numberCount',
+  'carriers',
+  'sendable',
+  'blockingReasons',
+  'throughput',
+  'createdAt',
+  'updatedAt',
+] as const;
+const CAMPAIGN_KEYS = Object.keys(campaignShape.shape);
+type CampaignCopied = Exclude<keyof CampaignDto, (typeof CAMPAIGN_COMPUTED)[number]>;
+const _campaignRowCarriesCopied: (r: CampaignWithState) => Pick<CampaignDto, CampaignCopied> = (r) => r;
+void _campaignRowCarriesCopied;
 
 /** The API shape of a campaign with its readiness computed by campaignReadiness (campaign.rules.ts). */
 export function campaignDto(c: CampaignWithState): CampaignDto {
@@ -199,32 +236,7 @@ export function campaignDto(c: CampaignWithState): CampaignDto {
     carriers: c.carriers,
     numberCount: c._count.numbers,
   });
-  return {
-    id: c.id,
-    brandId: c.brandId,
-    usecase: c.usecase,
-    description: c.description,
-    sampleMessages: c.sampleMessages,
-    subscriberOptIn: c.subscriberOptIn,
-    subscriberHelp: c.subscriberHelp,
-    numberPool: c.numberPool,
-    messageFlow: c.messageFlow,
-    helpMessage: c.helpMessage,
-    optinMessage: c.optinMessage,
-    optoutMessage: c.optoutMessage,
-    helpKeywords: c.helpKeywords,
-    optinKeywords: c.optinKeywords,
-    optoutKeywords: c.optoutKeywords,
-    embeddedLink: c.embeddedLink,
-    embeddedPhone: c.embeddedPhone,
-    ageGated: c.ageGated,
-    directLending: c.directLending,
-    affiliateMarketing: c.affiliateMarketing,
-    subUsecases: c.subUsecases,
-    privacyPolicyLink: c.privacyPolicyLink,
-    termsAndConditionsLink: c.termsAndConditionsLink,
-    status: c.status,
-    expedited: c.expedited,
+  return mapRow<CampaignDto>(CAMPAIGN_KEYS, c, {
     numberCount: c._count.numbers,
     carriers: c.carriers.map(carrierDto),
     sendable: readiness.sendable,
@@ -232,28 +244,34 @@ export function campaignDto(c: CampaignWithState): CampaignDto {
     throughput: campaignThroughput(c.brand, c.usecase),
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
-  };
+  });
 }
+
+/** The DID lifecycle fields of a number (did-lifecycle.ts), shared by the number and assigned-number shapes. */
+export const numberStateShape = {
+  state: z.string().describe('DID state: unassigned, warming, active or cooling'),
+  assignmentStatus: z
+    .string()
+    .nullable()
+    .describe('PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign'),
+  failureReasons: z.array(z.object({ code: z.string(), message: z.string() })).describe('Of a FAILED_ASSIGNMENT'),
+  stateChangedAt: isoTimestamp.nullable(),
+  nextStateAt: isoTimestamp.nullable().describe('When warming or cooling ends'),
+};
 
 /** A provisioned number with its lifecycle (did-lifecycle.ts). */
-export interface NumberDto {
-  number: string;
-  campaignId: string | null;
-  assignedAt: string | null;
-  createdAt: string;
-  /** unassigned, warming, active or cooling (spec 3). */
-  state: string;
-  /** PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null when on no campaign. */
-  assignmentStatus: string | null;
-  /** `[{code, message}]` of a FAILED_ASSIGNMENT. */
-  failureReasons: { code: string; message: string }[];
-  stateChangedAt: string | null;
-  /** When warming ends (→ active) or cooling ends (→ unassigned); null otherwise. */
-  nextStateAt: string | null;
-}
+export const numberShape = z.object({
+  number: z.string().describe('E.164'),
+  campaignId: idString.nullable(),
+  assignedAt: isoTimestamp.nullable(),
+  createdAt: isoTimestamp,
+  ...numberStateShape,
+});
+/** A provisioned number (API shape), inferred from {@link numberShape}. */
+export type NumberDto = z.output<typeof numberShape>;
 
 /** The lifecycle fields of a number row. */
-export function numberState(n: PhoneNumber) {
+export function numberState(n: NumberRecord) {
   return {
     state: n.state,
     assignmentStatus: n.assignmentStatus,
@@ -264,7 +282,7 @@ export function numberState(n: PhoneNumber) {
 }
 
 /** The API shape of a number row. */
-export function numberDto(n: PhoneNumber): NumberDto {
+export function numberDto(n: NumberRecord): NumberDto {
   return {
     number: n.number,
     campaignId: n.campaignId,

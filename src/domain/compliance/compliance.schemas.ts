@@ -35,7 +35,11 @@ export const einSchema = z.string().regex(/^\d{2}-\d{7}$/, 'must have the format
 
 const tcrText = (max: number) => z.string().trim().min(1).max(max);
 
-const brandFields = {
+/**
+ * The fields of a brand body (registration and update), declared once: brandInput and brandUpdateInput parse them,
+ * and the GraphQL CreateBrandInput / UpdateBrandInput take their fields from them.
+ */
+export const brandFields = {
   name: z.string().trim().min(1).max(255).describe('Legal business name (TCR companyName), at most 255 characters.'),
   companyName: tcrText(255)
     .optional()
@@ -209,7 +213,11 @@ const subUsecase = z.preprocess(
   z.enum(SUB_USECASES),
 );
 
-const campaignFields = {
+/**
+ * The fields of a campaign body, declared once: campaignInput and campaignUpdateInput parse them, and the GraphQL
+ * CreateCampaignInput / UpdateCampaignInput take their fields from them.
+ */
+export const campaignFields = {
   brandId: z.string().min(1).describe('Id of a registered brand of this account.'),
   usecase: usecaseSchema.describe('TCR use case (GET /compliance/enums/usecase).'),
   description: z.string().trim().min(40).max(4096).describe('Plain-language purpose, 40–4096 characters (TCR).'),

@@ -1,11 +1,18 @@
-import type { PhoneNumber } from '../../generated/prisma/client.js';
-import { Prisma } from '../../generated/prisma/client.js';
 import type { ErrorDetail } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import type { JobKind } from '../kernel/jobs.js';
 import { DID_STATES, type DidState } from './compliance.enums.js';
+import {
+  claimedNumber,
+  dueNumbersWhere,
+  failPendingAssignments,
+  type NumberChange,
+  type NumberRecord,
+  updateNumber,
+  waitingNumbersOfCampaign,
+} from './number.store.js';
 
 /**
  * The number (DID) lifecycle (spec 3 "DID states warming, active, cooling (carried by did.state_changed)"; issue 14):
@@ -36,16 +43,13 @@ const BATCH = 100;
 async function changeState(
   tx: Tx,
   emit: Emit,
-  n: PhoneNumber,
+  n: NumberRecord,
   to: DidState,
-  data: Partial<PhoneNumber>,
+  data: NumberChange,
   cause: DidCause,
   now: Date,
 ): Promise<void> {
-  const updated = await tx.phoneNumber.update({
-    where: { number: n.number },
-    data: { ...data, state: to, stateChangedAt: now } as never,
-  });
+  const updated = await updateNumber(tx, n.number, { ...data, state: to, stateChangedAt: now });
   await emit(n.accountId, 'did.state_changed', {
     number: n.number,
     previousState: n.state,
@@ -64,7 +68,7 @@ export async function startWarmup(
   ctx: DomainContext,
   tx: Tx,
   emit: Emit,
-  numbers: PhoneNumber[],
+  numbers: NumberRecord[],
   cause: DidCause,
   now: Date,
 ): Promise<void> {
@@ -91,7 +95,7 @@ export async function startCooldown(
   ctx: DomainContext,
   tx: Tx,
   emit: Emit,
-  numbers: PhoneNumber[],
+  numbers: NumberRecord[],
   cause: DidCause,
   now: Date,
 ): Promise<void> {
@@ -109,9 +113,12 @@ export async function startCooldown(
         now,
       );
     } else {
-      await tx.phoneNumber.update({
-        where: { number: n.number },
-        data: { ...unlink, lastCampaignId: null, assignmentStatus: null, failureReasons: [], stateDueAt: null },
+      await updateNumber(tx, n.number, {
+        ...unlink,
+        lastCampaignId: null,
+        assignmentStatus: null,
+        failureReasons: [],
+        stateDueAt: null,
       });
     }
   }
@@ -130,24 +137,15 @@ export async function onCampaignStatus(
   now: Date,
 ): Promise<void> {
   if (status === 'APPROVED') {
-    const waiting = await tx.phoneNumber.findMany({
-      where: { campaignId, assignmentStatus: { in: ['PENDING_ASSIGNMENT', 'FAILED_ASSIGNMENT'] } },
-      orderBy: { number: 'asc' },
-    });
+    const waiting = await waitingNumbersOfCampaign(tx, campaignId);
     await startWarmup(ctx, tx, emit, waiting, 'CAMPAIGN_APPROVED', now);
   } else if (status === 'REJECTED' || status === 'SUSPENDED') {
-    await tx.phoneNumber.updateMany({
-      where: { campaignId, assignmentStatus: 'PENDING_ASSIGNMENT' },
-      data: {
-        assignmentStatus: 'FAILED_ASSIGNMENT',
-        failureReasons: [
-          {
-            code: status === 'REJECTED' ? 'CAMPAIGN_REJECTED' : 'CAMPAIGN_SUSPENDED',
-            message: `The campaign is ${status}; numbers can only be provisioned on an approved campaign. Appeal or fix it; the assignment resumes once it is approved.`,
-          },
-        ],
+    await failPendingAssignments(tx, campaignId, [
+      {
+        code: status === 'REJECTED' ? 'CAMPAIGN_REJECTED' : 'CAMPAIGN_SUSPENDED',
+        message: `The campaign is ${status}; numbers can only be provisioned on an approved campaign. Appeal or fix it; the assignment resumes once it is approved.`,
       },
-    });
+    ]);
   }
 }
 
@@ -166,16 +164,16 @@ export function didLifecycleJobKind(ctx: DomainContext): JobKind {
     table: 'compliance_numbers',
     idColumn: 'number',
     dueColumn: 'state_due_at',
-    where: () => Prisma.sql`j.state_due_at IS NOT NULL`,
+    where: dueNumbersWhere,
     concurrency: BATCH,
     run: async (job) => {
       await ctx.events.transaction(async (tx, emit) => {
-        const n = await tx.phoneNumber.findFirst({ where: { number: job.id, lockedBy: job.token } });
+        const n = await claimedNumber(tx, job.id, job.token);
         if (!n) return; // the claim was lost, or the number is gone
         const now = ctx.clock.now();
         const release = { lockedBy: null, lockedUntil: null };
         if (!n.stateDueAt || n.stateDueAt > now) {
-          await tx.phoneNumber.update({ where: { number: n.number }, data: release });
+          await updateNumber(tx, n.number, release);
           return;
         }
         if (n.state === 'warming') {
@@ -191,7 +189,7 @@ export function didLifecycleJobKind(ctx: DomainContext): JobKind {
             now,
           );
         } else {
-          await tx.phoneNumber.update({ where: { number: n.number }, data: { ...release, stateDueAt: null } });
+          await updateNumber(tx, n.number, { ...release, stateDueAt: null });
         }
       });
     },

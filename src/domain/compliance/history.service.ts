@@ -3,7 +3,9 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { decimalBigintString, decimalInt } from '../validation.js';
+import { brandExists, resourceEvents } from './brand.store.js';
 import { carrierName } from './campaign.rules.js';
+import { campaignExists } from './campaign.store.js';
 
 /**
  * Per-resource history (issue 14; research file §8.8 "structured, persistent history"): the status transitions of a
@@ -137,23 +139,20 @@ async function history(
   } catch {
     throw new BadRequestError('INVALID_CURSOR', 'cursor is not a nextCursor this API returned', 'cursor');
   }
-  const rows = await ctx.db.event.findMany({
-    where: {
-      accountId: actor.accountId,
-      channel: '10dlc',
-      eventType: { in: types },
-      payload: { path: [key], equals: id },
-      ...(after !== undefined ? { id: { gt: after } } : {}),
-    },
-    orderBy: { id: 'asc' },
+  const rows = await resourceEvents(ctx.db, {
+    accountId: actor.accountId,
+    types,
+    key,
+    id,
+    ...(after !== undefined ? { after } : {}),
     take: q.limit + 1,
   });
   if (rows.length === 0 && after === undefined) {
     // No fact at all: the resource never existed in this account (or its history was pruned and it is gone).
     const exists =
       kind === 'brand'
-        ? await ctx.db.brand.findFirst({ where: { id, accountId: actor.accountId }, select: { id: true } })
-        : await ctx.db.campaign.findFirst({ where: { id, accountId: actor.accountId }, select: { id: true } });
+        ? await brandExists(ctx.db, actor.accountId, id)
+        : await campaignExists(ctx.db, actor.accountId, id);
     if (!exists) throw new NotFoundError(kind, id);
   }
   const page = rows.slice(0, q.limit);

@@ -1,12 +1,24 @@
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, type ErrorDetail, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
-import { decodeCursor, encodeCursor, type KeysetWindow, keysetArgs, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, type KeysetWindow, keysetPage } from '../paging.js';
 import { findOwnCampaign } from './campaign.service.js';
 import { type DidMappingDto, type NumberDto, numberDto, numberState } from './compliance.dto.js';
 import { ENUMS } from './compliance.enums.js';
 import type { DidMappingQuery, NumbersInput, PageQuery } from './compliance.schemas.js';
 import { onCampaignStatus, startCooldown, startWarmup } from './did-lifecycle.js';
+import {
+  deleteUnlinkedNumber,
+  findNumber,
+  insertNumbers,
+  linkedNumbersIn,
+  linkNumbers,
+  numberMappingPage,
+  numberPage,
+  numbersIn,
+  numbersInOrdered,
+  numbersOfCampaign,
+} from './number.store.js';
 
 /** Numbers of a request, without repeats, with the index each first appeared at (for `numbers.<i>` fields). */
 function uniqueNumbers(numbers: string[]): { number: string; index: number }[] {
@@ -34,7 +46,10 @@ export async function provisionNumbers(
   const wanted = uniqueNumbers(input.numbers);
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
-    const existing = await tx.phoneNumber.findMany({ where: { number: { in: wanted.map((w) => w.number) } } });
+    const existing = await numbersIn(
+      tx,
+      wanted.map((w) => w.number),
+    );
     const unavailable = (taken: { number: string; accountId: string }[]): ErrorDetail[] =>
       wanted
         .filter((w) => taken.some((e) => e.number === w.number))
@@ -54,11 +69,13 @@ export async function provisionNumbers(
         unavailable(existing),
       );
     }
-    const created = await tx.phoneNumber.createMany({
-      data: wanted.map((w) => ({ number: w.number, accountId: actor.accountId, createdAt: now })),
-      skipDuplicates: true,
-    });
-    if (created.count !== wanted.length) {
+    const created = await insertNumbers(
+      tx,
+      actor.accountId,
+      wanted.map((w) => w.number),
+      now,
+    );
+    if (created !== wanted.length) {
       throw new ConflictError(
         'NUMBER_UNAVAILABLE',
         'Some numbers were provisioned concurrently; nothing was provisioned.',
@@ -66,10 +83,10 @@ export async function provisionNumbers(
       );
     }
     for (const w of wanted) await emit(actor.accountId, 'did.purchased', { number: w.number });
-    const rows = await tx.phoneNumber.findMany({
-      where: { number: { in: wanted.map((w) => w.number) } },
-      orderBy: { number: 'asc' },
-    });
+    const rows = await numbersInOrdered(
+      tx,
+      wanted.map((w) => w.number),
+    );
     return { numbers: rows.map(numberDto) };
   });
 }
@@ -77,8 +94,7 @@ export async function provisionNumbers(
 /** Numbers of the account in a keyset window, ascending by number. */
 export async function pageNumbers(ctx: DomainContext, actor: Actor, window: KeysetWindow): Promise<NumberDto[]> {
   requireScope(actor, 'compliance');
-  const args = keysetArgs('number', window);
-  const rows = await ctx.db.phoneNumber.findMany({ ...args, where: { accountId: actor.accountId, ...args.where } });
+  const rows = await numberPage(ctx.db, actor.accountId, window);
   return rows.map(numberDto);
 }
 
@@ -104,7 +120,7 @@ export async function releaseNumber(
 ): Promise<{ number: string; released: true }> {
   requireScope(actor, 'compliance');
   return ctx.events.transaction(async (tx, emit) => {
-    const row = await tx.phoneNumber.findFirst({ where: { number, accountId: actor.accountId } });
+    const row = await findNumber(tx, actor.accountId, number);
     if (!row) throw new NotFoundError('number', number, 'number');
     if (row.campaignId) {
       throw new ConflictError(
@@ -113,10 +129,8 @@ export async function releaseNumber(
         'number',
       );
     }
-    const { count } = await tx.phoneNumber.deleteMany({
-      where: { number, accountId: actor.accountId, campaignId: null },
-    });
-    if (count !== 1) throw new ConflictError('NUMBER_ASSIGNED', `${number} was just assigned to a campaign.`, 'number');
+    if (!(await deleteUnlinkedNumber(tx, actor.accountId, number)))
+      throw new ConflictError('NUMBER_ASSIGNED', `${number} was just assigned to a campaign.`, 'number');
     await emit(actor.accountId, 'did.released', { number });
     return { number, released: true as const };
   });
@@ -134,14 +148,7 @@ export async function didMapping(
 ): Promise<{ entries: DidMappingDto[]; nextCursor: string | null }> {
   requireScope(actor, 'compliance');
   const after = decodeCursor(q.cursor);
-  const page = await keysetPage(q.limit, (limit) => {
-    const args = keysetArgs('number', { after, limit });
-    return ctx.db.phoneNumber.findMany({
-      ...args,
-      where: { accountId: actor.accountId, ...args.where },
-      include: { campaign: { select: { status: true } } },
-    });
-  });
+  const page = await keysetPage(q.limit, (limit) => numberMappingPage(ctx.db, actor.accountId, { after, limit }));
   return {
     entries: page.items.map((n) => ({
       number: n.number,
@@ -168,7 +175,7 @@ export async function listCampaignNumbers(
 ): Promise<{ campaignId: string; numbers: AssignedNumberDto[] }> {
   requireScope(actor, 'compliance');
   await findOwnCampaign(ctx.db, actor, id);
-  const rows = await ctx.db.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+  const rows = await numbersOfCampaign(ctx.db, id);
   return {
     campaignId: id,
     numbers: rows.map((n) => ({
@@ -213,9 +220,11 @@ export async function assignNumbers(
   const now = ctx.clock.now();
   return ctx.events.transaction(async (tx, emit) => {
     const campaign = await findOwnCampaign(tx, actor, id);
-    const rows = await tx.phoneNumber.findMany({
-      where: { accountId: actor.accountId, number: { in: wanted.map((w) => w.number) } },
-    });
+    const rows = await numbersIn(
+      tx,
+      wanted.map((w) => w.number),
+      actor.accountId,
+    );
     const byNumber = new Map(rows.map((r) => [r.number, r]));
     const missing = wanted.filter((w) => !byNumber.has(w.number));
     if (missing.length > 0) {
@@ -262,16 +271,7 @@ export async function assignNumbers(
     const toAssign = wanted.filter((w) => byNumber.get(w.number)?.campaignId === null).map((w) => w.number);
     const alreadyAssigned = wanted.filter((w) => byNumber.get(w.number)?.campaignId === id).map((w) => w.number);
     if (toAssign.length > 0) {
-      const { count } = await tx.phoneNumber.updateMany({
-        where: { accountId: actor.accountId, number: { in: toAssign }, campaignId: null },
-        data: {
-          campaignId: id,
-          assignedAt: now,
-          assignmentStatus: 'PENDING_ASSIGNMENT',
-          failureReasons: [],
-          lastCampaignId: null,
-        },
-      });
+      const count = await linkNumbers(tx, actor.accountId, id, toAssign, now);
       if (count !== toAssign.length) {
         throw new ConflictError(
           'NUMBER_ASSIGNED_ELSEWHERE',
@@ -280,14 +280,11 @@ export async function assignNumbers(
         );
       }
       await emit(actor.accountId, '10dlc.numbers.assigned', { campaignId: id, numbers: toAssign });
-      const linkedNow = await tx.phoneNumber.findMany({
-        where: { number: { in: toAssign } },
-        orderBy: { number: 'asc' },
-      });
+      const linkedNow = await numbersInOrdered(tx, toAssign);
       if (campaign.status === 'APPROVED') await startWarmup(ctx, tx, emit, linkedNow, 'ASSIGNED', now);
       else await onCampaignStatus(ctx, tx, emit, id, campaign.status, now);
     }
-    const linked = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+    const linked = await numbersOfCampaign(tx, id);
     return { campaignId: id, assigned: toAssign, alreadyAssigned, numbers: linked.map((n) => n.number) };
   });
 }
@@ -311,9 +308,12 @@ export async function removeNumbers(
   const wanted = uniqueNumbers(input.numbers);
   return ctx.events.transaction(async (tx, emit) => {
     await findOwnCampaign(tx, actor, id);
-    const rows = await tx.phoneNumber.findMany({
-      where: { accountId: actor.accountId, campaignId: id, number: { in: wanted.map((w) => w.number) } },
-    });
+    const rows = await linkedNumbersIn(
+      tx,
+      actor.accountId,
+      id,
+      wanted.map((w) => w.number),
+    );
     const linked = new Set(rows.map((r) => r.number));
     const notLinked = wanted.filter((w) => !linked.has(w.number));
     if (notLinked.length > 0) {
@@ -332,7 +332,7 @@ export async function removeNumbers(
     const sorted = [...rows].sort((x, y) => x.number.localeCompare(y.number));
     await startCooldown(ctx, tx, emit, sorted, 'REMOVED', ctx.clock.now());
     await emit(actor.accountId, '10dlc.numbers.removed', { campaignId: id, numbers: removed });
-    const remaining = await tx.phoneNumber.findMany({ where: { campaignId: id }, orderBy: { number: 'asc' } });
+    const remaining = await numbersOfCampaign(tx, id);
     return { campaignId: id, removed, numbers: remaining.map((n) => n.number) };
   });
 }

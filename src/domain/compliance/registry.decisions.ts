@@ -1,8 +1,15 @@
-import type { Brand, Campaign, Vetting } from '../../generated/prisma/client.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import {
+  type BrandRecord,
+  setBrandDecision,
+  setBrandVetted,
+  setVettingDecision,
+  type VettingRecord,
+} from './brand.store.js';
 import { carrierName, deriveCampaignStatus } from './campaign.rules.js';
+import { type CampaignRecord, carriersOf, findCarrier, setCampaignStatus, updateCarrier } from './campaign.store.js';
 import type { CarrierStatus, IdentityStatus } from './compliance.enums.js';
 import { onCampaignStatus } from './did-lifecycle.js';
 import type { FeedbackItem } from './registry.port.js';
@@ -17,19 +24,11 @@ import { brandTier } from './throughput.rules.js';
 export async function applyBrandDecision(
   tx: Tx,
   emit: Emit,
-  brand: Brand,
+  brand: BrandRecord,
   decision: { status: 'ACTIVE' | 'FAILED'; identityStatus: IdentityStatus; feedback: FeedbackItem[] },
   now: Date,
 ): Promise<void> {
-  await tx.brand.update({
-    where: { id: brand.id },
-    data: {
-      status: decision.status,
-      identityStatus: decision.identityStatus,
-      feedback: decision.feedback as unknown as object,
-      updatedAt: now,
-    },
-  });
+  await setBrandDecision(tx, brand.id, decision, now);
   await emit(brand.accountId, '10dlc.brand.status_changed', {
     brandId: brand.id,
     previousStatus: brand.status,
@@ -47,21 +46,18 @@ export async function applyBrandDecision(
 export async function applyVettingDecision(
   tx: Tx,
   emit: Emit,
-  vetting: Vetting & { brand: Brand },
+  vetting: VettingRecord & { brand: BrandRecord },
   decision: { status: 'APPROVED' | 'FAILED'; vettingScore: number | null },
   now: Date,
 ): Promise<void> {
-  await tx.vetting.update({
-    where: { id: vetting.id },
-    data: { status: decision.status, vettingScore: decision.vettingScore, completedAt: now },
-  });
+  await setVettingDecision(tx, vetting.id, decision, now);
   let identityStatus = vetting.brand.identityStatus;
   let vettingScore = vetting.brand.vettingScore;
   if (decision.status === 'APPROVED' && vetting.brand.status === 'ACTIVE') {
     identityStatus = 'VETTED_VERIFIED';
     // The score of the latest approved vetting sets the brand's throughput tier (throughput.rules.ts).
     vettingScore = decision.vettingScore;
-    await tx.brand.update({ where: { id: vetting.brandId }, data: { identityStatus, vettingScore, updatedAt: now } });
+    await setBrandVetted(tx, vetting.brandId, identityStatus, vettingScore, now);
   }
   await emit(vetting.accountId, '10dlc.vetting.completed', {
     brandId: vetting.brandId,
@@ -85,14 +81,14 @@ export async function applyVettingDecision(
 export async function refreshCampaignStatus(
   tx: Tx,
   emit: Emit,
-  campaign: Campaign,
+  campaign: CampaignRecord,
   now: Date,
   ctx: DomainContext,
 ): Promise<string> {
-  const carriers = await tx.campaignCarrier.findMany({ where: { campaignId: campaign.id } });
+  const carriers = await carriersOf(tx, campaign.id);
   const status = deriveCampaignStatus(carriers);
   if (status !== campaign.status) {
-    await tx.campaign.update({ where: { id: campaign.id }, data: { status, updatedAt: now } });
+    await setCampaignStatus(tx, campaign.id, status, now);
     await emit(campaign.accountId, '10dlc.campaign.status_changed', {
       campaignId: campaign.id,
       brandId: campaign.brandId,
@@ -108,27 +104,27 @@ export async function refreshCampaignStatus(
 export async function applyCarrierDecision(
   tx: Tx,
   emit: Emit,
-  campaign: Campaign,
+  campaign: CampaignRecord,
   networkId: number,
   decision: { status: Exclude<CarrierStatus, 'PENDING'>; reason: string | null; code?: string | null },
   now: Date,
   ctx: DomainContext,
 ): Promise<void> {
-  const row = await tx.campaignCarrier.findUnique({
-    where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
-  });
+  const row = await findCarrier(tx, campaign.id, networkId);
   if (!row) return;
-  await tx.campaignCarrier.update({
-    where: { campaignId_networkId: { campaignId: campaign.id, networkId } },
-    data: {
+  await updateCarrier(
+    tx,
+    campaign.id,
+    networkId,
+    {
       status: decision.status,
       approvedAt: decision.status === 'APPROVED' ? now : null,
       rejectionReason: decision.reason,
       rejectionCode: decision.status === 'APPROVED' ? null : (decision.code ?? null),
       estimatedDecisionAt: null,
-      updatedAt: now,
     },
-  });
+    now,
+  );
   await emit(campaign.accountId, '10dlc.carrier.status_changed', {
     campaignId: campaign.id,
     networkId,

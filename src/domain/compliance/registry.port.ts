@@ -1,5 +1,6 @@
-import type { Brand, Campaign, Prisma, Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../kernel/db.js';
+import type { BrandRecord as Brand, SqlFragment, VettingRecord as Vetting } from './brand.store.js';
+import type { CampaignRecord as Campaign } from './campaign.store.js';
 import type { FeedbackCategory } from './compliance.enums.js';
 
 /** A registry feedback item (TCR brand feedback category). */
@@ -26,7 +27,7 @@ export interface CampaignRegistry {
    * writes only where `WRITE_OK` holds). Optional: without it the brand is registered in an interactive transaction
    * through {@link submitBrand}.
    */
-  submitNewBrandChanges?(brand: Brand): Prisma.Sql[];
+  submitNewBrandChanges?(brand: Brand): SqlFragment[];
   /** Orders an external vetting of a brand. */
   submitVetting(tx: Tx, vetting: Vetting, brand: Brand): Promise<void>;
   /**

@@ -24,14 +24,19 @@ import {
   countBrands,
   vettingsByBrandIds,
 } from '../../domain/compliance/compliance.batch.js';
-import type { BrandDto, VettingDto } from '../../domain/compliance/compliance.dto.js';
-import { brandInput, brandUpdateInput, vettingApplyInput } from '../../domain/compliance/compliance.schemas.js';
+import { type BrandDto, brandShape, type VettingDto, vettingShape } from '../../domain/compliance/compliance.dto.js';
+import {
+  brandFields,
+  brandInput,
+  brandUpdateInput,
+  vettingApplyInput,
+} from '../../domain/compliance/compliance.schemas.js';
 import { brandHistory, historyQuery, type Transition } from '../../domain/compliance/history.service.js';
 import type { FeedbackItem } from '../../domain/compliance/registry.port.js';
 import type { BrandThroughput, CarrierLimit } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder, type InputFields } from '../builder.js';
+import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
@@ -49,6 +54,7 @@ import {
   VettingClassEnum,
   VettingStatusEnum,
 } from './compliance-enums.js';
+import { shapeFields, shapeInputFields } from './compliance-shape.js';
 import { NodeRef } from './node.js';
 
 const FeedbackItemRef = builder.objectRef<FeedbackItem>('BrandFeedbackItem').implement({
@@ -73,21 +79,10 @@ const BrandFeedbackRef = builder.objectRef<BrandFeedback>('BrandFeedback').imple
 
 const VettingRef = builder.objectRef<VettingDto>('Vetting').implement({
   description: 'An external vetting record (spec 2.2).',
-  fields: (t) => ({
-    vettingId: t.exposeID('vettingId'),
-    brandId: t.exposeID('brandId'),
-    evpId: t.field({ type: EvpIdEnum, description: 'Vetting provider.', resolve: (v) => v.evpId as never }),
-    vettingClass: t.field({ type: VettingClassEnum, resolve: (v) => v.vettingClass as never }),
-    status: t.field({ type: VettingStatusEnum, resolve: (v) => v.status as never }),
-    vettingScore: t.exposeInt('vettingScore', { nullable: true, description: '0–100 once APPROVED.' }),
-    createdAt: t.field({ type: 'DateTime', resolve: (v) => v.createdAt }),
-    completedAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'Null while PENDING.',
-      resolve: (v) => v.completedAt,
+  fields: (t) =>
+    shapeFields(t, vettingShape, {
+      enums: { evpId: EvpIdEnum, vettingClass: VettingClassEnum, status: VettingStatusEnum },
     }),
-  }),
 });
 
 const CarrierQualificationRef = builder.objectRef<CarrierQualification>('CarrierQualification').implement({
@@ -199,82 +194,56 @@ const BrandQualificationRef = builder.objectRef<BrandQualification>('BrandQualif
   }),
 });
 
+/** Brand: every field of the domain's brandShape (compliance.dto.ts), plus history, feedback, vettings, qualification. */
 export const BrandRef = builder.objectRef<BrandDto>('Brand').implement({
   interfaces: [NodeRef],
   description: 'A business brand registered for 10DLC (spec 2.1).',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    name: t.exposeString('name', { description: 'Legal business name.' }),
-    ein: t.exposeString('ein', { description: 'EIN, NN-NNNNNNN.' }),
-    vertical: t.field({ type: VerticalEnum, resolve: (b) => b.vertical as never }),
-    entityType: t.field({ type: EntityTypeEnum, resolve: (b) => b.entityType as never }),
-    country: t.exposeString('country', { description: 'ISO 3166-1 alpha-2.' }),
-    website: t.exposeString('website', { nullable: true }),
-    email: t.exposeString('email', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true, description: 'E.164.' }),
-    stockSymbol: t.exposeString('stockSymbol', { nullable: true }),
-    stockExchange: t.field({ type: StockExchangeEnum, nullable: true, resolve: (b) => b.stockExchange as never }),
-    companyName: t.exposeString('companyName', { description: 'TCR companyName: the legal name (= name).' }),
-    displayName: t.exposeString('displayName', { description: 'TCR displayName; name when none was given.' }),
-    street: t.exposeString('street', { nullable: true }),
-    city: t.exposeString('city', { nullable: true }),
-    state: t.exposeString('state', { nullable: true }),
-    postalCode: t.exposeString('postalCode', { nullable: true }),
-    firstName: t.exposeString('firstName', { nullable: true, description: 'Sole proprietors.' }),
-    lastName: t.exposeString('lastName', { nullable: true, description: 'Sole proprietors.' }),
-    mobilePhone: t.exposeString('mobilePhone', { nullable: true, description: 'Sole proprietors (OTP), E.164.' }),
-    brandRelationship: t.field({
-      type: BrandRelationshipEnum,
-      nullable: true,
-      resolve: (b) => b.brandRelationship as never,
+  fields: (t) =>
+    shapeFields(t, brandShape, {
+      enums: {
+        vertical: VerticalEnum,
+        entityType: EntityTypeEnum,
+        stockExchange: StockExchangeEnum,
+        brandRelationship: BrandRelationshipEnum,
+        altBusinessIdType: AltBusinessIdTypeEnum,
+        status: BrandStatusEnum,
+        identityStatus: IdentityStatusEnum,
+      },
+      fields: {
+        throughput: t.field({ type: BrandThroughputRef, resolve: (b) => b.throughput }),
+        history: t.field({
+          type: HistoryPageRef,
+          description: 'Status and identity transitions from the event log (REST …/history).',
+          args: { limit: t.arg.int(), cursor: t.arg.string() },
+          resolve: (b, args, ctx) =>
+            brandHistory(ctx.app, ctx.actor, b.id, parseArgs(ctx, 'compliance', historyQuery, args)),
+        }),
+        feedback: t.loadable({
+          type: BrandFeedbackRef,
+          description: 'Registry feedback: rejection reasons and required corrections.',
+          load: async (ids: string[], ctx) =>
+            (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+              b ? brandFeedbackOf(b) : new NotFoundError('brand', ids[i]!),
+            ),
+          resolve: (b) => b.id,
+        }),
+        vettings: t.loadableList({
+          type: VettingRef,
+          description: 'External vetting records, newest first.',
+          load: (ids: string[], ctx) => vettingsByBrandIds(ctx.app, ctx.actor, ids),
+          resolve: (b) => b.id,
+        }),
+        qualification: t.loadable({
+          type: BrandQualificationRef,
+          description: 'Whether the brand qualifies and which use cases it may use (REST …/qualify).',
+          load: async (ids: string[], ctx) =>
+            (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
+              b ? qualification(b) : new NotFoundError('brand', ids[i]!),
+            ),
+          resolve: (b) => b.id,
+        }),
+      },
     }),
-    altBusinessId: t.exposeString('altBusinessId', { nullable: true }),
-    altBusinessIdType: t.field({
-      type: AltBusinessIdTypeEnum,
-      nullable: true,
-      resolve: (b) => b.altBusinessIdType as never,
-    }),
-    businessContactEmail: t.exposeString('businessContactEmail', { nullable: true }),
-    referenceId: t.exposeString('referenceId', { nullable: true }),
-    mock: t.exposeBoolean('mock'),
-    status: t.field({ type: BrandStatusEnum, resolve: (b) => b.status as never }),
-    identityStatus: t.field({ type: IdentityStatusEnum, resolve: (b) => b.identityStatus as never }),
-    vettingScore: t.exposeInt('vettingScore', { nullable: true, description: 'Last approved vetting, 0–100.' }),
-    throughput: t.field({ type: BrandThroughputRef, resolve: (b) => b.throughput }),
-    history: t.field({
-      type: HistoryPageRef,
-      description: 'Status and identity transitions from the event log (REST …/history).',
-      args: { limit: t.arg.int(), cursor: t.arg.string() },
-      resolve: (b, args, ctx) =>
-        brandHistory(ctx.app, ctx.actor, b.id, parseArgs(ctx, 'compliance', historyQuery, args)),
-    }),
-    createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
-    updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updatedAt }),
-    feedback: t.loadable({
-      type: BrandFeedbackRef,
-      description: 'Registry feedback: rejection reasons and required corrections.',
-      load: async (ids: string[], ctx) =>
-        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
-          b ? brandFeedbackOf(b) : new NotFoundError('brand', ids[i]!),
-        ),
-      resolve: (b) => b.id,
-    }),
-    vettings: t.loadableList({
-      type: VettingRef,
-      description: 'External vetting records, newest first.',
-      load: (ids: string[], ctx) => vettingsByBrandIds(ctx.app, ctx.actor, ids),
-      resolve: (b) => b.id,
-    }),
-    qualification: t.loadable({
-      type: BrandQualificationRef,
-      description: 'Whether the brand qualifies and which use cases it may use (REST …/qualify).',
-      load: async (ids: string[], ctx) =>
-        (await brandRowsByIds(ctx.app, ctx.actor, ids)).map((b, i) =>
-          b ? qualification(b) : new NotFoundError('brand', ids[i]!),
-        ),
-      resolve: (b) => b.id,
-    }),
-  }),
 });
 
 builder.queryFields((t) => ({
@@ -331,60 +300,26 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** The TCR brand fields registration and update share (issue 14; limits in the domain's brand schema). */
-function tcrBrandFields(t: InputFields) {
-  return {
-    displayName: t.string({ description: 'TCR displayName, ≤255; default name.' }),
-    companyName: t.string({ description: 'Alias of name (TCR).' }),
-    street: t.string(),
-    city: t.string(),
-    state: t.string({ description: 'US: 2-letter code.' }),
-    postalCode: t.string({ description: 'US: 5 digits or ZIP+4.' }),
-    firstName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    lastName: t.string({ description: 'Required for SOLE_PROPRIETOR.' }),
-    mobilePhone: t.string({ description: 'Required for SOLE_PROPRIETOR; E.164.' }),
-    brandRelationship: t.field({ type: BrandRelationshipEnum, description: 'Default BASIC_ACCOUNT.' }),
-    altBusinessId: t.string(),
-    altBusinessIdType: t.field({ type: AltBusinessIdTypeEnum }),
-    businessContactEmail: t.string({ description: 'Required for PUBLIC_PROFIT.' }),
-    referenceId: t.string({ description: 'Unique per account (case-insensitive); required for SOLE_PROPRIETOR.' }),
-    mock: t.boolean({ description: 'Test brand (TCR mock); fixed at registration.' }),
-  };
-}
+/** The GraphQL enums of the brand body's enum fields. */
+const BRAND_INPUT_ENUMS = {
+  vertical: VerticalEnum,
+  entityType: EntityTypeEnum,
+  stockExchange: StockExchangeEnum,
+  brandRelationship: BrandRelationshipEnum,
+  altBusinessIdType: AltBusinessIdTypeEnum,
+};
 
 const CreateBrandInput = builder.inputType('CreateBrandInput', {
   description:
     'Brand fields (spec 2.1, TCR). PUBLIC_PROFIT needs stockSymbol, stockExchange and businessContactEmail; SOLE_PROPRIETOR needs firstName, lastName, mobilePhone and referenceId.',
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    ein: t.string({ required: true, description: 'NN-NNNNNNN.' }),
-    vertical: t.field({ type: VerticalEnum, required: true }),
-    entityType: t.field({ type: EntityTypeEnum, required: true }),
-    country: t.string({ description: 'ISO 3166-1 alpha-2; default US.' }),
-    website: t.string(),
-    email: t.string(),
-    phone: t.string({ description: 'E.164.' }),
-    stockSymbol: t.string(),
-    stockExchange: t.field({ type: StockExchangeEnum }),
-    ...tcrBrandFields(t),
-  }),
+  fields: (t) => shapeInputFields(t, brandFields, { enums: BRAND_INPUT_ENUMS }),
 });
 
 const UpdateBrandInput = builder.inputType('UpdateBrandInput', {
   description: 'The brand to change and all its fields again (as registration); identity changes re-vet the brand.',
   fields: (t) => ({
     id: t.id({ required: true, description: 'The brand.' }),
-    name: t.string({ required: true }),
-    ein: t.string({ required: true }),
-    vertical: t.field({ type: VerticalEnum, required: true }),
-    entityType: t.field({ type: EntityTypeEnum, required: true }),
-    country: t.string(),
-    website: t.string(),
-    email: t.string(),
-    phone: t.string(),
-    stockSymbol: t.string(),
-    stockExchange: t.field({ type: StockExchangeEnum }),
-    ...tcrBrandFields(t),
+    ...shapeInputFields(t, brandFields, { enums: BRAND_INPUT_ENUMS }),
   }),
 });
 

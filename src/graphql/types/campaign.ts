@@ -15,14 +15,24 @@ import {
 } from '../../domain/compliance/campaign.service.js';
 import { type LintReport, lintCampaign } from '../../domain/compliance/campaign-lint.service.js';
 import { brandsByIds, countCampaigns, numbersByCampaignIds } from '../../domain/compliance/compliance.batch.js';
-import type { CampaignDto, CarrierDto } from '../../domain/compliance/compliance.dto.js';
-import { campaignInput, campaignUpdateInput, nudgeInput } from '../../domain/compliance/compliance.schemas.js';
+import {
+  type CampaignDto,
+  type CarrierDto,
+  campaignShape,
+  carrierShape,
+} from '../../domain/compliance/compliance.dto.js';
+import {
+  campaignFields,
+  campaignInput,
+  campaignUpdateInput,
+  nudgeInput,
+} from '../../domain/compliance/compliance.schemas.js';
 import { campaignHistory, historyQuery } from '../../domain/compliance/history.service.js';
 import type { AssignedNumberDto } from '../../domain/compliance/number.service.js';
 import type { CampaignThroughput } from '../../domain/compliance/throughput.rules.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { decodeCursor, encodeCursor } from '../../domain/paging.js';
-import { builder, type InputFields } from '../builder.js';
+import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
@@ -35,27 +45,12 @@ import {
   NudgeIntentEnum,
   ThroughputTierEnum,
 } from './compliance-enums.js';
+import { shapeFields, shapeInputFields } from './compliance-shape.js';
 import { NodeRef } from './node.js';
 
 const CarrierApprovalRef = builder.objectRef<CarrierDto>('CarrierApproval').implement({
   description: 'One carrier’s review of a campaign (spec 2.4).',
-  fields: (t) => ({
-    carrier: t.exposeString('carrier', { description: 'Carrier name.' }),
-    networkId: t.exposeInt('networkId', { description: 'TCR mobile network id (10017 AT&T, 10035 T-Mobile, …).' }),
-    status: t.field({ type: CarrierStatusEnum, resolve: (c) => c.status as never }),
-    approvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (c) => c.approvedAt }),
-    rejectionReason: t.exposeString('rejectionReason', { nullable: true }),
-    rejectionCode: t.exposeString('rejectionCode', {
-      nullable: true,
-      description: 'Stable code of the cause (the lint codes, e.g. SAMPLE_MISSING_OPT_OUT).',
-    }),
-    estimatedDecisionAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the registry is expected to decide (null once decided).',
-      resolve: (c) => c.estimatedDecisionAt,
-    }),
-  }),
+  fields: (t) => shapeFields(t, carrierShape, { enums: { status: CarrierStatusEnum } }),
 });
 
 const BlockingReasonRef = builder.objectRef<BlockingReason>('BlockingReason').implement({
@@ -130,60 +125,35 @@ const LintReportRef = builder.objectRef<LintReport>('CampaignLintReport').implem
 export const CampaignRef = builder.objectRef<CampaignDto>('Campaign').implement({
   interfaces: [NodeRef],
   description: 'A 10DLC campaign (spec 2.3) with its carrier reviews and readiness.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    brandId: t.exposeID('brandId'),
-    usecase: t.exposeString('usecase', { description: 'TCR use case (complianceEnum(name: "usecase")).' }),
-    description: t.exposeString('description'),
-    sampleMessages: t.exposeStringList('sampleMessages'),
-    subscriberOptIn: t.exposeBoolean('subscriberOptIn'),
-    subscriberHelp: t.exposeBoolean('subscriberHelp'),
-    numberPool: t.exposeBoolean('numberPool'),
-    messageFlow: t.exposeString('messageFlow', { nullable: true }),
-    helpMessage: t.exposeString('helpMessage', { nullable: true }),
-    optinMessage: t.exposeString('optinMessage', { nullable: true }),
-    optoutMessage: t.exposeString('optoutMessage', { nullable: true }),
-    helpKeywords: t.exposeString('helpKeywords', { nullable: true }),
-    optinKeywords: t.exposeString('optinKeywords', { nullable: true }),
-    optoutKeywords: t.exposeString('optoutKeywords', { nullable: true }),
-    embeddedLink: t.exposeBoolean('embeddedLink'),
-    embeddedPhone: t.exposeBoolean('embeddedPhone'),
-    ageGated: t.exposeBoolean('ageGated'),
-    directLending: t.exposeBoolean('directLending'),
-    affiliateMarketing: t.exposeBoolean('affiliateMarketing'),
-    subUsecases: t.exposeStringList('subUsecases'),
-    privacyPolicyLink: t.exposeString('privacyPolicyLink', { nullable: true }),
-    termsAndConditionsLink: t.exposeString('termsAndConditionsLink', { nullable: true }),
-    throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
-    history: t.field({
-      type: HistoryPageRef,
-      description: 'Status and per-carrier transitions from the event log (REST …/history).',
-      args: { limit: t.arg.int(), cursor: t.arg.string() },
-      resolve: (c, args, ctx) =>
-        campaignHistory(ctx.app, ctx.actor, c.id, parseArgs(ctx, 'compliance', historyQuery, args)),
+  fields: (t) =>
+    shapeFields(t, campaignShape, {
+      enums: { status: CampaignStatusEnum },
+      fields: {
+        throughput: t.field({ type: CampaignThroughputRef, resolve: (c) => c.throughput }),
+        carriers: t.field({ type: [CarrierApprovalRef], description: 'Carrier reviews.', resolve: (c) => c.carriers }),
+        blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
+        history: t.field({
+          type: HistoryPageRef,
+          description: 'Status and per-carrier transitions from the event log (REST …/history).',
+          args: { limit: t.arg.int(), cursor: t.arg.string() },
+          resolve: (c, args, ctx) =>
+            campaignHistory(ctx.app, ctx.actor, c.id, parseArgs(ctx, 'compliance', historyQuery, args)),
+        }),
+        brand: t.loadable({
+          type: BrandRef,
+          description: 'The campaign’s brand.',
+          load: async (ids: string[], ctx) =>
+            (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
+          resolve: (c) => c.brandId,
+        }),
+        numbers: t.loadableList({
+          type: AssignedNumberRef,
+          description: 'Numbers assigned to the campaign, ascending.',
+          load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
+          resolve: (c) => c.id,
+        }),
+      },
     }),
-    status: t.field({ type: CampaignStatusEnum, resolve: (c) => c.status as never }),
-    expedited: t.exposeBoolean('expedited', { description: 'Whether expedited review was requested.' }),
-    numberCount: t.exposeInt('numberCount', { description: 'Numbers assigned.' }),
-    carriers: t.field({ type: [CarrierApprovalRef], description: 'Carrier reviews.', resolve: (c) => c.carriers }),
-    sendable: t.exposeBoolean('sendable', { description: 'True when there is no blocking reason.' }),
-    blockingReasons: t.field({ type: [BlockingReasonRef], resolve: (c) => c.blockingReasons }),
-    createdAt: t.field({ type: 'DateTime', resolve: (c) => c.createdAt }),
-    updatedAt: t.field({ type: 'DateTime', resolve: (c) => c.updatedAt }),
-    brand: t.loadable({
-      type: BrandRef,
-      description: 'The campaign’s brand.',
-      load: async (ids: string[], ctx) =>
-        (await brandsByIds(ctx.app, ctx.actor, ids)).map((b, i) => b ?? new NotFoundError('brand', ids[i]!)),
-      resolve: (c) => c.brandId,
-    }),
-    numbers: t.loadableList({
-      type: AssignedNumberRef,
-      description: 'Numbers assigned to the campaign, ascending.',
-      load: (ids: string[], ctx) => numbersByCampaignIds(ctx.app, ctx.actor, ids),
-      resolve: (c) => c.id,
-    }),
-  }),
 });
 
 builder.queryFields((t) => ({
@@ -242,50 +212,17 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** The TCR campaign content fields creation and update share (issue 14; limits in the domain's campaign schema). */
-function tcrCampaignFields(t: InputFields) {
-  return {
-    numberPool: t.boolean(),
-    messageFlow: t.string({ description: 'How subscribers opt in, 40–2048.' }),
-    helpMessage: t.string({ description: '20–320.' }),
-    optinMessage: t.string({ description: '20–320.' }),
-    optoutMessage: t.string({ description: '20–320.' }),
-    helpKeywords: t.string({ description: 'Comma-separated, no spaces (TCR).' }),
-    optinKeywords: t.string(),
-    optoutKeywords: t.string(),
-    embeddedLink: t.boolean(),
-    embeddedPhone: t.boolean(),
-    ageGated: t.boolean(),
-    directLending: t.boolean(),
-    affiliateMarketing: t.boolean(),
-    subUsecases: t.stringList({ description: 'MIXED 2–5, LOW_VOLUME 1–5, …' }),
-    privacyPolicyLink: t.string(),
-    termsAndConditionsLink: t.string(),
-  };
-}
-
 const CreateCampaignInput = builder.inputType('CreateCampaignInput', {
   description: 'Campaign fields (spec 2.3).',
-  fields: (t) => ({
-    brandId: t.id({ required: true }),
-    usecase: t.string({ required: true }),
-    description: t.string({ required: true, description: '40–4096 characters.' }),
-    sampleMessages: t.stringList({ required: true, description: '2–5 items of 20–1024 characters.' }),
-    subscriberOptIn: t.boolean({ required: true }),
-    subscriberHelp: t.boolean({ required: true }),
-    ...tcrCampaignFields(t),
-  }),
+  fields: (t) => shapeInputFields(t, campaignFields, { ids: ['brandId'] }),
 });
 
 const UpdateCampaignInput = builder.inputType('UpdateCampaignInput', {
   description: 'The campaign and the fields to change; content changes trigger carrier re-review.',
   fields: (t) => ({
     id: t.id({ required: true, description: 'The campaign.' }),
-    description: t.string(),
-    sampleMessages: t.stringList(),
-    subscriberOptIn: t.boolean(),
-    subscriberHelp: t.boolean(),
-    ...tcrCampaignFields(t),
+    // brandId and usecase are fixed at creation (REST accepts them unchanged; GraphQL leaves them out).
+    ...shapeInputFields(t, campaignFields, { omit: ['brandId', 'usecase'], partial: true }),
   }),
 });
 

@@ -2,7 +2,7 @@
 
 import { resolveCursorConnection } from '@pothos/plugin-relay';
 import { countNumbers } from '../../domain/compliance/compliance.batch.js';
-import type { DidMappingDto, NumberDto } from '../../domain/compliance/compliance.dto.js';
+import { type DidMappingDto, type NumberDto, numberShape } from '../../domain/compliance/compliance.dto.js';
 import { didMappingQuery, numbersInput } from '../../domain/compliance/compliance.schemas.js';
 import {
   type AssignedNumberDto,
@@ -22,6 +22,7 @@ import { TOTAL_COUNT_DESCRIPTION, totalCountOf, withTotalCount } from '../connec
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString } from '../subscriptions.js';
 import { AssignmentStatusEnum, CampaignStatusEnum, DidStateEnum } from './compliance-enums.js';
+import { shapeFields } from './compliance-shape.js';
 
 const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('AssignmentFailureReason').implement({
   description: 'Why an assignment failed (e.g. CAMPAIGN_REJECTED).',
@@ -30,27 +31,11 @@ const FailureReasonRef = builder.objectRef<{ code: string; message: string }>('A
 
 const PhoneNumberRef = builder.objectRef<NumberDto>('PhoneNumber').implement({
   description: 'A number (DID) provisioned in the account.',
-  fields: (t) => ({
-    number: t.exposeString('number', { description: 'E.164.' }),
-    campaignId: t.exposeID('campaignId', { nullable: true }),
-    assignedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.assignedAt }),
-    createdAt: t.field({ type: 'DateTime', resolve: (n) => n.createdAt }),
-    state: t.field({ type: DidStateEnum, resolve: (n) => n.state as never }),
-    assignmentStatus: t.field({
-      type: AssignmentStatusEnum,
-      nullable: true,
-      description: 'Null on no campaign.',
-      resolve: (n) => n.assignmentStatus as never,
+  fields: (t) =>
+    shapeFields(t, numberShape, {
+      enums: { state: DidStateEnum, assignmentStatus: AssignmentStatusEnum },
+      fields: { failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }) },
     }),
-    failureReasons: t.field({ type: [FailureReasonRef], resolve: (n) => n.failureReasons }),
-    stateChangedAt: t.field({ type: 'DateTime', nullable: true, resolve: (n) => n.stateChangedAt }),
-    nextStateAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'When warming or cooling ends.',
-      resolve: (n) => n.nextStateAt,
-    }),
-  }),
 });
 
 const DidMappingEntryRef = builder.objectRef<DidMappingDto>('DidMappingEntry').implement({

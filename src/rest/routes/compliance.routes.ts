@@ -29,6 +29,16 @@ import {
 } from '../../domain/compliance/campaign.service.js';
 import { lintCampaign, lintCampaignUpdate } from '../../domain/compliance/campaign-lint.service.js';
 import {
+  brandShape,
+  campaignShape,
+  carrierShape,
+  isoTimestamp,
+  numberShape,
+  numberStateShape,
+  TIER_DESCRIPTION,
+  vettingShape,
+} from '../../domain/compliance/compliance.dto.js';
+import {
   brandInput,
   brandListQuery,
   brandUpdateInput,
@@ -57,130 +67,16 @@ import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 import { sendJsonList } from '../stream-json.js';
 
-const ts = z.string().describe('ISO 8601 UTC with milliseconds');
-const carrierLimitOut = z.object({
-  networkId: z.number(),
-  carrier: z.string(),
-  dailyCap: z.number().nullable().describe('Messages per day (T-Mobile: per brand)'),
-  messagesPerMinute: z.number().nullable().describe('Messages per minute (AT&T: per campaign)'),
-  messageClass: z.string().nullable().describe('AT&T message class'),
-  note: z.string().nullable(),
-});
-const tierDescription = 'TOP, HIGH_MID, LOW_MID, LOW (unvetted) or SOLE_PROPRIETOR';
-const brandThroughputOut = z.object({
-  tier: z.string().describe(tierDescription),
-  vettingScore: z.number().nullable(),
-  carriers: z.array(carrierLimitOut),
-});
-const campaignThroughputOut = z.object({
-  tier: z.string().describe(tierDescription),
-  messageClass: z.string().describe('AT&T message class: A–F, T (low volume) or SP (sole proprietor)'),
-  carriers: z.array(carrierLimitOut),
-});
-const brandOut = z.object({
-  id: z.string(),
-  name: z.string(),
-  ein: z.string(),
-  vertical: z.string(),
-  entityType: z.string(),
-  country: z.string(),
-  website: z.string().nullable(),
-  email: z.string().nullable(),
-  phone: z.string().nullable(),
-  stockSymbol: z.string().nullable(),
-  stockExchange: z.string().nullable(),
-  companyName: z.string().describe('TCR companyName: the legal name, equal to name'),
-  displayName: z.string().describe('TCR displayName; name when none was given'),
-  street: z.string().nullable(),
-  city: z.string().nullable(),
-  state: z.string().nullable(),
-  postalCode: z.string().nullable(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  mobilePhone: z.string().nullable(),
-  brandRelationship: z.string().nullable(),
-  altBusinessId: z.string().nullable(),
-  altBusinessIdType: z.string().nullable(),
-  businessContactEmail: z.string().nullable(),
-  referenceId: z.string().nullable(),
-  mock: z.boolean(),
-  status: z.string().describe('PENDING, ACTIVE or FAILED'),
-  identityStatus: z.string().describe('SELF_DECLARED, UNVERIFIED, VERIFIED or VETTED_VERIFIED'),
-  vettingScore: z.number().nullable().describe('Score of the last approved external vetting, 0–100'),
-  throughput: brandThroughputOut,
-  createdAt: ts,
-  updatedAt: ts,
-});
-const vettingOut = z.object({
-  vettingId: z.string(),
-  brandId: z.string(),
-  evpId: z.string(),
-  vettingClass: z.string(),
-  status: z.string().describe('PENDING, APPROVED or FAILED'),
-  vettingScore: z.number().nullable(),
-  createdAt: ts,
-  completedAt: ts.nullable(),
-});
-const carrierOut = z.object({
-  carrier: z.string(),
-  networkId: z.number(),
-  status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
-  approvedAt: ts.nullable(),
-  rejectionReason: z.string().nullable(),
-  rejectionCode: z.string().nullable().describe('Stable code of the cause (the lint codes)'),
-  estimatedDecisionAt: ts.nullable(),
-});
-const campaignOut = z.object({
-  id: z.string(),
-  brandId: z.string(),
-  usecase: z.string(),
-  description: z.string(),
-  sampleMessages: z.array(z.string()),
-  subscriberOptIn: z.boolean(),
-  subscriberHelp: z.boolean(),
-  numberPool: z.boolean(),
-  messageFlow: z.string().nullable(),
-  helpMessage: z.string().nullable(),
-  optinMessage: z.string().nullable(),
-  optoutMessage: z.string().nullable(),
-  helpKeywords: z.string().nullable(),
-  optinKeywords: z.string().nullable(),
-  optoutKeywords: z.string().nullable(),
-  embeddedLink: z.boolean(),
-  embeddedPhone: z.boolean(),
-  ageGated: z.boolean(),
-  directLending: z.boolean(),
-  affiliateMarketing: z.boolean(),
-  subUsecases: z.array(z.string()),
-  privacyPolicyLink: z.string().nullable(),
-  termsAndConditionsLink: z.string().nullable(),
-  status: z.string().describe('PENDING, APPROVED, REJECTED or SUSPENDED'),
-  expedited: z.boolean(),
-  numberCount: z.number(),
-  carriers: z.array(carrierOut),
-  sendable: z.boolean(),
-  blockingReasons: z.array(z.object({ code: z.string(), message: z.string(), networkId: z.number().nullable() })),
-  throughput: campaignThroughputOut,
-  createdAt: ts,
-  updatedAt: ts,
-});
-const lifecycleOut = {
-  state: z.string().describe('DID state: unassigned, warming, active or cooling'),
-  assignmentStatus: z
-    .string()
-    .nullable()
-    .describe('PENDING_ASSIGNMENT, ASSIGNED, FAILED_ASSIGNMENT or PENDING_UNASSIGNMENT; null on no campaign'),
-  failureReasons: z.array(z.object({ code: z.string(), message: z.string() })),
-  stateChangedAt: ts.nullable(),
-  nextStateAt: ts.nullable().describe('When warming or cooling ends'),
-};
-const numberOut = z.object({
-  number: z.string(),
-  campaignId: z.string().nullable(),
-  assignedAt: ts.nullable(),
-  createdAt: ts,
-  ...lifecycleOut,
-});
+// The response shapes of brands, vettings, carriers, campaigns and numbers are declared once in the domain
+// (compliance.dto.ts); the routes use them as they are.
+const ts = isoTimestamp;
+const tierDescription = TIER_DESCRIPTION;
+const brandOut = brandShape;
+const vettingOut = vettingShape;
+const carrierOut = carrierShape;
+const campaignOut = campaignShape;
+const lifecycleOut = numberStateShape;
+const numberOut = numberShape;
 const feedbackOut = z.object({
   brandId: z.string(),
   status: z.string(),
