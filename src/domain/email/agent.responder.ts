@@ -4,6 +4,7 @@ import type { Tx } from '../kernel/db.js';
 import { type JobKind, nextAttemptAt, type RetrySchedule, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { buildAgentPrompt } from './agent.context.js';
 import { emitAgentSkipped } from './agent.events.js';
+import { answerRefusal, writeAgentDraft } from './draft.agent.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
 import { isAuthenticated } from './sender-auth.js';
 
@@ -92,8 +93,16 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
   if (identity?.status !== 'active') return skip(ctx, job, message, 'IDENTITY_DEPROVISIONING');
   const agent = identity.agentId ? await ctx.db.agent.findUnique({ where: { id: identity.agentId } }) : null;
   if (!agent?.textModel) return skip(ctx, job, message, 'AGENT_UNASSIGNED');
-  // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated.
-  if (!isAuthenticated(message.authentication)) return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
+  // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated. In
+  // replyMode draft such a sender gets a draft for a person instead (docs/email.md "Drafts"); spam never does.
+  const drafting = identity.replyMode === 'draft';
+  const unauthenticated = !isAuthenticated(message.authentication);
+  if (unauthenticated && (!drafting || message.labels.includes('spam'))) {
+    return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
+  }
+  // A suppressed or blocked sender gets no agent mail (nor a draft): skipped with that code as the reason.
+  const refused = await answerRefusal(ctx.db, identity, message.from);
+  if (refused) return skip(ctx, job, message, refused);
   const exhausted = await exhaustedBudget(ctx, ctx.db, identity.id, job.sender);
   if (exhausted) return skip(ctx, job, message, exhausted);
 
@@ -155,6 +164,22 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
       }
       const thread = await tx.emailThread.findUniqueOrThrow({ where: { id: message.threadId } });
       const plan = await replyPlan(tx, thread);
+      if (drafting) {
+        // replyMode draft: the answer waits as a draft (email.draft.created, createdBy agent) for a person.
+        await writeAgentDraft(tx, emit, ctx, identity, thread, plan, message, text, unauthenticated);
+        const { count } = await tx.agentJob.updateMany({
+          where: claimed(job),
+          data: {
+            status: 'answered',
+            reason: 'DRAFTED',
+            attempts: job.attempts + 1,
+            updatedAt: ctx.clock.now(),
+            ...unclaimed,
+          },
+        });
+        if (count === 0) throw new ClaimLost();
+        return undefined;
+      }
       const out = await queueOutbound(tx, ctx, identity, {
         thread,
         ...plan,

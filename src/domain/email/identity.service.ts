@@ -20,6 +20,8 @@ export interface IdentityView {
   domain: string;
   displayName: string | null;
   agentId: string | null;
+  /** send | draft: what the agent does with its answers (issue 21 item 3). */
+  replyMode: 'send' | 'draft';
   status: 'active' | 'deprovisioning';
   smtpHost: string;
   smtpPort: number;
@@ -37,6 +39,7 @@ export function identityView(ctx: DomainContext, i: EmailIdentity): IdentityView
     domain: i.domain,
     displayName: i.displayName,
     agentId: i.agentId,
+    replyMode: i.replyMode as IdentityView['replyMode'],
     status: i.status as IdentityView['status'],
     ...smtpEndpoint(ctx),
     smtpUser: i.address,
@@ -127,6 +130,7 @@ export async function createIdentity(
           domain,
           displayName: data.displayName ?? null,
           agentId: data.agentId ?? null,
+          replyMode: data.replyMode ?? 'send',
           status: 'active',
           createdAt: ctx.clock.now(),
         },
