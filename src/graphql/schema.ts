@@ -15,6 +15,7 @@ import './types/contact.js';
 import './types/email-domain.js';
 import './types/email-mailbox.js';
 import './types/email-draft.js';
+import './types/email-search.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

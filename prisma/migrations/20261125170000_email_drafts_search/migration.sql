@@ -49,7 +49,7 @@ CREATE INDEX IF NOT EXISTS "email_draft_attachments_blob_id_idx" ON "email_draft
 -- Full-text search: one tsvector per message over subject (weight A), addresses (B) and the text body (C), kept by
 -- PostgreSQL itself as a generated column and indexed with GIN. Words are stemmed with `english` and also kept
 -- as written (`simple`), so "invoices" finds "invoice" and a name in any language still matches; addresses are
--- indexed whole and split at @ . + - so "alice" or "example.com" find alice@example.com. Only the first 200 000
+-- indexed whole, by domain, and split at @ . + _ - so "alice" or "example.com" find alice@example.com. Only the first 200 000
 -- characters of a body are indexed (a tsvector holds at most 1 MiB). The function is IMMUTABLE (fixed
 -- configurations), as a generated column requires.
 CREATE OR REPLACE FUNCTION "email_message_search_vector"(subject TEXT, body TEXT, from_address TEXT, to_addresses TEXT[], cc_addresses TEXT[])
@@ -60,7 +60,9 @@ RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
            coalesce(from_address, '') || ' ' || array_to_string(coalesce(to_addresses, '{}'), ' ') || ' ' ||
            array_to_string(coalesce(cc_addresses, '{}'), ' ') || ' ' ||
            regexp_replace(coalesce(from_address, '') || ' ' || array_to_string(coalesce(to_addresses, '{}'), ' ') || ' ' ||
-             array_to_string(coalesce(cc_addresses, '{}'), ' '), '[@.+_-]', ' ', 'g')), 'B')
+             array_to_string(coalesce(cc_addresses, '{}'), ' '), '[@.+_-]', ' ', 'g') || ' ' ||
+           regexp_replace(coalesce(from_address, '') || ' ' || array_to_string(coalesce(to_addresses, '{}'), ' ') || ' ' ||
+             array_to_string(coalesce(cc_addresses, '{}'), ' '), '[^ ]*@', '', 'g')), 'B')
       || setweight(to_tsvector('english', left(coalesce(body, ''), 200000)), 'C')
       || setweight(to_tsvector('simple', left(coalesce(body, ''), 200000)), 'C')
 $$;
