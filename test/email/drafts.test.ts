@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
+import { collect, latestEventId } from '../graphql/typed-subscriptions.scenario.js';
 import { accountClient, startApp, type TestAccount, type TestApp, tempDir, usingPostgres } from '../helpers/app.js';
 import { payload } from '../helpers/graphql.js';
 import { type FakeModel, type SmtpSink, smtpSend, startFakeModel, startSmtpSink } from '../helpers/mail-peers.js';
@@ -186,6 +187,41 @@ describe('drafts: write, review, send (REST and GraphQL)', () => {
     const thread = await a.request('GET', `/api/email/identities/${box.id}/threads/${inbound.threadId}`);
     expect(thread.body.messages.map((m: { direction: string }) => m.direction)).toEqual(['inbound', 'outbound']);
     expect(thread.body.messages[1]).toMatchObject({ inReplyTo: first.body.messageId, to: [peer.address] });
+  });
+
+  it('reply-draft changes appear in GraphQL threadUpdated', async () => {
+    const a = await t.newAccount();
+    const box = await identity(a);
+    const peer = await identity(a);
+    await a.request('POST', `/api/email/identities/${peer.id}/send`, { to: box.address, subject: 'Subs', body: 'x' });
+    const threadId = await vi.waitFor(
+      async () => {
+        const list = await a.request('GET', `/api/email/identities/${box.id}/threads`);
+        expect(list.body.threads).toHaveLength(1);
+        return list.body.threads[0].threadId as string;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    const cursor = await latestEventId(a);
+    const d = await a.request('POST', `/api/email/identities/${box.id}/drafts`, { threadId, body: 'draft' });
+    await a.request('PATCH', `/api/email/identities/${box.id}/drafts/${d.body.draftId}`, { body: 'better' });
+    expect((await a.request('POST', `/api/email/identities/${box.id}/drafts/${d.body.draftId}/send`)).status).toBe(202);
+    const changes = await collect(
+      t.url,
+      a.apiKey,
+      `subscription ($id: ID!, $lastEventId: String) {
+        threadUpdated(identityId: $id, lastEventId: $lastEventId) { eventType thread { threadId messageCount } }
+      }`,
+      { id: box.id, lastEventId: cursor },
+      4,
+    );
+    expect(changes.map((c) => c.data.threadUpdated.eventType)).toEqual([
+      'email.draft.created',
+      'email.draft.updated',
+      'email.draft.sent',
+      'email.sent',
+    ]);
+    expect(changes.every((c) => c.data.threadUpdated.thread.threadId === threadId)).toBe(true);
   });
 
   it('answers bad input with 4xx naming the field', async () => {

@@ -73,12 +73,16 @@ async function exhaustedBudget(
 
 /**
  * Answers one inbound message with the identity's agent (spec 6.3): checks that the identity is still active and
- * has an agent and that the sender is authenticated (else `skipped` SENDER_NOT_AUTHENTICATED), applies the reply
+ * has an agent and that the sender is authenticated (else `skipped` SENDER_NOT_AUTHENTICATED, unless the identity's
+ * replyMode is `draft` and the mail is not spam), that the sender is neither suppressed nor blocked outbound (else
+ * `skipped` RECIPIENT_SUPPRESSED / RECIPIENT_BLOCKED), applies the reply
  * budgets (at most AGENT_REPLIES_PER_SENDER answers to one sender and AGENT_REPLIES_PER_IDENTITY answers in all per
  * identity within AGENT_REPLY_WINDOW_MINUTES; beyond them the job is `skipped` REPLY_BUDGET_EXHAUSTED or
  * IDENTITY_REPLY_BUDGET_EXHAUSTED), builds the
  * prompt, asks the model, then in one transaction stores the reply (`Auto-Submitted: auto-replied`, threaded on the
- * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched.
+ * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched. In
+ * replyMode `draft` the answer is stored as a draft instead (src/domain/email/draft.agent.ts: `email.draft.created`,
+ * job `answered` with reason DRAFTED) and nothing is sent.
  * The budget is checked before the model call (to save it) and again, atomically with consuming it, in that
  * transaction: it first locks the identity row (`SELECT … FOR UPDATE`), so answers of one identity are stored one at
  * a time across instances, recounts, and then either stores the answer or skips the job REPLY_BUDGET_EXHAUSTED.
