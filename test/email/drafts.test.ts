@@ -26,7 +26,7 @@ const GqlCreate = graphql(`
   mutation DraftCreate($input: CreateEmailDraftInput!) {
     createEmailDraft(input: $input) {
       __typename
-      ... on CreateEmailDraftPayload { draft { draftId subject to sendAt createdBy attachments { filename size } } }
+      ... on CreateEmailDraftPayload { draft { draftId subject to sendAt createdBy attachments { filename size downloadPath } } }
       ... on Error { code field }
     }
   }
@@ -109,6 +109,19 @@ describe('drafts: write, review, send (REST and GraphQL)', () => {
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ to: [rcpt], cc: ['copy@remote.example'], subject: 'Invoice 7' });
+
+    // The reviewer can download the attachment as it will be sent.
+    const attachmentId = created.body.attachments[0].attachmentId as string;
+    const file = await fetch(`${t.url}/api/email/identities/${box.id}/drafts/${draftId}/attachments/${attachmentId}`, {
+      headers: { authorization: `Bearer ${a.apiKey}` },
+    });
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('application/pdf');
+    expect(file.headers.get('content-disposition')).toContain('filename="invoice.pdf"');
+    expect(Buffer.compare(Buffer.from(await file.arrayBuffer()), pdf)).toBe(0);
+    const noFile = await a.request('GET', `/api/email/identities/${box.id}/drafts/${draftId}/attachments/nope`);
+    expect(noFile.status).toBe(404);
+    expect(noFile.body.error.field).toBe('attachmentId');
 
     const list = await a.request('GET', `/api/email/identities/${box.id}/drafts`);
     expect(list.status).toBe(200);
@@ -292,6 +305,10 @@ describe('drafts: write, review, send (REST and GraphQL)', () => {
       attachments: [{ filename: 'a.txt', size: 2 }],
     });
     const draftId = created.draft.draftId;
+    const file = await fetch(`${t.url}${created.draft.attachments[0]!.downloadPath}`, {
+      headers: { authorization: `Bearer ${a.apiKey}` },
+    });
+    expect(await file.text()).toBe('hi');
     const updated = payload(
       (await a.gql(GqlUpdate, { input: { identityId: box.id, draftId, body: 'Body from GraphQL' } })).data
         ?.updateEmailDraft,

@@ -10,7 +10,7 @@ import type { ClaimedJob, JobKind } from '../kernel/jobs.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { decodeAttachments } from './attachments.js';
-import { deleteBlob, readBlobBuffer, writeBlob } from './blobs.js';
+import { deleteBlob, readBlob, readBlobBuffer, writeBlob } from './blobs.js';
 import { assertNotBlocked } from './blocklist.service.js';
 import {
   countDrafts,
@@ -393,6 +393,34 @@ export async function getDraft(ctx: DomainContext, actor: Actor, identityId: str
   requireScope(actor, 'email');
   const identity = await findIdentity(ctx, actor.accountId, identityId);
   return draftView(await draftOrThrow(ctx.db, identity.id, draftId));
+}
+
+/** Path parameters `{id}/drafts/{draftId}/attachments/{attachmentId}`. */
+export const draftAttachmentParams = draftParams.extend({
+  attachmentId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be an id' }),
+});
+
+/**
+ * GET …/drafts/{draftId}/attachments/{attachmentId}: the attachment's metadata and its decoded bytes as a stream
+ * (read from the blob a chunk at a time), so a reviewer can check what will be sent.
+ * @throws NotFoundError (`id`, `draftId` or `attachmentId`).
+ */
+export async function openDraftAttachment(
+  ctx: DomainContext,
+  actor: Actor,
+  identityId: string,
+  draftId: string,
+  attachmentId: string,
+): Promise<{ attachment: DraftAttachmentView; stream: NodeJS.ReadableStream }> {
+  requireScope(actor, 'email');
+  const identity = await findIdentity(ctx, actor.accountId, identityId);
+  const d = await draftOrThrow(ctx.db, identity.id, draftId);
+  const a = d.attachments.find((x) => x.id === attachmentId);
+  if (!a) throw new NotFoundError('Attachment', attachmentId, 'attachmentId');
+  return {
+    attachment: { attachmentId: a.id, filename: a.filename, contentType: a.contentType, size: a.size },
+    stream: readBlob(ctx.db, a.blobId),
+  };
 }
 
 /**

@@ -35,15 +35,20 @@ const DraftCreatorEnum = builder.enumType('DraftCreator', {
   values: ['user', 'agent'] as const,
 });
 
-const DraftAttachmentRef = builder.objectRef<DraftView['attachments'][number]>('EmailDraftAttachment').implement({
-  description: 'An attachment of a draft (its bytes are sent with it).',
-  fields: (t) => ({
-    attachmentId: t.exposeString('attachmentId'),
-    filename: t.exposeString('filename', { nullable: true }),
-    contentType: t.exposeString('contentType'),
-    size: t.exposeInt('size', { description: 'Decoded size in bytes.' }),
-  }),
-});
+const DraftAttachmentRef = builder
+  .objectRef<DraftView['attachments'][number] & { downloadPath: string }>('EmailDraftAttachment')
+  .implement({
+    description: 'An attachment of a draft (its bytes are sent with it).',
+    fields: (t) => ({
+      attachmentId: t.exposeString('attachmentId'),
+      filename: t.exposeString('filename', { nullable: true }),
+      contentType: t.exposeString('contentType'),
+      size: t.exposeInt('size', { description: 'Decoded size in bytes.' }),
+      downloadPath: t.exposeString('downloadPath', {
+        description: 'The REST path that streams its bytes (GET, same API key).',
+      }),
+    }),
+  });
 
 const DraftRef = builder.objectRef<DraftView>('EmailDraft').implement({
   description:
@@ -65,7 +70,14 @@ const DraftRef = builder.objectRef<DraftView>('EmailDraft').implement({
     subject: t.exposeString('subject'),
     body: t.exposeString('body', { nullable: true }),
     html: t.exposeString('html', { nullable: true }),
-    attachments: t.field({ type: [DraftAttachmentRef], resolve: (d) => d.attachments }),
+    attachments: t.field({
+      type: [DraftAttachmentRef],
+      resolve: (d) =>
+        d.attachments.map((a) => ({
+          ...a,
+          downloadPath: `/api/email/identities/${d.identityId}/drafts/${d.draftId}/attachments/${a.attachmentId}`,
+        })),
+    }),
     labels: t.exposeStringList('labels'),
     inReplyTo: t.exposeString('inReplyTo', { nullable: true }),
     references: t.exposeStringList('references'),

@@ -6,16 +6,19 @@ import {
   createDraft,
   createDraftInput,
   deleteDraft,
+  draftAttachmentParams,
   draftParams,
   getDraft,
   listDrafts,
   listDraftsInput,
+  openDraftAttachment,
   sendDraft,
   updateDraft,
   updateDraftInput,
 } from '../../domain/email/draft.service.js';
 import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
+import { contentDisposition } from './email.routes.js';
 
 /** REST shape of a draft (src/domain/email/draft.service.ts `DraftView`). */
 export const draftSchema = z.object({
@@ -111,6 +114,32 @@ export async function emailDraftRoutes(app: FastifyInstance, ctx: AppContext): P
       },
     },
     async (request) => getDraft(ctx, actorOf(request), request.params.id, request.params.draftId),
+  );
+  r.get(
+    '/api/email/identities/:id/drafts/:draftId/attachments/:attachmentId',
+    {
+      schema: {
+        operationId: 'downloadEmailDraftAttachment',
+        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        tags,
+        summary: 'A draft attachment’s bytes (its content type, Content-Disposition with its filename), streamed.',
+        params: draftAttachmentParams,
+      },
+    },
+    async (request, reply) => {
+      const { attachment, stream } = await openDraftAttachment(
+        ctx,
+        actorOf(request),
+        request.params.id,
+        request.params.draftId,
+        request.params.attachmentId,
+      );
+      reply.header('content-type', attachment.contentType);
+      reply.header('content-length', String(attachment.size));
+      reply.header('content-disposition', contentDisposition(false, attachment.filename));
+      reply.header('x-content-type-options', 'nosniff');
+      return reply.send(stream);
+    },
   );
   r.patch(
     '/api/email/identities/:id/drafts/:draftId',

@@ -162,7 +162,7 @@ const knowledgeDocument = z.object({
 const SEND_BODY_LIMIT = 40 * 1024 * 1024;
 
 /** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 `filename*` (RFC 8187). */
-function contentDisposition(inline: boolean, filename: string | null): string {
+export function contentDisposition(inline: boolean, filename: string | null): string {
   const type = inline ? 'inline' : 'attachment';
   if (!filename) return type;
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
