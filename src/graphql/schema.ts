@@ -14,6 +14,8 @@ import './types/email-identity.js';
 import './types/contact.js';
 import './types/email-domain.js';
 import './types/email-mailbox.js';
+import './types/email-draft.js';
+import './types/email-search.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

@@ -16,6 +16,8 @@ import { complianceRoutes } from '../rest/routes/compliance.routes.js';
 import { contactsRoutes } from '../rest/routes/contacts.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { emailDomainRoutes } from '../rest/routes/email-domains.routes.js';
+import { emailDraftRoutes } from '../rest/routes/email-drafts.routes.js';
+import { emailSearchRoutes } from '../rest/routes/email-search.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
@@ -117,6 +119,8 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await emailRoutes(http, ctx);
   await contactsRoutes(http, ctx);
   await emailDomainRoutes(http, ctx);
+  await emailDraftRoutes(http, ctx);
+  await emailSearchRoutes(http, ctx);
   await adminRoutes(http, ctx);
   await tcrWebhookRoutes(http, ctx);
 

@@ -121,6 +121,12 @@ export const ERROR_CODES = {
     status: 422,
     meaning: 'a recipient bounced permanently and is on the suppression list (`details` per recipient)',
   },
+  DRAFT_INCOMPLETE: {
+    status: 422,
+    meaning: 'the draft lacks what sending needs (`field`: to, subject or body); sendAt needs a complete draft too',
+  },
+  DRAFT_SENDING: { status: 409, meaning: 'the draft’s scheduled send is running right now; it is sent or back soon' },
+  DRAFT_LIMIT_REACHED: { status: 422, meaning: 'the identity holds 1000 drafts; send or delete some first' },
   ATTACHMENTS_TOO_LARGE: {
     status: 413,
     meaning: 'the attachments of one message exceed 25 MiB decoded (the message names the limit)',

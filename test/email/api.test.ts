@@ -42,6 +42,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
       domain: 'agents.switchboard.local',
       displayName: 'Sales',
       agentId: null,
+      replyMode: 'send',
       status: 'active',
       smtpHost: 'localhost',
       smtpPort: t.app.smtpSubmissionPort(),

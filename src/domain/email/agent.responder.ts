@@ -11,6 +11,7 @@ import {
   pendingAgentJobs,
   updateClaimedAgentJob,
 } from './agent.store.js';
+import { answerRefusal, writeAgentDraft } from './draft.agent.js';
 import { AGENT_JOB } from './email.jobs.js';
 import { identityById } from './identity.store.js';
 import { dispatchMessage, queueOutbound, replyPlan } from './outbound.service.js';
@@ -69,12 +70,16 @@ async function exhaustedBudget(
 
 /**
  * Answers one inbound message with the identity's agent (spec 6.3): checks that the identity is still active and
- * has an agent and that the sender is authenticated (else `skipped` SENDER_NOT_AUTHENTICATED), applies the reply
+ * has an agent and that the sender is authenticated (else `skipped` SENDER_NOT_AUTHENTICATED, unless the identity's
+ * replyMode is `draft` and the mail is not spam), that the sender is neither suppressed nor blocked outbound (else
+ * `skipped` RECIPIENT_SUPPRESSED / RECIPIENT_BLOCKED), applies the reply
  * budgets (at most AGENT_REPLIES_PER_SENDER answers to one sender and AGENT_REPLIES_PER_IDENTITY answers in all per
  * identity within AGENT_REPLY_WINDOW_MINUTES; beyond them the job is `skipped` REPLY_BUDGET_EXHAUSTED or
  * IDENTITY_REPLY_BUDGET_EXHAUSTED), builds the
  * prompt, asks the model, then in one transaction stores the reply (`Auto-Submitted: auto-replied`, threaded on the
- * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched.
+ * newest message), marks the job `answered` and emits `email.agent.response`; finally the reply is dispatched. In
+ * replyMode `draft` the answer is stored as a draft instead (src/domain/email/draft.agent.ts: `email.draft.created`,
+ * job `answered` with reason DRAFTED) and nothing is sent.
  * The budget is checked before the model call (to save it) and again, atomically with consuming it, in that
  * transaction: it first locks the identity row (`SELECT … FOR UPDATE`), so answers of one identity are stored one at
  * a time across instances, recounts, and then either stores the answer or skips the job REPLY_BUDGET_EXHAUSTED.
@@ -89,8 +94,16 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
   if (identity?.status !== 'active') return skip(ctx, job, message, 'IDENTITY_DEPROVISIONING');
   const agent = identity.agentId ? await agentById(ctx.db, identity.agentId) : null;
   if (!agent?.textModel) return skip(ctx, job, message, 'AGENT_UNASSIGNED');
-  // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated.
-  if (!isAuthenticated(message.authentication)) return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
+  // Decided when the mail was stored; checked again so no path answers a sender that is not authenticated. In
+  // replyMode draft such a sender gets a draft for a person instead (docs/email.md "Drafts"); spam never does.
+  const drafting = identity.replyMode === 'draft';
+  const unauthenticated = !isAuthenticated(message.authentication);
+  if (unauthenticated && (!drafting || message.labels.includes('spam'))) {
+    return skip(ctx, job, message, 'SENDER_NOT_AUTHENTICATED');
+  }
+  // A suppressed or blocked sender gets no agent mail (nor a draft): skipped with that code as the reason.
+  const refused = await answerRefusal(ctx.db, identity, message.from);
+  if (refused) return skip(ctx, job, message, refused);
   const exhausted = await exhaustedBudget(ctx, ctx.db, identity.id, job.sender);
   if (exhausted) return skip(ctx, job, message, exhausted);
 
@@ -153,6 +166,18 @@ export async function processAgentJob(ctx: DomainContext, job: ClaimedAgentJob):
       }
       const thread = await threadById(tx, message.threadId);
       const plan = await replyPlan(tx, thread);
+      if (drafting) {
+        // replyMode draft: the answer waits as a draft (email.draft.created, createdBy agent) for a person.
+        await writeAgentDraft(tx, emit, ctx, identity, thread, plan, message, text, unauthenticated);
+        const count = await updateClaimedAgentJob(tx, job, {
+          status: 'answered',
+          reason: 'DRAFTED',
+          attempts: job.attempts + 1,
+          updatedAt: ctx.clock.now(),
+        });
+        if (count === 0) throw new ClaimLost();
+        return undefined;
+      }
       const out = await queueOutbound(tx, ctx, identity, {
         thread,
         ...plan,

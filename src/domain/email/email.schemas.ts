@@ -5,6 +5,12 @@ import { DOMAIN_NAME, DOT_ATOM, MAX_LOCAL_PART_OCTETS } from './mail.rules.js';
 /** Threads page size when `limit` is absent, and the largest accepted `limit` (README "Email"). */
 export const THREADS_DEFAULT_LIMIT = 20;
 export const THREADS_MAX_LIMIT = 100;
+/** What the agent does with its answer (issue 21 item 3): `send` it (default) or leave it as a `draft` for a person. */
+export const REPLY_MODES = ['send', 'draft'] as const;
+export type ReplyMode = (typeof REPLY_MODES)[number];
+/** Description of replyMode shared by both surfaces. */
+export const REPLY_MODE_DESCRIPTION =
+  'send (default): the agent’s answers go out; draft: each answer becomes a draft on the thread (createdBy agent) that a person reviews and sends, and mail from a sender that is not authenticated gets such a draft too (reviewReason SENDER_NOT_AUTHENTICATED) instead of nothing.';
 /** Context sources an agent may draw on (spec 4.5). */
 export const CONTEXT_SOURCES = ['sms', 'calls', 'knowledge'] as const;
 export type ContextSource = (typeof CONTEXT_SOURCES)[number];
@@ -40,6 +46,7 @@ export const createIdentityInput = z
     domain: domain.nullish(),
     displayName: displayName.nullish().describe('Display name used in From headers.'),
     agentId: id.nullish().describe('Agent to assign; it must have a textModel.'),
+    replyMode: z.enum(REPLY_MODES).optional().describe(REPLY_MODE_DESCRIPTION),
   })
   .strict();
 /** Parsed createIdentityInput. */
@@ -50,18 +57,21 @@ export const updateIdentityInput = z
   .object({
     displayName: displayName.nullable().optional(),
     agentId: id.nullable().optional().describe('null unassigns the agent.'),
+    replyMode: z.enum(REPLY_MODES).optional().describe(REPLY_MODE_DESCRIPTION),
   })
   .strict();
 /** Parsed updateIdentityInput. */
 export type UpdateIdentityInput = z.output<typeof updateIdentityInput>;
 
-const address = z.string().trim().email().max(320);
-const subject = z
+export const address = z.string().trim().email().max(320);
+/** A subject line (one line, at most 998 characters). */
+export const subject = z
   .string()
   .max(998)
   .refine((v) => !/[\r\n]/.test(v), { message: 'must be one line', params: { code: 'INVALID_FORMAT' } })
   .describe('Subject (one header line, at most 998 characters).');
-const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
+/** A plain-text body (at most MAX_BODY_CHARS). */
+export const body = z.string().max(MAX_BODY_CHARS).describe('Plain-text body.');
 
 /** Most recipients of one message, To, Cc and Bcc together (issue 21). */
 export const MAX_RECIPIENTS = 50;
@@ -76,7 +86,8 @@ export const MAX_LABEL_CHARS = 50;
 /** Labels the service sets itself; a client cannot add or remove them. */
 export const SYSTEM_LABELS = ['received', 'sent', 'spam', 'unauthenticated', 'bounced'] as const;
 
-const recipients = z.array(address).max(MAX_RECIPIENTS);
+/** A list of recipient addresses (at most MAX_RECIPIENTS). */
+export const recipients = z.array(address).max(MAX_RECIPIENTS);
 const EMAIL_CHECK = z.string().email();
 /** `to`: one address (spec 4.4) or a list of them; errors name `to` (a string) or `to.N` (a list). */
 const toField = z
@@ -168,7 +179,8 @@ const BODY_OR_HTML = {
   when: () => true,
 };
 
-function recipientCount(
+/** Refinement: at most MAX_RECIPIENTS in to, cc and bcc together (field `to`, TOO_MANY_RECIPIENTS). */
+export function recipientCount(
   v: { to?: string[] | undefined; cc?: string[] | undefined; bcc?: string[] | undefined },
   ctx: z.RefinementCtx,
 ) {
@@ -183,7 +195,8 @@ function recipientCount(
   }
 }
 
-const sendFields = {
+/** The send fields besides to/subject/body (cc, bcc, replyTo, html, attachments, labels). */
+export const sendFields = {
   cc: recipients.optional().describe('Cc addresses.'),
   bcc: recipients.optional().describe('Bcc addresses: they get the mail and never appear in a header.'),
   replyTo: address.optional().describe('Reply-To address.'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REPLY_MODE_DESCRIPTION, REPLY_MODES } from './email.schemas.js';
 import { AUTH_VERDICTS } from './sender-auth.js';
 
 /*
@@ -17,6 +18,7 @@ export const identityShape = z.object({
   domain: z.string(),
   displayName: z.string().nullable(),
   agentId: z.string().nullable(),
+  replyMode: z.enum(REPLY_MODES).describe(REPLY_MODE_DESCRIPTION),
   status: z.enum(['active', 'deprovisioning']),
   smtpHost: z.string(),
   smtpPort: z.number(),

@@ -39,6 +39,7 @@ export function identityView(ctx: DomainContext, i: EmailIdentity): IdentityView
     domain: i.domain,
     displayName: i.displayName,
     agentId: i.agentId,
+    replyMode: i.replyMode as IdentityView['replyMode'],
     status: i.status as IdentityView['status'],
     ...smtpEndpoint(ctx),
     smtpUser: i.address,
@@ -128,6 +129,7 @@ export async function createIdentity(
         domain,
         displayName: data.displayName ?? null,
         agentId: data.agentId ?? null,
+        replyMode: data.replyMode ?? 'send',
         status: 'active',
         createdAt: ctx.clock.now(),
       });

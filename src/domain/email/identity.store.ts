@@ -48,7 +48,16 @@ export function insertIdentity(
   tx: Tx,
   data: Pick<
     EmailIdentity,
-    'id' | 'accountId' | 'address' | 'localPart' | 'domain' | 'displayName' | 'agentId' | 'status' | 'createdAt'
+    | 'id'
+    | 'accountId'
+    | 'address'
+    | 'localPart'
+    | 'domain'
+    | 'displayName'
+    | 'agentId'
+    | 'replyMode'
+    | 'status'
+    | 'createdAt'
   >,
 ): Promise<EmailIdentity> {
   return tx.emailIdentity.create({ data });

@@ -170,7 +170,10 @@ export async function deliverInbound(
         const own =
           senderIdentity?.accountId === identity.accountId &&
           (senderIdentity.id === identity.id || senderIdentity.agentId === identity.agentId);
-        const unauthenticated = auth.authentication.authenticated ? undefined : 'SENDER_NOT_AUTHENTICATED';
+        // replyMode draft: a sender that is not authenticated still gets a draft a person reviews (never spam).
+        const reviewable = identity.replyMode === 'draft' && !labels.includes('spam');
+        const unauthenticated =
+          auth.authentication.authenticated || reviewable ? undefined : 'SENDER_NOT_AUTHENTICATED';
         const reason = blocker ?? (own ? 'OWN_IDENTITY' : unauthenticated);
         await insertAgentJob(tx, {
           id: uuidv7(),

@@ -93,6 +93,11 @@ export const EVENT_CATALOG = {
       'email.delivery_failed',
       'email.domain.verified',
       'email.bounced',
+      'email.draft.created',
+      'email.draft.updated',
+      'email.draft.sent',
+      'email.draft.deleted',
+      'email.draft.failed',
     ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;

@@ -18,6 +18,7 @@ import type { EmailIdentity as EmailIdentityRow, EmailThread } from '../../gener
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
 import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
+import { ReplyModeEnum } from './email-draft.js';
 import { EmailThreadRef } from './email-thread.js';
 import { NodeRef } from './node.js';
 
@@ -105,6 +106,7 @@ const CreateEmailIdentityInput = builder.inputType('CreateEmailIdentityInput', {
     domain: t.string({ description: 'Default EMAIL_DOMAIN.' }),
     displayName: t.string(),
     agentId: t.string({ description: 'Agent to assign (must have a textModel).' }),
+    replyMode: t.field({ type: ReplyModeEnum, description: 'Default send.' }),
   }),
 });
 
@@ -114,6 +116,7 @@ const UpdateEmailIdentityInput = builder.inputType('UpdateEmailIdentityInput', {
     id: t.id({ required: true, description: 'The identity.' }),
     displayName: t.string(),
     agentId: t.string({ description: 'null unassigns.' }),
+    replyMode: t.field({ type: ReplyModeEnum }),
   }),
 });
 
@@ -159,7 +162,7 @@ builder.mutationFields((t) => ({
   updateEmailIdentity: t.field({
     type: UpdateEmailIdentityPayload,
     errors: {},
-    description: 'Changes displayName or agentId.',
+    description: 'Changes displayName, agentId or replyMode.',
     args: { input: t.arg({ type: UpdateEmailIdentityInput, required: true }) },
     resolve: async (_root, { input: { id, ...input } }, ctx) => ({
       identityId: (

@@ -165,7 +165,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const EmailAttachmentInput = builder.inputType('EmailAttachmentInput', {
+export const EmailAttachmentInput = builder.inputType('EmailAttachmentInput', {
   description: 'An attachment to send: `content` is base64 (RFC 4648 4).',
   fields: (t) => ({
     filename: t.string({ required: true }),

@@ -27,8 +27,9 @@ import {
   createIdentityInput,
   forwardInput,
   labelsPatchInput,
-  listThreadsInput,
   messageParams,
+  REPLY_MODE_DESCRIPTION,
+  REPLY_MODES,
   replyInput,
   sendEmailInput,
   suppressionParams,
@@ -54,6 +55,7 @@ import {
 } from '../../domain/email/identity.service.js';
 import { patchMessageLabels, patchThreadLabels } from '../../domain/email/labels.js';
 import { forwardMessage, replyToThread, sendEmail } from '../../domain/email/outbound.service.js';
+import { isSearch, searchThreads, searchThreadsInput } from '../../domain/email/search.service.js';
 import { createSmtpCredentials } from '../../domain/email/smtp-credentials.service.js';
 import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
@@ -67,7 +69,7 @@ import { actorOf } from '../auth.js';
 const SEND_BODY_LIMIT = 40 * 1024 * 1024;
 
 /** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 `filename*` (RFC 8187). */
-function contentDisposition(inline: boolean, filename: string | null): string {
+export function contentDisposition(inline: boolean, filename: string | null): string {
   const type = inline ? 'inline' : 'attachment';
   if (!filename) return type;
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -231,13 +233,18 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
         operationId: 'listEmailThreads',
         errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags,
-        summary: 'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page.',
+        summary:
+          'Threads, newest activity first; limit default 20, max 100; nextCursor "" on the last page. With q, from, ' +
+          'after or before: only threads with a message matching them (full-text search, docs/email.md "Search").',
         params: idParams,
-        querystring: listThreadsInput,
+        querystring: searchThreadsInput,
         response: { 200: z.object({ threads: z.array(threadSummary), nextCursor: z.string() }) },
       },
     },
-    async (request) => listThreads(ctx, actorOf(request), request.params.id, request.query),
+    async (request) =>
+      isSearch(request.query)
+        ? searchThreads(ctx, actorOf(request), request.params.id, request.query)
+        : listThreads(ctx, actorOf(request), request.params.id, request.query),
   );
   r.get(
     '/api/email/identities/:id/threads/:threadId',
