@@ -5,10 +5,12 @@ import { activeIdentitiesFor } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
+import { tracingEnabled } from '../infra/tracing.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import { storingFailureReply } from './replies.js';
 import { listenSmtp, sharedSmtpOptions, smtpError } from './smtp-options.js';
+import { traceSmtp } from './tracing.js';
 
 /** A running inbound listener. */
 export interface SmtpListener {
@@ -95,6 +97,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
     },
   });
   edge.attach(server);
+  if (tracingEnabled()) traceSmtp(server, 'mx'); // spans per session and message: tracing.ts
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));
   const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {
