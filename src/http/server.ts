@@ -17,6 +17,7 @@ import { contactsRoutes } from '../rest/routes/contacts.routes.js';
 import { emailRoutes } from '../rest/routes/email.routes.js';
 import { emailDomainRoutes } from '../rest/routes/email-domains.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
+import { roleMailRoutes } from '../rest/routes/role-mail.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
@@ -117,6 +118,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await emailRoutes(http, ctx);
   await contactsRoutes(http, ctx);
   await emailDomainRoutes(http, ctx);
+  await roleMailRoutes(http, ctx);
   await adminRoutes(http, ctx);
   await tcrWebhookRoutes(http, ctx);
 
