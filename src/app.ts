@@ -7,6 +7,7 @@ import { AdminTokens } from './domain/accounts/admin.service.js';
 import { setupCompliance } from './domain/compliance/compliance.module.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
+import type { ModelProvider } from './domain/email/model.port.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
 import { MAX_IN_FLIGHT } from './domain/webhooks/webhook.dispatcher.js';
@@ -25,6 +26,7 @@ import { NodemailerTransport } from './infra/mail/nodemailer-transport.js';
 import { measuredModel, PrometheusMetrics } from './infra/metrics/prometheus.js';
 import { migrate } from './infra/migrate.js';
 import { SandboxModel } from './infra/model/sandbox.js';
+import { tracedModel } from './infra/model/traced.js';
 import { PubSubChangeNotices } from './infra/pubsub/change-notices.js';
 import { SandboxRegistry } from './infra/registry/sandbox-registry.js';
 import { TcrClient } from './infra/registry/tcr/tcr-client.js';
@@ -32,7 +34,7 @@ import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { listenError, waitForDatabase } from './infra/startup.js';
 import { loadSmtpCertificate, type SmtpCertificate } from './infra/tls/smtp-certificate.js';
-import { startTracing } from './infra/tracing.js';
+import { startTracing, tracingEnabled } from './infra/tracing.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
 import { idempotencyPruner } from './rest/idempotency.js';
@@ -172,12 +174,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // Agents answer through LLM_BASE_URL when set, else through the offline sandbox model (docs/operations.md).
     model: measuredModel(
       // The AI SDK is loaded only when a real endpoint is configured (docs/operations.md "Start-up").
-      config.LLM_BASE_URL
-        ? new (await import('./infra/model/openai-compatible.js')).OpenAICompatibleModel(
-            config.LLM_BASE_URL,
-            config.LLM_API_KEY,
-          )
-        : new SandboxModel(),
+      traceModel(
+        config.LLM_BASE_URL
+          ? new (await import('./infra/model/openai-compatible.js')).OpenAICompatibleModel(
+              config.LLM_BASE_URL,
+              config.LLM_API_KEY,
+            )
+          : new SandboxModel(),
+      ),
       metrics,
     ),
     metrics,
@@ -295,4 +299,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       return closed;
     },
   };
+}
+
+/** `model` in spans while tracing is on (src/infra/model/traced.ts), else as it is. */
+function traceModel(model: ModelProvider): ModelProvider {
+  return tracingEnabled() ? tracedModel(model) : model;
 }

@@ -19,6 +19,7 @@ import { emailDomainRoutes } from '../rest/routes/email-domains.routes.js';
 import { emailDraftRoutes } from '../rest/routes/email-drafts.routes.js';
 import { emailSearchRoutes } from '../rest/routes/email-search.routes.js';
 import { eventsRoutes } from '../rest/routes/events.routes.js';
+import { roleMailRoutes } from '../rest/routes/role-mail.routes.js';
 import { systemRoutes } from '../rest/routes/system.routes.js';
 import { tcrWebhookRoutes } from '../rest/routes/tcr-webhook.routes.js';
 import { webhooksRoutes } from '../rest/routes/webhooks.routes.js';
@@ -121,6 +122,7 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   await emailDomainRoutes(http, ctx);
   await emailDraftRoutes(http, ctx);
   await emailSearchRoutes(http, ctx);
+  await roleMailRoutes(http, ctx);
   await adminRoutes(http, ctx);
   await tcrWebhookRoutes(http, ctx);
 

@@ -8,6 +8,8 @@ import type pg from 'pg';
 import type { Database, Statement } from '../domain/kernel/db.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { tracedAdapter, tracedDatabase } from './db-tracing.js';
+import { tracingEnabled } from './tracing.js';
 
 /**
  * A fresh PGlite data directory with every migration applied, as a gzipped tar made by `npm run build`
@@ -35,12 +37,24 @@ const PREPARED_TEXTS_MAX = 200;
  * A new PGlite directory starts from {@link PGLITE_TEMPLATE} when the build made one.
  * @throws DataDirLockedError (src/infra/data-dir-lock.ts) when another live process has `dataDir` open.
  */
-export async function openDatabase(opts: {
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  // With tracing on (decided here, once), every statement is a span: src/infra/db-tracing.ts.
+  if (!tracingEnabled()) return open(opts, (adapter) => adapter);
+  return tracedDatabase(await open(opts, tracedAdapter));
+}
+
+/** What {@link openDatabase} takes. */
+export interface OpenDatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
   /** Emit Prisma `query` events (one per SQL statement) for tests that count statements. */
   logQueries?: boolean;
-}): Promise<Database> {
+}
+
+async function open(
+  opts: OpenDatabaseOptions,
+  wrap: <F extends object>(adapter: F, mode: Database['kind']) => F,
+): Promise<Database> {
   const log = opts.logQueries ? ([{ emit: 'event', level: 'query' }] as const) : undefined;
   // Each mode loads only its own driver (docs/operations.md "Start-up").
   if (opts.databaseUrl) {
@@ -48,7 +62,7 @@ export async function openDatabase(opts: {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const preparedNames = new Map<string, string>();
     const prisma = new PrismaClient({
-      adapter: new PrismaPg(pool),
+      adapter: wrap(new PrismaPg(pool), 'postgres'),
       transactionOptions: TRANSACTION_OPTIONS,
       ...(log ? { log: [...log] } : {}),
     }) as PrismaClient;
@@ -154,7 +168,7 @@ export async function openDatabase(opts: {
   }
   const shared = yieldingPGlite(lite);
   const prisma = new PrismaClient({
-    adapter: new PrismaPGlite(shared),
+    adapter: wrap(new PrismaPGlite(shared), 'pglite'),
     transactionOptions: TRANSACTION_OPTIONS,
     ...(log ? { log: [...log] } : {}),
   }) as PrismaClient;

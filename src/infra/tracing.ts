@@ -2,7 +2,8 @@
 // a start without it loads only @opentelemetry/api, whose calls are no-ops) and exports spans over OTLP/HTTP; the
 // standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT…) apply.
 // Spans: HTTP requests (server, W3C traceparent in and out), GraphQL operations, Redis publishes, webhook attempts
-// (client, traceparent sent to the receiver); the event id is an attribute (`switchboard.event_id`) of the ingest
+// (client, traceparent sent to the receiver), SQL statements (db-tracing.ts), SMTP sessions and messages
+// (src/smtp/tracing.ts) and agent model calls (model/traced.ts); the event id is an attribute (`switchboard.event_id`) of the ingest
 // request's span and of every delivery attempt's span, so one query finds both ends of an event's path.
 import { type Attributes, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 

@@ -4,11 +4,14 @@ import { isInboundBlocked } from '../domain/email/blocklist.service.js';
 import { activeIdentitiesFor } from '../domain/email/identity.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
+import { customRoleOwner, deliverToDomainOwners } from '../domain/email/role-mail.service.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
+import { tracingEnabled } from '../infra/tracing.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import { storingFailureReply } from './replies.js';
 import { listenSmtp, sharedSmtpOptions, smtpError } from './smtp-options.js';
+import { traceSmtp } from './tracing.js';
 
 /** A running inbound listener. */
 export interface SmtpListener {
@@ -22,7 +25,8 @@ export interface SmtpListener {
  * (RFC 3207) with the SMTP certificate (`tls`, shared with the submission listener) and never AUTH: mail for
  * other domains is never relayed here (submission is src/smtp/submission.ts). Rules:
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike), except
- *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox; from a
+ *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox, and of
+ *   every verified custom domain without such an identity, kept for the domain's account (role-mail.service.ts); from a
  *   sender on the identity's account block list (inbound): `550 5.7.1`;
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
@@ -53,7 +57,11 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       activeIdentitiesFor(ctx, [address.address])
         .then(async (found) => {
-          if (found.length === 0) return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
+          if (found.length === 0) {
+            // postmaster@/abuse@ of a verified custom domain: kept for the domain's account (role-mail.service.ts).
+            if (await customRoleOwner(ctx, address.address)) return null;
+            return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
+          }
           // The account's block list (src/domain/email/blocklist.service.ts).
           if (await isInboundBlocked(ctx.db, found[0]!, sender)) {
             return smtpError(550, `5.7.1 <${address.address}>: sender blocked by the recipient`);
@@ -74,7 +82,10 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       // Streamed to storage, parsed and authenticated as it arrives (bounded memory): inbound-stream.ts.
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
-        alsoDeliver: (parsed) => deliverToOperator(ctx, parsed, envelope, session.remoteAddress),
+        alsoDeliver: async (parsed) => {
+          await deliverToOperator(ctx, parsed, envelope, session.remoteAddress);
+          await deliverToDomainOwners(ctx, parsed, envelope, session.remoteAddress);
+        },
       }).then(
         (outcome) => {
           if (outcome.kind === 'too-large' || stream.sizeExceeded) {
@@ -95,6 +106,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
     },
   });
   edge.attach(server);
+  if (tracingEnabled()) traceSmtp(server, 'mx'); // spans per session and message: tracing.ts
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP listener error'));
   const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {

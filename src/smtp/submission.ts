@@ -4,9 +4,11 @@ import { authenticateSubmission } from '../domain/email/smtp-credentials.service
 import { requireOwnSender, SUBMISSION_MAX_RECIPIENTS, submitMessage } from '../domain/email/submission.service.js';
 import { DomainError } from '../domain/errors.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
+import { tracingEnabled } from '../infra/tracing.js';
 import { edgeLimitsFromConfig, SmtpEdge } from './edge.js';
 import type { SmtpListener } from './listener.js';
 import { listenSmtp, readMessage, sharedSmtpOptions, smtpError, tooBig } from './smtp-options.js';
+import { traceSmtp } from './tracing.js';
 
 /** Failed AUTH attempts one client address may make per window before it is refused (issue 20 section 3). */
 export const AUTH_FAILURE_LIMIT = 10;
@@ -173,6 +175,7 @@ export async function startSubmissionListener(
     },
   });
   edge.attach(server);
+  if (tracingEnabled()) traceSmtp(server, 'submission'); // spans per session and message: tracing.ts
   server.on('error', (err) => ctx.log.warn({ err }, 'SMTP submission listener error'));
   const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {

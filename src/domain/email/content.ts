@@ -1,11 +1,5 @@
-import { createRequire } from 'node:module';
+import EmailReplyParser from 'email-reply-parser'; // 2.x: ESM with its own types (Node 22 and later)
 import sanitize from 'sanitize-html';
-
-const require = createRequire(import.meta.url);
-/** email-reply-parser 1.9 (CommonJS, no types; the 2.x line needs Node 22). */
-const EmailReplyParser = require('email-reply-parser') as new () => {
-  read(text: string): { getVisibleText(): string };
-};
 
 /** Longest text the reply parser reads, in characters: longer text is cut first (its regexes are linear per line). */
 export const MAX_REPLY_PARSE_CHARS = 200_000;
