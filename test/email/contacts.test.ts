@@ -35,7 +35,7 @@ const OneContact = graphql(`
 
 const it = appTest();
 
-describe('contacts: who owns which addresses and numbers (REST and GraphQL)', () => {
+describe.concurrent('contacts: who owns which addresses and numbers (REST and GraphQL)', () => {
   it('creates, reads, updates and deletes a contact; numbers become E.164 and addresses lower-case', async ({
     t,
     a,

@@ -105,7 +105,7 @@ const ThreadById = graphql(`
 
 const it = appTest();
 
-describe('email over GraphQL', () => {
+describe.concurrent('email over GraphQL', () => {
   it('creates agents and identities, sends and replies, and reads threads as a Relay connection', async ({ t, a }) => {
     const agent = await a.gql(CreateAgent, {
       input: { name: 'Desk', systemPrompt: 'Help.', textModel: 'm', contextSources: ['knowledge'] },

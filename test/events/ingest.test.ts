@@ -3,7 +3,7 @@ import { appTest } from '../helpers/fixture.js';
 
 const it = appTest();
 
-describe('POST /api/events (ingest)', () => {
+describe.concurrent('POST /api/events (ingest)', () => {
   it('stores an event, derives its channel and answers 202 with a monotonic id', async ({ a }) => {
     const payload = { id: 'msg-1', from: '+14155550100', to: '+14155550101', status: 'sent' };
     const first = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload });

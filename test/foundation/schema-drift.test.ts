@@ -25,7 +25,7 @@ interface RuntimeModel {
 
 const it = appTest();
 
-describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL with TEST_DATABASE_URL)', () => {
+describe.concurrent('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL with TEST_DATABASE_URL)', () => {
   let columns: {
     table_name: string;
     column_name: string;

@@ -1,8 +1,14 @@
 import { test as base } from 'vitest';
 import { type StartOptions, startApp, type TestAccount, type TestApp } from './app.js';
 
-/** Options of a file's app: {@link StartOptions}, or a function computing them when the app starts. */
-export type AppTestOptions = StartOptions | (() => StartOptions | Promise<StartOptions>);
+/**
+ * Options of a file's app: {@link StartOptions}, or a function computing them when the app starts, which may start
+ * the peers the app talks to (an SMTP sink, a DNS server, a webhook receiver) and register their `onCleanup`: those
+ * run after the app has closed, last registered first, so a peer outlives the app that uses it.
+ */
+export type AppTestOptions =
+  | StartOptions
+  | ((peers: { onCleanup(fn: () => unknown): void }) => StartOptions | Promise<StartOptions>);
 
 /**
  * The test API of a file whose tests share one running app ("an app, an account, a client"; issue 23).
@@ -22,6 +28,13 @@ export type AppTestOptions = StartOptions | (() => StartOptions | Promise<StartO
  * const it = appTest({ env: { RATE_LIMIT_MAX: '5' } });
  * it('answers 429 past the limit', async ({ t, a }) => { … });
  * it.beforeAll(({ t }) => { t.app.ctx.bus.subscribe(…) }); // file-scoped fixtures reach suite hooks
+ *
+ * let sink: SmtpSink; // a peer started with the app and closed after it
+ * const it = appTest(async ({ onCleanup }) => {
+ *   sink = await startSmtpSink();
+ *   onCleanup(() => sink.close());
+ *   return { env: { SMTP_RELAY_URL: sink.url } };
+ * });
  * ```
  */
 export function appTest(options: AppTestOptions = {}) {
@@ -29,8 +42,15 @@ export function appTest(options: AppTestOptions = {}) {
     base
       // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern (none).
       .extend('t', { scope: 'file' }, async ({}, { onCleanup }): Promise<TestApp> => {
-        const t = await startApp(typeof options === 'function' ? await options() : options);
-        onCleanup(() => t.close());
+        const peers: (() => unknown)[] = [];
+        let t: TestApp | undefined;
+        onCleanup(async () => {
+          await t?.close();
+          for (const fn of peers.reverse()) await fn();
+        });
+        t = await startApp(
+          typeof options === 'function' ? await options({ onCleanup: (fn) => peers.push(fn) }) : options,
+        );
         return t;
       })
       .extend('a', async ({ t }): Promise<TestAccount> => t.newAccount())
