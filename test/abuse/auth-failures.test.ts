@@ -1,8 +1,9 @@
 // Issue 26, item 8: the failed-authentication limiter slows failing credentials without locking out valid keys from
 // the same address (as Stripe and GitHub do), and counts the client address TRUST_PROXY names.
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const LIMIT = 20;
 const BAD = `sb_0000000000000000_${'x'.repeat(43)}`;
@@ -54,17 +55,14 @@ function send(
   });
 }
 
-describe('failed authentications per client address', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    // 127.0.0.1 is a trusted proxy: its requests are counted for the address in X-Forwarded-For.
-    t = await startApp({
-      env: { AUTH_FAILURE_LIMIT: String(LIMIT), AUTH_FAILURE_WINDOW_MS: '600000', TRUST_PROXY: '127.0.0.1' },
-    });
-  });
-  afterAll(() => t.close());
+const it = appTest({
+  env: { AUTH_FAILURE_LIMIT: String(LIMIT), AUTH_FAILURE_WINDOW_MS: '600000', TRUST_PROXY: '127.0.0.1' },
+});
 
-  it('answers 429 to failing credentials past the limit while a valid key from the same address keeps working', async () => {
+describe('failed authentications per client address', () => {
+  it('answers 429 to failing credentials past the limit while a valid key from the same address keeps working', async ({
+    t,
+  }) => {
     const good = await t.newAccount();
     const client = '203.0.113.7';
     const statuses: number[] = [];
@@ -91,7 +89,7 @@ describe('failed authentications per client address', () => {
     expect((await send(t, '/api/events/history', { key: BAD, forwardedFor: '203.0.113.8' })).status).toBe(401);
   });
 
-  it('counts the socket address when the request does not come through a trusted proxy', async () => {
+  it('counts the socket address when the request does not come through a trusted proxy', async ({ t }) => {
     // 127.0.0.3 is not a trusted proxy: its X-Forwarded-For is ignored, so rotating it does not reset the count.
     const statuses: number[] = [];
     for (let i = 0; i < LIMIT + 5; i++) {

@@ -1,26 +1,22 @@
 // Issue 26, item 7: a batched GraphQL request (a JSON array body) is held to the limits as a whole, and each of its
 // operations counts against the key's rate limit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { brandBody } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const RATE_LIMIT_MAX = 40;
 
-describe('GraphQL batches under the request limits', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '600000' } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { RATE_LIMIT_MAX: String(RATE_LIMIT_MAX), RATE_LIMIT_WINDOW_MS: '600000' } });
 
+describe('GraphQL batches under the request limits', () => {
   const brandCount = async (a: TestAccount) =>
     (await a.request('GET', '/compliance/brands?limit=200')).body.brands.length;
   const input = JSON.stringify(brandBody())
     .replace(/"(\w+)":/g, '$1:')
     .replace(/"(RETAIL|PRIVATE_PROFIT)"/g, '$1');
 
-  it('refuses 10 operations of 30 aliased createBrand (300 in all) and creates nothing', async () => {
-    const a = await t.newAccount();
+  it('refuses 10 operations of 30 aliased createBrand (300 in all) and creates nothing', async ({ a }) => {
     // With the input as a variable each document is small (about 270 tokens): only the aliases add up.
     const doc = (n: number) => ({
       query: `mutation($in: CreateBrandInput!) { ${Array.from({ length: n }, (_, i) => `b${i}: createBrand(input: $in) { __typename }`).join(' ')} }`,
@@ -45,8 +41,7 @@ describe('GraphQL batches under the request limits', () => {
     expect(await brandCount(a)).toBe(30);
   });
 
-  it('sums the cost over the operations: two each under budget, together over, run nothing', async () => {
-    const a = await t.newAccount();
+  it('sums the cost over the operations: two each under budget, together over, run nothing', async ({ a }) => {
     // Each `events(limit: 1000) { events { 6 fields } }` costs 7,001; 4 of them 28,004; two such operations 56,008.
     const fields = 'id channel eventType payload customerId timestamp';
     const query = `{ ${Array.from({ length: 4 }, (_, i) => `e${i}: events(limit: 1000) { events { ${fields} } }`).join(' ')} }`;
@@ -60,8 +55,7 @@ describe('GraphQL batches under the request limits', () => {
     expect(await brandCount(a)).toBe(0);
   });
 
-  it('sums the tokens and holds the depth to the deepest operation', async () => {
-    const a = await t.newAccount();
+  it('sums the tokens and holds the depth to the deepest operation', async ({ a }) => {
     const fields = Array.from({ length: 1700 }, () => '__typename').join(' '); // ~1,702 tokens, under 5,000
     const res = await a.request(
       'POST',
@@ -81,8 +75,7 @@ describe('GraphQL batches under the request limits', () => {
     expect(many.body).toHaveLength(10);
   });
 
-  it('counts each operation of a batch against the rate limit of the key', async () => {
-    const a = await t.newAccount();
+  it('counts each operation of a batch against the rate limit of the key', async ({ t, a }) => {
     const viewer = { query: '{ viewer { accountId } }' };
     // 40 per window: four batches of 10 spend it...
     for (let i = 0; i < 4; i++) {

@@ -3,10 +3,11 @@
 // addresses (127.0.0.2 and up are this host on Linux; a client binds one with `localAddress`).
 import { connect, type Socket } from 'node:net';
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { loadSmtpCertificate } from '../../src/infra/tls/smtp-certificate.js';
 import { type SmtpListener, startSmtpListener } from '../../src/smtp/listener.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 /** A line-level SMTP client: every reply line it got, and waits for one matching a pattern. */
 class RawSmtp {
@@ -55,20 +56,23 @@ class RawSmtp {
 
 const ADMIN_TOKEN = 'smtp-edge-admin-token-0123456789abcdef';
 
+const it = appTest({
+  env: {
+    SMTP_MAX_CONNECTIONS_PER_ADDRESS: '20',
+    ADMIN_TOKEN,
+    EMAIL_DOMAINS: 'agents.switchboard.local, mail.acme.test',
+  },
+});
+
 describe('the SMTP edge', () => {
-  let t: TestApp;
   let a: TestAccount;
   let address: string;
   let identityId: string;
   const extra: SmtpListener[] = [];
-  beforeAll(async () => {
-    t = await startApp({
-      env: {
-        SMTP_MAX_CONNECTIONS_PER_ADDRESS: '20',
-        ADMIN_TOKEN,
-        EMAIL_DOMAINS: 'agents.switchboard.local, mail.acme.test',
-      },
-    });
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     a = await t.newAccount();
     const box = await a.request('POST', '/api/email/identities', { localPart: `edge${Date.now().toString(36)}` });
     expect(box.status).toBe(201);
@@ -76,7 +80,6 @@ describe('the SMTP edge', () => {
   });
   afterAll(async () => {
     for (const l of extra) await l.close();
-    await t?.close();
   });
 
   /** Another listener of the same app with some limits changed (each test its own, so their budgets never mix). */
@@ -91,7 +94,9 @@ describe('the SMTP edge', () => {
   const threadCount = async () =>
     (await a.request('GET', `/api/email/identities/${identityId}/threads?limit=100`)).body.threads.length;
 
-  it('200 idle connections from 127.0.0.1 hold 20 slots; 20 deliveries from 127.0.0.2 go through meanwhile', async () => {
+  it('200 idle connections from 127.0.0.1 hold 20 slots; 20 deliveries from 127.0.0.2 go through meanwhile', async ({
+    t,
+  }) => {
     const port = t.app.smtpPort()!;
     const idle = Array.from({ length: 200 }, () => new RawSmtp(port, '127.0.0.1'));
     try {
@@ -214,7 +219,7 @@ describe('the SMTP edge', () => {
     expect(statuses[5]).toMatch(/^451 4\.7\.1 Too many messages from senders at two\.example; try again in \d+ s$/);
   });
 
-  it('answers unparseable (over-nested) MIME 554 5.6.0, a permanent refusal, and stores what parses', async () => {
+  it('answers unparseable (over-nested) MIME 554 5.6.0, a permanent refusal, and stores what parses', async ({ t }) => {
     const nested = (depth: number) => {
       let body = 'Content-Type: text/plain\r\n\r\nhello from the innermost part\r\n';
       for (let i = 0; i < depth; i++) {
@@ -243,7 +248,9 @@ describe('the SMTP edge', () => {
     expect(await threadCount()).toBe(before + 1);
   });
 
-  it('accepts postmaster@ and abuse@ of every hosted domain into the operator mailbox, read through /admin/mail', async () => {
+  it('accepts postmaster@ and abuse@ of every hosted domain into the operator mailbox, read through /admin/mail', async ({
+    t,
+  }) => {
     const admin = (path: string) =>
       fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then(async (r) => ({
         status: r.status,

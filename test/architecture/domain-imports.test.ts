@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { type DataSite, dataSites, isStoreFile, prismaDelegates, QUERY_KINDS } from '../../scripts/house-rules.js';
 
 /**
  * The domain opens no socket and imports no client library (ARCHITECTURE.md "Outside systems sit behind ports",
@@ -33,6 +34,119 @@ const FORBIDDEN_PREFIXES = ['@ai-sdk/', '@fastify/', '@pothos/', '@graphql-yoga/
 const PENDING: Record<string, string> = {};
 
 const root = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * Files of src/domain still holding Prisma calls or SQL outside a store (issue 23 step 2: each area's stores are
+ * being grown from its `*.batch.ts` and services in parallel changes). Each names what it still holds, measured with
+ * `npm run house -- --sites`; an entry leaves when its file holds none (the test fails on an entry that is clean).
+ */
+const PENDING_QUERIES: Record<string, string> = {
+  'src/domain/accounts/account.service.ts': 'Prisma calls (8): to accounts.store.ts',
+  'src/domain/accounts/admin.service.ts': 'Prisma calls (6): to accounts.store.ts',
+  'src/domain/compliance/brand.service.ts':
+    'Prisma calls, $queryRaw, Prisma.sql and database.read (17): to compliance.store.ts',
+  'src/domain/compliance/campaign-lint.service.ts': 'Prisma call (1): to compliance.store.ts',
+  'src/domain/compliance/campaign.service.ts': 'Prisma calls (16): to compliance.store.ts',
+  'src/domain/compliance/compliance.batch.ts': 'Prisma calls (7): becomes compliance.store.ts',
+  'src/domain/compliance/did-lifecycle.ts': 'Prisma calls and Prisma.sql (8): to compliance.store.ts',
+  'src/domain/compliance/history.service.ts': 'Prisma calls (3): to compliance.store.ts',
+  'src/domain/compliance/number.service.ts': 'Prisma calls (14): to compliance.store.ts',
+  'src/domain/compliance/registry.decisions.ts': 'Prisma calls (7): to compliance.store.ts',
+  'src/domain/contacts/contact.service.ts': 'Prisma calls (13): to contacts.store.ts',
+  'src/domain/email/agent.context.ts': 'Prisma calls (3): to email.store.ts',
+  'src/domain/email/agent.responder.ts': 'Prisma calls, $executeRaw and Prisma.sql (14): to email.store.ts',
+  'src/domain/email/agent.service.ts': 'Prisma calls (13): to email.store.ts',
+  'src/domain/email/attachments.ts': 'Prisma calls (4): to email.store.ts',
+  'src/domain/email/blobs.ts': 'Prisma calls (6): to email.store.ts',
+  'src/domain/email/blocklist.service.ts': 'Prisma calls (5): to email.store.ts',
+  'src/domain/email/bounces.ts': 'Prisma calls (4): to email.store.ts',
+  'src/domain/email/dkim.service.ts': 'Prisma calls (4): to email.store.ts',
+  'src/domain/email/domain.service.ts': 'Prisma calls (9): to email.store.ts',
+  'src/domain/email/email.batch.ts': 'Prisma calls (5): becomes email.store.ts',
+  'src/domain/email/identity.service.ts': 'Prisma calls (10): to email.store.ts',
+  'src/domain/email/inbound.service.ts': 'Prisma calls (10): to email.store.ts',
+  'src/domain/email/labels.ts': 'Prisma calls (6): to email.store.ts',
+  'src/domain/email/operator-mail.service.ts': 'Prisma calls (3): to email.store.ts',
+  'src/domain/email/outbound.service.ts': 'Prisma calls and Prisma.sql (10): to email.store.ts',
+  'src/domain/email/smtp-credentials.service.ts': 'Prisma calls (3): to email.store.ts',
+  'src/domain/email/submission.service.ts': 'Prisma calls (4): to email.store.ts',
+  'src/domain/email/suppressions.service.ts': 'Prisma calls (3): to email.store.ts',
+  'src/domain/email/thread.service.ts': 'Prisma calls (5): to email.store.ts',
+  'src/domain/events/event-retention.ts': '$executeRaw (1): to the event log or an events store',
+  'src/domain/events/event-stream.ts': '$queryRaw and Prisma.sql (6): to the event log or an events store',
+  'src/domain/events/event.service.ts': 'Prisma calls (2): to the event log or an events store',
+  'src/domain/webhooks/webhook.batch.ts': 'Prisma calls (2): becomes webhook.store.ts',
+  'src/domain/webhooks/webhook.dispatcher.ts':
+    'Prisma calls, $queryRaw, Prisma.sql, database.statement (25): to webhook.store.ts',
+  'src/domain/webhooks/webhook.service.ts': 'Prisma calls (22): to webhook.store.ts',
+  'src/domain/webhooks/webhooks.module.ts': 'Prisma call (1): to webhook.store.ts',
+};
+
+/**
+ * Files of src/domain outside stores still naming generated Prisma types or values (issue 23 steps 2 and 3: no Prisma
+ * type in a service signature; one domain shape per noun). Same rule as {@link PENDING_QUERIES}.
+ */
+const PENDING_GENERATED: Record<string, string> = {
+  'src/domain/compliance/brand.service.ts': 'Brand, Prisma: domain shapes and the store',
+  'src/domain/compliance/campaign-lint.service.ts': 'Brand, Campaign: domain shapes',
+  'src/domain/compliance/campaign.service.ts': 'Campaign: a domain shape',
+  'src/domain/compliance/compliance.batch.ts': 'Brand: becomes compliance.store.ts',
+  'src/domain/compliance/compliance.dto.ts':
+    'Brand, Campaign, CampaignCarrier, PhoneNumber, Vetting: domain shapes (step 3)',
+  'src/domain/compliance/did-lifecycle.ts': 'PhoneNumber, Prisma: a domain shape and the store',
+  'src/domain/compliance/registry.decisions.ts': 'Brand, Campaign, Vetting: domain shapes',
+  'src/domain/compliance/registry.port.ts': 'Brand, Campaign, Prisma, Vetting: the port takes domain shapes',
+  'src/domain/contacts/contact.service.ts': 'Contact: a domain shape',
+  'src/domain/email/agent.context.ts': 'Agent, Contact, EmailMessage, KnowledgeDocument: domain shapes',
+  'src/domain/email/agent.events.ts': 'a generated type: a domain shape',
+  'src/domain/email/agent.responder.ts': 'AgentJob, EmailMessage, Prisma: domain shapes and the store',
+  'src/domain/email/agent.service.ts': 'Agent, KnowledgeDocument: domain shapes',
+  'src/domain/email/attachments.ts': 'EmailAttachment, EmailMessage: domain shapes',
+  'src/domain/email/blocklist.service.ts': 'EmailBlockEntry: a domain shape',
+  'src/domain/email/bounces.ts': 'EmailMessage: a domain shape',
+  'src/domain/email/dkim.service.ts': 'DkimKey: a domain shape',
+  'src/domain/email/domain.service.ts': 'EmailDomain: a domain shape',
+  'src/domain/email/email.batch.ts': 'Agent, EmailIdentity, EmailThread: becomes email.store.ts',
+  'src/domain/email/identity.service.ts': 'EmailIdentity: a domain shape',
+  'src/domain/email/inbound.service.ts': 'EmailIdentity, EmailThread: domain shapes',
+  'src/domain/email/outbound.service.ts':
+    'EmailIdentity, EmailMessage, EmailThread, Prisma: domain shapes and the store',
+  'src/domain/email/smtp-credentials.service.ts': 'EmailIdentity: a domain shape',
+  'src/domain/email/submission.service.ts': 'EmailIdentity: a domain shape',
+  'src/domain/email/suppressions.service.ts': 'EmailSuppression: a domain shape',
+  'src/domain/email/thread.service.ts': 'AgentJob, EmailAttachment, EmailMessage, EmailThread: domain shapes',
+  'src/domain/events/event-stream.ts': 'Prisma: to the event log or an events store',
+  'src/domain/webhooks/webhook.dispatcher.ts': 'Prisma: to webhook.store.ts',
+};
+
+/** Where each non-store file of src/domain reaches the database or names generated Prisma code. */
+async function domainDataSites(): Promise<Map<string, DataSite[]>> {
+  const delegates = prismaDelegates();
+  const out = new Map<string, DataSite[]>();
+  for (const file of await sourceFiles(path.join(root, 'src/domain'))) {
+    const rel = path.relative(root, file);
+    if (isStoreFile(rel)) continue;
+    const sites = dataSites(rel, await readFile(file, 'utf8'), delegates);
+    if (sites.length) out.set(rel, sites);
+  }
+  return out;
+}
+
+/** Offences of `sites` of the given kinds, with files in `pending` left out; and pending entries that are clean. */
+function judge(
+  all: Map<string, DataSite[]>,
+  kinds: readonly DataSite['kind'][],
+  pending: Record<string, string>,
+): { offences: string[]; stalePending: string[] } {
+  const offences: string[] = [];
+  const dirty = new Set<string>();
+  for (const [rel, sites] of all)
+    for (const s of sites.filter((x) => kinds.includes(x.kind))) {
+      dirty.add(rel);
+      if (!pending[rel]) offences.push(`${rel}:${s.line} ${s.kind} ${s.text}`);
+    }
+  return { offences, stalePending: Object.keys(pending).filter((rel) => !dirty.has(rel)) };
+}
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -136,5 +250,63 @@ describe('house rules (import graph)', () => {
       if (/\bparseInput\s*\(/.test(await readFile(file, 'utf8'))) offences.push(rel);
     }
     expect(offences).toEqual([]);
+  });
+
+  it('no Prisma call or SQL outside stores: in src/domain only *.store.ts, the event log and the kernel query', async () => {
+    // Issue 23 step 2: services call stores with plain parameters. `$transaction` is not a query: a service may
+    // open one and hand its `tx` to stores.
+    const { offences, stalePending } = judge(await domainDataSites(), QUERY_KINDS, PENDING_QUERIES);
+    expect(offences).toEqual([]);
+    expect(stalePending, 'PENDING_QUERIES entries whose file holds no query any more').toEqual([]);
+  });
+
+  it('no generated Prisma type or value outside stores (services exchange domain shapes with stores)', async () => {
+    const { offences, stalePending } = judge(
+      await domainDataSites(),
+      ['prisma-type', 'prisma-value'],
+      PENDING_GENERATED,
+    );
+    expect(offences).toEqual([]);
+    expect(stalePending, 'PENDING_GENERATED entries whose file names no generated code any more').toEqual([]);
+  });
+
+  it('the store check itself catches queries, SQL and generated imports, and lets transactions and look-alikes pass', () => {
+    const text = [
+      "import { type Brand, Prisma } from '../../generated/prisma/client.js';",
+      "import type { Campaign } from '../../generated/prisma/client.js';",
+      'export async function f(ctx: DomainContext, tx: Tx, id: string) {',
+      '  await ctx.db.brand.findUnique({ where: { id } });',
+      '  await tx.emailMessage.update({ where: { id }, data: {} });',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: source text under test
+      '  await tx.$executeRaw`UPDATE brands SET name = ${id}`;',
+      '  await ctx.database.read(STATEMENT, [id]);',
+      "  const q = 'SELECT id FROM brands WHERE id = $1';",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: source text under test
+      '  const frag = Prisma.sql`id = ${id}`;',
+      '  await ctx.db.$transaction(async (t2) => save(t2, id));',
+      '  seen.delete(id);',
+      "  const method = 'DELETE';",
+      '  await store.brand.count(id);',
+      '}',
+    ].join('\n');
+    const delegates = new Set(['brand', 'emailMessage']);
+    const sites = dataSites('src/domain/compliance/x.service.ts', text, delegates).map((s) => `${s.line} ${s.kind}`);
+    expect(sites).toEqual([
+      '1 prisma-type',
+      '1 prisma-value',
+      '2 prisma-type',
+      '4 prisma-call',
+      '5 prisma-call',
+      '6 raw-sql',
+      '7 database-port',
+      '8 sql-text',
+      '9 sql-text',
+      // `store.brand.count` has the shape of a delegate call: stores are named `…Store`, not after models.
+      '13 prisma-call',
+    ]);
+    expect(isStoreFile('src/domain/compliance/compliance.store.ts')).toBe(true);
+    expect(isStoreFile('src/domain/events/event-log.ts')).toBe(true);
+    expect(isStoreFile('src/domain/kernel/db.ts')).toBe(true);
+    expect(isStoreFile('src/domain/compliance/brand.service.ts')).toBe(false);
   });
 });

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, detailCodes } from './fixtures.js';
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-describe('brands over REST (spec 4.1)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
-  it('registers a brand in PENDING / SELF_DECLARED with the spec 2.1 fields and default country US', async () => {
-    const a = await t.newAccount();
+describe('brands over REST (spec 4.1)', () => {
+  it('registers a brand in PENDING / SELF_DECLARED with the spec 2.1 fields and default country US', async ({ a }) => {
     const res = await a.request('POST', '/compliance/brands', brandBody());
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -37,8 +31,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(got.body).toEqual(res.body);
   });
 
-  it('lists brands oldest first, paged by limit and cursor', async () => {
-    const a = await t.newAccount();
+  it('lists brands oldest first, paged by limit and cursor', async ({ a }) => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await a.request('POST', '/compliance/brands', brandBody({ name: `B${i}` }))).body.id);
@@ -59,8 +52,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(detailCodes(tooMany.body)).toEqual(['query.limit:TOO_BIG']);
   });
 
-  it('reports every validation rule at once (EIN, enums, email, URL, phone, country, required)', async () => {
-    const a = await t.newAccount();
+  it('reports every validation rule at once (EIN, enums, email, URL, phone, country, required)', async ({ t, a }) => {
     const res = await a.request('POST', '/compliance/brands', {
       ein: '123456789',
       vertical: 'SPACE',
@@ -85,8 +77,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(await t.app.ctx.db.brand.count({ where: { accountId: a.accountId } })).toBe(0);
   });
 
-  it('requires name, ein, vertical and entityType', async () => {
-    const a = await t.newAccount();
+  it('requires name, ein, vertical and entityType', async ({ a }) => {
     const res = await a.request('POST', '/compliance/brands', {});
     expect(detailCodes(res.body)).toEqual([
       'ein:REQUIRED',
@@ -96,8 +87,9 @@ describe('brands over REST (spec 4.1)', () => {
     ]);
   });
 
-  it('requires stockSymbol, stockExchange and businessContactEmail for PUBLIC_PROFIT, alongside other violations', async () => {
-    const a = await t.newAccount();
+  it('requires stockSymbol, stockExchange and businessContactEmail for PUBLIC_PROFIT, alongside other violations', async ({
+    a,
+  }) => {
     const res = await a.request('POST', '/compliance/brands', brandBody({ entityType: 'PUBLIC_PROFIT', ein: 'x' }));
     expect(res.status).toBe(400);
     expect(detailCodes(res.body)).toEqual([
@@ -120,15 +112,13 @@ describe('brands over REST (spec 4.1)', () => {
     expect(ok.body).toMatchObject({ stockSymbol: 'ACME', stockExchange: 'NASDAQ' });
   });
 
-  it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
-    const a = await t.newAccount();
+  it('answers malformed JSON with 400 MALFORMED_JSON', async ({ a }) => {
     const res = await a.request('POST', '/compliance/brands', '{"name":', { 'content-type': 'application/json' });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('MALFORMED_JSON');
   });
 
-  it('serves the three enums, the vertical list exactly as spec 2.10, and 404 for others', async () => {
-    const a = await t.newAccount();
+  it('serves the three enums, the vertical list exactly as spec 2.10, and 404 for others', async ({ a }) => {
     const vertical = await a.request('GET', '/compliance/enums/vertical');
     expect(vertical.body).toEqual({
       name: 'vertical',
@@ -177,8 +167,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(other.body.error.code).toBe('NOT_FOUND');
   });
 
-  it('updates a brand: contact fields keep ACTIVE, an identity field sends it back to PENDING', async () => {
-    const a = await t.newAccount();
+  it('updates a brand: contact fields keep ACTIVE, an identity field sends it back to PENDING', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const contact = await a.request(
       'PUT',
@@ -208,8 +197,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(roundTrip.body).toMatchObject({ vertical: 'TECHNOLOGY', status: 'ACTIVE', id: brand.id });
   });
 
-  it('deletes a brand without campaigns (then 404)', async () => {
-    const a = await t.newAccount();
+  it('deletes a brand without campaigns (then 404)', async ({ t, a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody())).body;
     const del = await a.request('DELETE', `/compliance/brands/${brand.id}`);
     expect(del.status).toBe(200);
@@ -218,8 +206,10 @@ describe('brands over REST (spec 4.1)', () => {
     expect(await t.app.ctx.db.registryTask.count({ where: { brandId: brand.id } })).toBe(0);
   });
 
-  it('qualifies an ACTIVE brand for standard use cases, with per-carrier metadata; vetted-only ones need vetting', async () => {
-    const a = await t.newAccount();
+  it('qualifies an ACTIVE brand for standard use cases, with per-carrier metadata; vetted-only ones need vetting', async ({
+    t,
+    a,
+  }) => {
     const pending = (await a.request('POST', '/compliance/brands', brandBody())).body;
     const before = await a.request('GET', `/compliance/brands/${pending.id}/qualify`);
     expect(before.body).toMatchObject({ qualified: false, status: 'PENDING' });
@@ -252,8 +242,10 @@ describe('brands over REST (spec 4.1)', () => {
     });
   });
 
-  it('fails a brand with EIN prefix 00 (UNVERIFIED, TAX_ID feedback); fix + revet makes it ACTIVE', async () => {
-    const a = await t.newAccount();
+  it('fails a brand with EIN prefix 00 (UNVERIFIED, TAX_ID feedback); fix + revet makes it ACTIVE', async ({
+    t,
+    a,
+  }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein: '00-1234567' }))).body;
     const early = await a.request('GET', `/compliance/brands/${brand.id}/feedback`);
     expect(early.body.category).toEqual([]);
@@ -287,13 +279,12 @@ describe('brands over REST (spec 4.1)', () => {
     expect((await a.request('GET', `/compliance/brands/${brand.id}/feedback`)).body.category).toEqual([]);
   });
 
-  it.each([
+  it.for([
     ['01-1234567', 'STOCK_SYMBOL'],
     ['02-1234567', 'GOVERNMENT_ENTITY'],
     ['03-1234567', 'NONPROFIT'],
     ['04-1234567', 'OTHERS'],
-  ])('EIN %s fails with %s feedback', async (ein, category) => {
-    const a = await t.newAccount();
+  ] as const)('EIN %s fails with %s feedback', async ([ein, category], { t, a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein }))).body;
     clock.advance(5_000);
     await t.drain();
@@ -301,8 +292,10 @@ describe('brands over REST (spec 4.1)', () => {
     expect(feedback.body.category.map((c: { id: string }) => c.id)).toEqual([category]);
   });
 
-  it('applies for vetting: PENDING record, reused while pending, APPROVED with a score and VETTED_VERIFIED later', async () => {
-    const a = await t.newAccount();
+  it('applies for vetting: PENDING record, reused while pending, APPROVED with a score and VETTED_VERIFIED later', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a, { ein: '12-3456789' });
     const first = await a.request('POST', `/compliance/brands/${brand.id}/vetting/apply`);
     expect(first.status).toBe(201);
@@ -336,8 +329,10 @@ describe('brands over REST (spec 4.1)', () => {
     expect(detailCodes(bad.body)).toEqual(['evpId:INVALID_ENUM_VALUE']);
   });
 
-  it('fails the vetting of an EIN with prefix 09 and refuses vetting of a brand that is not ACTIVE', async () => {
-    const a = await t.newAccount();
+  it('fails the vetting of an EIN with prefix 09 and refuses vetting of a brand that is not ACTIVE', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a, { ein: '09-1234567' });
     await a.request('POST', `/compliance/brands/${brand.id}/vetting/apply`);
     clock.advance(30_000);
@@ -351,8 +346,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(refused.body.error.code).toBe('BRAND_NOT_ACTIVE');
   });
 
-  it('creates one brand for a retried POST with the same Idempotency-Key', async () => {
-    const a = await t.newAccount();
+  it('creates one brand for a retried POST with the same Idempotency-Key', async ({ a }) => {
     const headers = { 'idempotency-key': 'register-acme-1' };
     const first = await a.request('POST', '/compliance/brands', brandBody(), headers);
     const retry = await a.request('POST', '/compliance/brands', brandBody(), headers);
@@ -364,7 +358,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect(list.body.brands).toHaveLength(1);
   });
 
-  it('isolates accounts: another account’s brand answers 404 everywhere and is not listed', async () => {
+  it('isolates accounts: another account’s brand answers 404 everywhere and is not listed', async ({ t }) => {
     const owner = await t.newAccount();
     const other = await t.newAccount();
     const brand = (await owner.request('POST', '/compliance/brands', brandBody())).body;
@@ -386,7 +380,7 @@ describe('brands over REST (spec 4.1)', () => {
     expect((await owner.request('GET', `/compliance/brands/${brand.id}`)).status).toBe(200);
   });
 
-  it('needs the compliance scope (403) and a key (401)', async () => {
+  it('needs the compliance scope (403) and a key (401)', async ({ t }) => {
     const a = await t.newAccount(['email']);
     expect((await a.request('GET', '/compliance/brands')).status).toBe(403);
     const res = await a.request('GET', '/compliance/brands', undefined, { authorization: 'Bearer nope' });

@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, campaignBody, detailCodes, freshNumbers, newCampaign } from './fixtures.js';
 
-describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
-  it('creates a campaign in PENDING with one PENDING row per carrier, readable in detail, list and carriers', async () => {
-    const a = await t.newAccount();
+describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () => {
+  it('creates a campaign in PENDING with one PENDING row per carrier, readable in detail, list and carriers', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const res = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));
     expect(res.status).toBe(201);
@@ -51,8 +48,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(list.body.nextCursor).toBeNull();
   });
 
-  it('pages campaigns with limit and cursor', async () => {
-    const a = await t.newAccount();
+  it('pages campaigns with limit and cursor', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
@@ -67,8 +63,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(filtered.body.campaigns.map((c: { id: string }) => c.id)).toEqual([otherId]);
   });
 
-  it('validates campaigns: every rule at once (usecase, description 40–4096, 2–5 samples of 20–1024, booleans)', async () => {
-    const a = await t.newAccount();
+  it('validates campaigns: every rule at once (usecase, description 40–4096, 2–5 samples of 20–1024, booleans)', async ({
+    t,
+    a,
+  }) => {
     const res = await a.request('POST', '/compliance/campaigns', {
       usecase: 'SPAM',
       description: 'too short',
@@ -99,8 +97,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(await t.app.ctx.db.campaign.count({ where: { accountId: a.accountId } })).toBe(0);
   });
 
-  it('accepts TCR’s DELIVERY_NOTIFICATION spelling as DELIVERY_NOTIFICATIONS', async () => {
-    const a = await t.newAccount();
+  it('accepts TCR’s DELIVERY_NOTIFICATION spelling as DELIVERY_NOTIFICATIONS', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const res = await a.request(
       'POST',
@@ -111,8 +108,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(res.body.usecase).toBe('DELIVERY_NOTIFICATIONS');
   });
 
-  it('refuses campaigns for an unknown brand (404), a PENDING brand (422) and an unqualified use case (422)', async () => {
-    const a = await t.newAccount();
+  it('refuses campaigns for an unknown brand (404), a PENDING brand (422) and an unqualified use case (422)', async ({
+    t,
+    a,
+  }) => {
     const unknown = await a.request('POST', '/compliance/campaigns', campaignBody('no-such-brand'));
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toMatchObject({ code: 'NOT_FOUND', field: 'brandId' });
@@ -130,8 +129,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(political.body.error).toMatchObject({ code: 'USECASE_NOT_QUALIFIED', field: 'usecase' });
   });
 
-  it('provisions, lists and releases numbers; emits did.purchased and did.released', async () => {
-    const a = await t.newAccount();
+  it('provisions, lists and releases numbers; emits did.purchased and did.released', async ({ t, a }) => {
     const [n1, n2, n3] = freshNumbers(3) as [string, string, string];
     const res = await a.request('POST', '/api/numbers', { numbers: [n2, n1, n1] });
     expect(res.status).toBe(201);
@@ -180,8 +178,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     ]);
   });
 
-  it('validates numbers as E.164 (libphonenumber-js) and requires the list', async () => {
-    const a = await t.newAccount();
+  it('validates numbers as E.164 (libphonenumber-js) and requires the list', async ({ t, a }) => {
     const res = await a.request('POST', '/api/numbers', { numbers: ['4155550100', '+1555', '+14155550100x'] });
     expect(res.status).toBe(400);
     expect(detailCodes(res.body)).toEqual([
@@ -196,8 +193,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(detailCodes(assign.body)).toEqual(['numbers.0:INVALID_FORMAT']);
   });
 
-  it('assigns and removes numbers; lists them; did-mapping covers assigned and unassigned numbers', async () => {
-    const a = await t.newAccount();
+  it('assigns and removes numbers; lists them; did-mapping covers assigned and unassigned numbers', async ({
+    t,
+    a,
+  }) => {
     const { campaign } = await newCampaign(t, a);
     const [n1, n2, n3] = freshNumbers(3).sort() as [string, string, string];
     await a.request('POST', '/api/numbers', { numbers: [n1, n2, n3] });
@@ -255,8 +254,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     ]);
   });
 
-  it('section 7: a DID linked to another campaign answers 409 and nothing of the call is assigned', async () => {
-    const a = await t.newAccount();
+  it('section 7: a DID linked to another campaign answers 409 and nothing of the call is assigned', async ({
+    t,
+    a,
+  }) => {
     const { campaign: first } = await newCampaign(t, a);
     const { campaign: second } = await newCampaign(t, a);
     const [n1, n2] = freshNumbers(2).sort() as [string, string];
@@ -269,8 +270,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect((await a.request('GET', `/compliance/campaigns/${second.id}/numbers`)).body.numbers).toEqual([]);
   });
 
-  it('section 7: unprovisioned numbers are refused (422) and nothing of the call is assigned', async () => {
-    const a = await t.newAccount();
+  it('section 7: unprovisioned numbers are refused (422) and nothing of the call is assigned', async ({ t, a }) => {
     const other = await t.newAccount();
     const { campaign } = await newCampaign(t, a);
     const [mine, theirs, nobody] = freshNumbers(3) as [string, string, string];
@@ -288,8 +288,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(await t.app.ctx.db.phoneNumber.count({ where: { campaignId: campaign.id } })).toBe(0);
   });
 
-  it('section 7: deleting a brand with campaigns answers 409 BRAND_HAS_CAMPAIGNS; after the campaign is gone it works', async () => {
-    const a = await t.newAccount();
+  it('section 7: deleting a brand with campaigns answers 409 BRAND_HAS_CAMPAIGNS; after the campaign is gone it works', async ({
+    t,
+    a,
+  }) => {
     const { brand, campaign } = await newCampaign(t, a);
     const res = await a.request('DELETE', `/compliance/brands/${brand.id}`);
     expect(res.status).toBe(409);
@@ -299,8 +301,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect((await a.request('DELETE', `/compliance/brands/${brand.id}`)).status).toBe(200);
   });
 
-  it('section 7: deleting a campaign unlinks its DIDs (they stay provisioned, unassigned in did-mapping)', async () => {
-    const a = await t.newAccount();
+  it('section 7: deleting a campaign unlinks its DIDs (they stay provisioned, unassigned in did-mapping)', async ({
+    t,
+    a,
+  }) => {
     const { campaign } = await newCampaign(t, a);
     const numbers = freshNumbers(2).sort();
     await a.request('POST', '/api/numbers', { numbers });
@@ -317,8 +321,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(released.status).toBe(200);
   });
 
-  it('refuses to release an assigned number (409 NUMBER_ASSIGNED)', async () => {
-    const a = await t.newAccount();
+  it('refuses to release an assigned number (409 NUMBER_ASSIGNED)', async ({ t, a }) => {
     const { campaign } = await newCampaign(t, a);
     const [n] = freshNumbers(1) as [string];
     await a.request('POST', '/api/numbers', { numbers: [n] });
@@ -329,8 +332,10 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect((await a.request('GET', '/api/numbers')).body.numbers).toHaveLength(1);
   });
 
-  it('updates a campaign: numberPool alone keeps the review, content changes re-review; brandId/usecase are fixed', async () => {
-    const a = await t.newAccount();
+  it('updates a campaign: numberPool alone keeps the review, content changes re-review; brandId/usecase are fixed', async ({
+    t,
+    a,
+  }) => {
     const { campaign } = await newCampaign(t, a);
     clock.advance(40_000);
     await t.drain();
@@ -357,8 +362,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(detailCodes(invalid.body)).toEqual(['description:TOO_SHORT', 'extra:UNKNOWN_FIELD']);
   });
 
-  it('validates nudge bodies (nudgeIntent enum, description ≤ 1024)', async () => {
-    const a = await t.newAccount();
+  it('validates nudge bodies (nudgeIntent enum, description ≤ 1024)', async ({ t, a }) => {
     const { campaign } = await newCampaign(t, a);
     const res = await a.request('POST', `/compliance/campaigns/${campaign.id}/nudge`, {
       nudgeIntent: 'PLEASE',
@@ -368,8 +372,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(detailCodes(res.body)).toEqual(['description:TOO_LONG', 'nudgeIntent:INVALID_ENUM_VALUE']);
   });
 
-  it('spec 4.2: a nudge with no body (or {}) is a review nudge (TCR intent REVIEW)', async () => {
-    const a = await t.newAccount();
+  it('spec 4.2: a nudge with no body (or {}) is a review nudge (TCR intent REVIEW)', async ({ t, a }) => {
     const { campaign } = await newCampaign(t, a);
     const before = (await a.request('GET', `/compliance/campaigns/${campaign.id}`)).body;
     expect(before.carriers.some((c: { status: string }) => c.status === 'PENDING')).toBe(true);
@@ -393,7 +396,7 @@ describe('campaigns, numbers and DID mapping over REST (spec 4.2, 4.3, 7)', () =
     expect(appeal.body.error.code).toBe('NOTHING_TO_APPEAL');
   });
 
-  it('isolates accounts: another account’s campaign answers 404 on every campaign endpoint', async () => {
+  it('isolates accounts: another account’s campaign answers 404 on every campaign endpoint', async ({ t }) => {
     const owner = await t.newAccount();
     const other = await t.newAccount();
     const { campaign } = await newCampaign(t, owner);

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { openSse } from '../helpers/sse.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { registerWebhook } from '../webhooks/helpers.js';
@@ -9,18 +10,16 @@ import { activeBrand, campaignBody, freshNumbers } from './fixtures.js';
 const WARMUP = 60_000;
 const COOLDOWN = 30_000;
 
+const clock = new ManualClock();
+const it = appTest({ clock, env: { DID_WARMUP_MS: String(WARMUP), DID_COOLDOWN_MS: String(COOLDOWN) } });
+
 describe('number lifecycle: warming → active, cooling → unassigned (spec 3, issue 14)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock, env: { DID_WARMUP_MS: String(WARMUP), DID_COOLDOWN_MS: String(COOLDOWN) } });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
     await receiver.close();
-    await t.close();
   });
 
   async function numberOf(a: TestAccount, n: string) {
@@ -28,8 +27,10 @@ describe('number lifecycle: warming → active, cooling → unassigned (spec 3, 
     return list.body.numbers.find((x: { number: string }) => x.number === n);
   }
 
-  it('walks warming → active after assignment and approval, cooling → unassigned after removal: one did.state_changed per step on the stream and a webhook', async () => {
-    const a = await t.newAccount();
+  it('walks warming → active after assignment and approval, cooling → unassigned after removal: one did.state_changed per step on the stream and a webhook', async ({
+    t,
+    a,
+  }) => {
     const hook = await registerWebhook(a, receiver, ['did.state_changed']);
     const sse = openSse(`${t.url}/api/events?token=${a.apiKey}&channels=did`, ['did.state_changed']);
     await sse.opened();
@@ -105,8 +106,10 @@ describe('number lifecycle: warming → active, cooling → unassigned (spec 3, 
     sse.close();
   });
 
-  it('fails a pending assignment on a rejected campaign, warms on an approved one, cools on campaign deletion', async () => {
-    const a = await t.newAccount();
+  it('fails a pending assignment on a rejected campaign, warms on an approved one, cools on campaign deletion', async ({
+    t,
+    a,
+  }) => {
     const [x, y] = freshNumbers(2) as [string, string];
     await a.request('POST', '/api/numbers', { numbers: [x, y] });
     const brand = await activeBrand(t, a);
@@ -142,8 +145,9 @@ describe('number lifecycle: warming → active, cooling → unassigned (spec 3, 
     expect(changes).toEqual(['warming:ASSIGNED', 'cooling:CAMPAIGN_DELETED', 'unassigned:COOLDOWN_COMPLETE']);
   });
 
-  it('ingest refuses did.state_changed with an unknown state (400 INVALID_DID_STATE) and accepts the four states', async () => {
-    const a = await t.newAccount();
+  it('ingest refuses did.state_changed with an unknown state (400 INVALID_DID_STATE) and accepts the four states', async ({
+    a,
+  }) => {
     const bad = await a.request('POST', '/api/events', {
       eventType: 'did.state_changed',
       payload: { number: '+14155550100', state: 'bogus', previousState: 'hot' },

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 import { brandBody, campaignBody, freshNumbers } from './fixtures.js';
 
@@ -134,15 +135,15 @@ const DidMapping = graphql(`
 `);
 const ComplianceEnum = graphql(`query ComplianceEnum($name: String!) { complianceEnum(name: $name) { name values } }`);
 
-describe('compliance over GraphQL', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
+describe('compliance over GraphQL', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(({ t: app }) => {
+    t = app;
+  });
   const advance = async (ms: number) => {
     clock.advance(ms);
     await t.drain();
@@ -154,8 +155,9 @@ describe('compliance over GraphQL', () => {
     return payload(res.data!.createBrand, 'CreateBrandPayload').brand;
   };
 
-  it('registers, reads, pages, updates, revets and deletes brands, with feedback, vettings and qualification', async () => {
-    const a = await t.newAccount();
+  it('registers, reads, pages, updates, revets and deletes brands, with feedback, vettings and qualification', async ({
+    a,
+  }) => {
     const brand = await register(a, { ein: '00-1234567' });
     expect(brand).toMatchObject({
       status: 'PENDING',
@@ -212,8 +214,7 @@ describe('compliance over GraphQL', () => {
     expect(gone.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
   });
 
-  it('answers every validation violation as a typed ValidationError with the REST codes', async () => {
-    const a = await t.newAccount();
+  it('answers every validation violation as a typed ValidationError with the REST codes', async ({ a }) => {
     const res = await a.gql(RegisterBrand, {
       input: { name: '', ein: '12345', vertical: 'RETAIL', entityType: 'PUBLIC_PROFIT', phone: '12' },
     });
@@ -245,8 +246,9 @@ describe('compliance over GraphQL', () => {
     ).toEqual(['description', 'sampleMessages', 'sampleMessages.0', 'usecase']);
   });
 
-  it('runs the campaign and number lifecycle: create, carriers, nudge, expedite, numbers, did mapping, delete', async () => {
-    const a = await t.newAccount();
+  it('runs the campaign and number lifecycle: create, carriers, nudge, expedite, numbers, did mapping, delete', async ({
+    a,
+  }) => {
     const brand = await register(a);
     await advance(5_000);
     const input = campaignBody(brand.id);
@@ -349,8 +351,7 @@ describe('compliance over GraphQL', () => {
     expect(brandDelete.data?.deleteBrand).toMatchObject({ __typename: 'ConflictError', code: 'BRAND_HAS_CAMPAIGNS' });
   });
 
-  it('serves the enums and isolates accounts (NOT_FOUND)', async () => {
-    const a = await t.newAccount();
+  it('serves the enums and isolates accounts (NOT_FOUND)', async ({ t, a }) => {
     const vertical = await a.gql(ComplianceEnum, { name: 'vertical' });
     expect(vertical.data?.complianceEnum.values).toHaveLength(19);
     const other = await t.newAccount();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, campaignBody } from './fixtures.js';
 
 type T = {
@@ -14,17 +14,14 @@ type T = {
 const brief = (ts: T[]) =>
   ts.map((t) => `${t.field}${t.carrier ? `@${t.carrier.networkId}` : ''}:${t.from}→${t.to}:${t.cause}`);
 
-describe('per-resource history read from the event log (issue 14)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
-  it('lists a brand’s transitions with causes and codes, still readable after deletion; 404 for other accounts', async () => {
-    const a = await t.newAccount();
+describe('per-resource history read from the event log (issue 14)', () => {
+  it('lists a brand’s transitions with causes and codes, still readable after deletion; 404 for other accounts', async ({
+    t,
+    a,
+  }) => {
     const reg = await a.request('POST', '/compliance/brands', brandBody({ ein: '00-1234588' }));
     clock.advance(5_000);
     await t.drain();
@@ -63,8 +60,10 @@ describe('per-resource history read from the event log (issue 14)', () => {
     expect((await a.request('GET', `/compliance/brands/${reg.body.id}/history?cursor=x`)).status).toBe(400);
   });
 
-  it('lists a campaign’s status and per-carrier transitions (carrier, reason, code), appeal included', async () => {
-    const a = await t.newAccount();
+  it('lists a campaign’s status and per-carrier transitions (carrier, reason, code), appeal included', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const c = (
       await a.request(

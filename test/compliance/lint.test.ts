@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, campaignBody } from './fixtures.js';
 
 /** A campaign that passes the lint: every TCR content field, consistent flags (research file §5.4). */
@@ -24,23 +25,25 @@ function goodCampaign(brandId: string, overrides: Record<string, unknown> = {}) 
 
 const codes = (findings: { code: string }[]) => [...new Set(findings.map((f) => f.code))].sort();
 
-describe('pre-submission lint (issue 14) and the sandbox carriers that decide by it', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
+describe('pre-submission lint (issue 14) and the sandbox carriers that decide by it', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(({ t: app }) => {
+    t = app;
+  });
   async function decideAll(a: TestAccount, id: string) {
     clock.advance(60_000);
     await t.drain();
     return (await a.request('GET', `/compliance/campaigns/${id}`)).body;
   }
 
-  it('flags every listed cause on a crafted campaign, with code, field and fix, and writes nothing', async () => {
-    const a = await t.newAccount();
+  it('flags every listed cause on a crafted campaign, with code, field and fix, and writes nothing', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const res = await a.request('POST', '/compliance/campaigns/lint', {
       brandId: brand.id,
@@ -100,8 +103,7 @@ describe('pre-submission lint (issue 14) and the sandbox carriers that decide by
     ).toEqual([]);
   });
 
-  it('a campaign that passes the lint is approved by every sandbox carrier', async () => {
-    const a = await t.newAccount();
+  it('a campaign that passes the lint is approved by every sandbox carrier', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const lint = await a.request('POST', '/compliance/campaigns/lint', goodCampaign(brand.id));
     expect(lint.body).toMatchObject({ passes: true, errorCount: 0, warningCount: 0 });
@@ -118,8 +120,10 @@ describe('pre-submission lint (issue 14) and the sandbox carriers that decide by
     ]);
   });
 
-  it('sandbox carriers reject for the lint’s causes with TCR’s reason and the lint’s code, carrier by carrier', async () => {
-    const a = await t.newAccount();
+  it('sandbox carriers reject for the lint’s causes with TCR’s reason and the lint’s code, carrier by carrier', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const noOptOut = goodCampaign(brand.id, {
       sampleMessages: [
@@ -160,8 +164,7 @@ describe('pre-submission lint (issue 14) and the sandbox carriers that decide by
     });
   });
 
-  it('dryRun on create and update answers the lint report and writes nothing', async () => {
-    const a = await t.newAccount();
+  it('dryRun on create and update answers the lint report and writes nothing', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const dry = await a.request('POST', '/compliance/campaigns?dryRun=true', goodCampaign(brand.id));
     expect(dry.status).toBe(200);

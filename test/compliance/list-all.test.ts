@@ -1,21 +1,16 @@
 // Spec 4.1/4.2: GET /compliance/brands and GET /compliance/campaigns answer every item of the account when no
 // `limit` is given (streamed from the database in chunks of 200, so more than one chunk is read here); with `limit`
 // they page (issue 22, item 7).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { STREAM_CHUNK } from '../../src/domain/paging.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, campaignBody } from './fixtures.js';
 
-describe('compliance lists without limit answer every item', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock() });
-  });
-  afterAll(() => t.close());
+const it = appTest({ clock: new ManualClock() });
 
-  it('GET /compliance/brands without limit answers all brands across chunks; with limit it pages', async () => {
-    const a = await t.newAccount();
+describe('compliance lists without limit answer every item', () => {
+  it('GET /compliance/brands without limit answers all brands across chunks; with limit it pages', async ({ t, a }) => {
     const other = await t.newAccount();
     expect((await other.request('POST', '/compliance/brands', brandBody({ name: 'Other LLC' }))).status).toBe(201);
     const total = STREAM_CHUNK + 3;
@@ -53,8 +48,7 @@ describe('compliance lists without limit answer every item', () => {
     expect((await a.request('GET', '/compliance/brands?page=1')).status).toBe(400);
   }, 120_000);
 
-  it('GET /compliance/campaigns without limit answers all campaigns (and of one brand)', async () => {
-    const a = await t.newAccount();
+  it('GET /compliance/campaigns without limit answers all campaigns (and of one brand)', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const other = await activeBrand(t, a);
     const ids: string[] = [];

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, campaignBody } from './fixtures.js';
 
 type Limit = {
@@ -12,17 +12,14 @@ type Limit = {
 const att = (carriers: Limit[]) => carriers.find((c) => c.networkId === 10017)!;
 const tmo = (carriers: Limit[]) => carriers.find((c) => c.networkId === 10035)!;
 
-describe('qualification per use case and carrier, and throughput tiers (issue 14)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
-  it('answers TCR campaign-builder data per use case and carrier, and one use case with ?usecase=', async () => {
-    const a = await t.newAccount();
+describe('qualification per use case and carrier, and throughput tiers (issue 14)', () => {
+  it('answers TCR campaign-builder data per use case and carrier, and one use case with ?usecase=', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const all = await a.request('GET', `/compliance/brands/${brand.id}/qualify`);
     expect(all.status).toBe(200);
@@ -73,8 +70,7 @@ describe('qualification per use case and carrier, and throughput tiers (issue 14
     expect(bad.body.error.details[0]).toMatchObject({ code: 'INVALID_ENUM_VALUE' });
   });
 
-  it('limits a sole proprietor to its use case and class (T-Mobile 1,000/day, AT&T 15/min)', async () => {
-    const a = await t.newAccount();
+  it('limits a sole proprietor to its use case and class (T-Mobile 1,000/day, AT&T 15/min)', async ({ t, a }) => {
     const brand = await activeBrand(t, a, {
       entityType: 'SOLE_PROPRIETOR',
       firstName: 'Jane',
@@ -94,8 +90,10 @@ describe('qualification per use case and carrier, and throughput tiers (issue 14
     expect(sp.carriers[0]).toMatchObject({ embeddedLinksAllowed: false, embeddedPhoneAllowed: false });
   });
 
-  it('a completed vetting raises the tier: brand and campaign limits change (T-Mobile cap, AT&T class and TPM)', async () => {
-    const a = await t.newAccount();
+  it('a completed vetting raises the tier: brand and campaign limits change (T-Mobile cap, AT&T class and TPM)', async ({
+    t,
+    a,
+  }) => {
     // Sandbox vetting score = 50 + (last two EIN digits mod 51): 89 → 88 (TOP); 20 → 70 (HIGH_MID).
     const brand = await activeBrand(t, a, { ein: '12-3456789' });
     const created = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { brandBody, campaignBody } from './fixtures.js';
 
-describe('REGISTRY_TIME_SCALE divides every sandbox delay', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock, env: { REGISTRY_TIME_SCALE: '10' } });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock, env: { REGISTRY_TIME_SCALE: '10' } });
 
-  it('decides a brand after 0.5 s and carriers after 1–4 s at scale 10', async () => {
-    const a = await t.newAccount();
+describe('REGISTRY_TIME_SCALE divides every sandbox delay', () => {
+  it('decides a brand after 0.5 s and carriers after 1–4 s at scale 10', async ({ t, a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody())).body;
     clock.advance(499);
     await t.drain();

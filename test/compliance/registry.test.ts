@@ -1,18 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, campaignBody, freshNumbers } from './fixtures.js';
+
+const clock = new ManualClock(new Date('2026-11-21T06:00:00.000Z'));
+const it = appTest({ clock });
 
 /** The sandbox registry's lifecycle under a manual clock (README "Sandbox registry"). */
 describe('sandbox campaign registry lifecycle', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock(new Date('2026-11-21T06:00:00.000Z'));
-    t = await startApp({ clock });
+  it.beforeAll(({ t: app }) => {
+    t = app;
   });
-  afterAll(() => t.close());
-
   const advance = async (ms: number) => {
     clock.advance(ms);
     await t.drain();
@@ -24,8 +25,7 @@ describe('sandbox campaign registry lifecycle', () => {
       ),
     );
 
-  it('decides a brand 5 s after registration, not before, and records the events', async () => {
-    const a = await t.newAccount();
+  it('decides a brand 5 s after registration, not before, and records the events', async ({ t, a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody())).body;
     await advance(4_999);
     expect((await a.request('GET', `/compliance/brands/${brand.id}`)).body.status).toBe('PENDING');
@@ -42,8 +42,10 @@ describe('sandbox campaign registry lifecycle', () => {
     expect(events[1]!.payload).toMatchObject({ brandId: brand.id, previousStatus: 'PENDING', status: 'ACTIVE' });
   });
 
-  it('approves a campaign carrier by carrier at different times, then it is sendable once a number is assigned', async () => {
-    const a = await t.newAccount();
+  it('approves a campaign carrier by carrier at different times, then it is sendable once a number is assigned', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const created = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));
     const id = created.body.id as string;
@@ -97,8 +99,10 @@ describe('sandbox campaign registry lifecycle', () => {
     ]);
   });
 
-  it('SANDBOX:REJECT:10035 makes T-Mobile reject; an appeal re-reviews it; removing the marker approves it', async () => {
-    const a = await t.newAccount();
+  it('SANDBOX:REJECT:10035 makes T-Mobile reject; an appeal re-reviews it; removing the marker approves it', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const description = 'Customer care conversations for Acme. SANDBOX:REJECT:10035';
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id, { description }))).body.id;
@@ -153,8 +157,10 @@ describe('sandbox campaign registry lifecycle', () => {
     ]);
   });
 
-  it('rejects everywhere without opt-in (REJECTED) and suspends on SANDBOX:SUSPEND:ALL (SUSPENDED)', async () => {
-    const a = await t.newAccount();
+  it('rejects everywhere without opt-in (REJECTED) and suspends on SANDBOX:SUSPEND:ALL (SUSPENDED)', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const noOptIn = (
       await a.request('POST', '/compliance/campaigns', campaignBody(brand.id, { subscriberOptIn: false }))
@@ -173,8 +179,7 @@ describe('sandbox campaign registry lifecycle', () => {
     expect((await a.request('GET', `/compliance/campaigns/${suspend.id}`)).body.status).toBe('SUSPENDED');
   });
 
-  it('nudge REVIEW halves the pending carriers’ remaining time', async () => {
-    const a = await t.newAccount();
+  it('nudge REVIEW halves the pending carriers’ remaining time', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id;
     const start = clock.now().getTime();
@@ -189,8 +194,7 @@ describe('sandbox campaign registry lifecycle', () => {
     expect(appeal.body.error.code).toBe('NOTHING_TO_APPEAL');
   });
 
-  it('expedite decides every pending carrier 1 s apart and marks the campaign expedited', async () => {
-    const a = await t.newAccount();
+  it('expedite decides every pending carrier 1 s apart and marks the campaign expedited', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id;
     const start = clock.now().getTime();
@@ -207,8 +211,10 @@ describe('sandbox campaign registry lifecycle', () => {
     expect(again.body.error.code).toBe('NOTHING_TO_EXPEDITE');
   });
 
-  it('a brand that goes back to PENDING blocks its campaigns (BRAND_NOT_ACTIVE) until it is decided again', async () => {
-    const a = await t.newAccount();
+  it('a brand that goes back to PENDING blocks its campaigns (BRAND_NOT_ACTIVE) until it is decided again', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id;
     await a.request('PUT', `/compliance/brands/${brand.id}`, brandBody({ ein: '12-7654321' }));
@@ -219,8 +225,7 @@ describe('sandbox campaign registry lifecycle', () => {
     expect(after.blockingReasons.map((r: { code: string }) => r.code)).not.toContain('BRAND_NOT_ACTIVE');
   });
 
-  it('records every 10dlc event type of a full lifecycle on channel 10dlc', async () => {
-    const a = await t.newAccount();
+  it('records every 10dlc event type of a full lifecycle on channel 10dlc', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     await a.request('POST', `/compliance/brands/${brand.id}/vetting/apply`);
     await advance(30_000);

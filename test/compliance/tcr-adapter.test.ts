@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { brandBody, campaignBody } from './fixtures.js';
 
 /** A request the fake TCR received. */
@@ -91,28 +92,29 @@ const KEY = 'csp-key-7f3a';
 const SECRET = 'csp-secret-91bd';
 const WEBHOOK_SECRET = 'tcr-webhook-secret-0123456789';
 
+let tcr: FakeTcr;
+const clock = new ManualClock(new Date('2026-11-22T06:00:00.000Z'));
+const it = appTest(async ({ onCleanup }) => {
+  tcr = new FakeTcr(KEY, SECRET);
+  const url = await tcr.start();
+  onCleanup(() => tcr.close());
+  return {
+    clock,
+    env: {
+      REGISTRY: 'tcr',
+      TCR_API_URL: url,
+      TCR_API_KEY: KEY,
+      TCR_API_SECRET: SECRET,
+      TCR_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    },
+  };
+});
+
 describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr)', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
-  let tcr: FakeTcr;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    tcr = new FakeTcr(KEY, SECRET);
-    const url = await tcr.start();
-    clock = new ManualClock(new Date('2026-11-22T06:00:00.000Z'));
-    t = await startApp({
-      clock,
-      env: {
-        REGISTRY: 'tcr',
-        TCR_API_URL: url,
-        TCR_API_KEY: KEY,
-        TCR_API_SECRET: SECRET,
-        TCR_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      },
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await tcr?.close();
+  it.beforeAll(({ t: app }) => {
+    t = app;
   });
 
   const hook = async (body: unknown, secret: string | null = WEBHOOK_SECRET) => {
@@ -149,8 +151,7 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(loadConfig({}).REGISTRY).toBe('sandbox');
   });
 
-  it('registers a brand at TCR with basic auth and the mapped fields; the webhook verifies it, once', async () => {
-    const a = await t.newAccount();
+  it('registers a brand at TCR with basic auth and the mapped fields; the webhook verifies it, once', async ({ a }) => {
     const created = await a.request('POST', '/compliance/brands', brandBody({ ein: '31-7000001' }));
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -213,8 +214,7 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
   });
 
-  it('an UNVERIFIED identity fails the brand with TCR’s description as feedback', async () => {
-    const a = await t.newAccount();
+  it('an UNVERIFIED identity fails the brand with TCR’s description as feedback', async ({ a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein: '31-7000002' }))).body;
     await t.drain();
     const tcrBrandId = (await t.app.ctx.db.tcrRef.findFirstOrThrow({ where: { localId: brand.id } })).tcrId;
@@ -229,8 +229,9 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(after).toMatchObject({ status: 'FAILED', identityStatus: 'UNVERIFIED' });
   });
 
-  it('submits a campaign through the campaign builder after a 503 (retried), then MNO events approve each carrier', async () => {
-    const a = await t.newAccount();
+  it('submits a campaign through the campaign builder after a 503 (retried), then MNO events approve each carrier', async ({
+    a,
+  }) => {
     const { brand, tcrBrandId } = await verifiedBrand(a, '31-7000003');
     tcr.failNext = 1;
     const created = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));
@@ -286,8 +287,7 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect((await a.request('GET', `/compliance/campaigns/${id}`)).body.status).toBe('APPROVED');
   });
 
-  it('an MNO event without mnoId fetches the operation status from TCR; a nudge reaches TCR', async () => {
-    const a = await t.newAccount();
+  it('an MNO event without mnoId fetches the operation status from TCR; a nudge reaches TCR', async ({ a }) => {
     const { brand } = await verifiedBrand(a, '31-7000004');
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id as string;
     await t.drain();
@@ -316,8 +316,9 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(sent).toMatchObject({ authorization: auth, body: { nudgeIntent: 'REVIEW' } });
   });
 
-  it('a registration TCR refuses for good fails the brand with TCR’s answer instead of leaving it PENDING', async () => {
-    const a = await t.newAccount();
+  it('a registration TCR refuses for good fails the brand with TCR’s answer instead of leaving it PENDING', async ({
+    a,
+  }) => {
     tcr.refuseNext = 1;
     const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein: '31-7000005' }))).body;
     await t.drain();
@@ -338,8 +339,7 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect((await a.request('GET', `/compliance/campaigns/${id}`)).body.status).toBe('REJECTED');
   });
 
-  it('deleting a campaign deactivates it at TCR', async () => {
-    const a = await t.newAccount();
+  it('deleting a campaign deactivates it at TCR', async ({ a }) => {
     const { brand } = await verifiedBrand(a, '31-7000009');
     const id = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body.id as string;
     await t.drain();
@@ -349,8 +349,9 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(tcr.calls('DELETE', `/campaign/${tcrCampaignId}`)).toMatchObject([{ authorization: auth }]);
   });
 
-  it('orders an external vetting at TCR; EVP_REPORT_SCORE completes it; deleting the brand deletes it at TCR', async () => {
-    const a = await t.newAccount();
+  it('orders an external vetting at TCR; EVP_REPORT_SCORE completes it; deleting the brand deletes it at TCR', async ({
+    a,
+  }) => {
     const { brand, tcrBrandId } = await verifiedBrand(a, '31-7000006');
     const applied = await a.request('POST', `/compliance/brands/${brand.id}/vetting/apply`);
     expect(applied.status).toBeLessThan(300);
@@ -383,8 +384,7 @@ describe('TCR registry adapter against a local fake of the CSP API (REGISTRY=tcr
     expect(tcr.calls('DELETE', `/brand/${tcrBrandId}`)).toMatchObject([{ authorization: auth }]);
   });
 
-  it('an event that overtakes the recorded TCR id is matched by brandReferenceId (our id), not lost', async () => {
-    const a = await t.newAccount();
+  it('an event that overtakes the recorded TCR id is matched by brandReferenceId (our id), not lost', async ({ a }) => {
     const brand = (await a.request('POST', '/compliance/brands', brandBody({ ein: '31-7000007' }))).body;
     // Not drained: the registration job has not recorded TCR's id yet.
     const res = await hook({

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { activeBrand, brandBody, campaignBody, detailCodes } from './fixtures.js';
 
 /** Every TCR brand field of a sole proprietor (research file §5.1, §5.2). */
@@ -21,15 +21,12 @@ const soleProp = {
   mock: true,
 };
 
-describe("TCR's brand and campaign fields (issue 14)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock() });
-  });
-  afterAll(() => t.close());
+const it = appTest({ clock: new ManualClock() });
 
-  it('stores and returns every TCR brand field; companyName is the legal name, displayName defaults to it', async () => {
-    const a = await t.newAccount();
+describe("TCR's brand and campaign fields (issue 14)", () => {
+  it('stores and returns every TCR brand field; companyName is the legal name, displayName defaults to it', async ({
+    a,
+  }) => {
     const res = await a.request('POST', '/compliance/brands', soleProp);
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -64,8 +61,9 @@ describe("TCR's brand and campaign fields (issue 14)", () => {
     expect(alias.body).toMatchObject({ name: 'Alias Corp', companyName: 'Alias Corp', altBusinessIdType: 'DUNS' });
   });
 
-  it('reports every TCR brand violation at once: required by entity type, lengths, US formats, pairs', async () => {
-    const a = await t.newAccount();
+  it('reports every TCR brand violation at once: required by entity type, lengths, US formats, pairs', async ({
+    a,
+  }) => {
     const res = await a.request('POST', '/compliance/brands', {
       name: 'Jane Doe',
       companyName: 'Someone Else',
@@ -106,8 +104,10 @@ describe("TCR's brand and campaign fields (issue 14)", () => {
     expect(ca.status).toBe(201);
   });
 
-  it('keeps referenceId unique per account, case-insensitively (409), and mock fixed after registration', async () => {
-    const a = await t.newAccount();
+  it('keeps referenceId unique per account, case-insensitively (409), and mock fixed after registration', async ({
+    t,
+    a,
+  }) => {
     const first = await a.request('POST', '/compliance/brands', brandBody({ referenceId: 'Ref-A' }));
     expect(first.status).toBe(201);
     const dup = await a.request('POST', '/compliance/brands', brandBody({ referenceId: 'ref-a' }));
@@ -150,8 +150,10 @@ describe("TCR's brand and campaign fields (issue 14)", () => {
     expect(ok.body).toMatchObject({ displayName: 'Acme', city: 'Austin', referenceId: 'ref-b' });
   });
 
-  it('stores every TCR campaign field and validates lengths, keyword format and sub-use-case counts at once', async () => {
-    const a = await t.newAccount();
+  it('stores every TCR campaign field and validates lengths, keyword format and sub-use-case counts at once', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const full = campaignBody(brand.id, {
       usecase: 'MIXED',

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 import { activeBrand, campaignBody, freshNumbers } from './fixtures.js';
 
@@ -80,17 +80,11 @@ const DeleteCampaign = graphql(`
   }
 `);
 
-describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, number states, history', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock, env: { DID_WARMUP_MS: '60000', DID_COOLDOWN_MS: '60000' } });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock, env: { DID_WARMUP_MS: '60000', DID_COOLDOWN_MS: '60000' } });
 
-  it('registers with TCR fields and reports every violation at once with the same codes as REST', async () => {
-    const a = await t.newAccount();
+describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, number states, history', () => {
+  it('registers with TCR fields and reports every violation at once with the same codes as REST', async ({ a }) => {
     const ok = await a.gql(RegisterTcrBrand, {
       input: {
         name: 'Jane Doe Photography',
@@ -126,8 +120,7 @@ describe('issue 14 over GraphQL: TCR fields, lint, qualification, throughput, nu
     ]);
   });
 
-  it('lints, qualifies per carrier, shows throughput, number states and history', async () => {
-    const a = await t.newAccount();
+  it('lints, qualifies per carrier, shows throughput, number states and history', async ({ t, a }) => {
     const brand = await activeBrand(t, a);
     const lint = await a.gql(Lint, {
       input: {

@@ -1,31 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { brandBody, freshNumbers } from '../compliance/fixtures.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { smtpSend } from '../helpers/mail-peers.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
+
+let receiver: Receiver;
+const it = appTest(async ({ onCleanup }) => {
+  receiver = await startReceiver();
+  onCleanup(() => receiver.close());
+  return { env: { REGISTRY_TIME_SCALE: '1000' } };
+});
 
 /**
  * One account's events from three areas (10DLC registry, number provisioning, inbound SMTP) reach the SSE stream,
  * a signed webhook and the history list with the same ids and the same envelope; another account sees none.
  */
 describe('every area’s events reach SSE, webhooks and history alike', () => {
-  let t: TestApp;
-  let receiver: Receiver;
   const sse: SseClient[] = [];
 
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startApp({ env: { REGISTRY_TIME_SCALE: '1000' } });
-  });
   afterAll(async () => {
     for (const c of sse) c.close();
-    await t?.close();
-    await receiver?.close();
   });
 
-  it('delivers 10dlc, did and email events with one cursor and one envelope', async () => {
-    const a = await t.newAccount();
+  it('delivers 10dlc, did and email events with one cursor and one envelope', async ({ t, a }) => {
     const b = await t.newAccount();
     const hook = await a.request('POST', '/api/webhooks', {
       url: `${receiver.url}/e2e`,

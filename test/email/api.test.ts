@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest({ env: { EMAIL_DOMAINS: 'agents.switchboard.local,mail.acme.test' } });
 
 /** REST surface of identities, threads and agents, with no relay and no model configured. */
 describe('email REST API (spec 4.4, 4.5)', () => {
-  let t: TestApp;
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
-  beforeAll(async () => {
-    t = await startApp({ env: { EMAIL_DOMAINS: 'agents.switchboard.local,mail.acme.test' } });
+  it.beforeAll(async ({ t }) => {
     t.app.ctx.bus.subscribe((e) => events.push(e));
   });
-  afterAll(() => t.close());
 
   const details = (res: { body: { error: { details: { field: string; code: string }[] } } }) =>
     res.body.error.details.map((d) => `${d.field}:${d.code}`).sort();
@@ -29,8 +29,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     return res.body;
   }
 
-  it('creates an identity with the 2.6 shape, lists, gets, patches and deprovisions it', async () => {
-    const a = await t.newAccount();
+  it('creates an identity with the 2.6 shape, lists, gets, patches and deprovisions it', async ({ t, a }) => {
     const local = unique('Sales.Team+');
     const created = await a.request('POST', '/api/email/identities', { localPart: local, displayName: 'Sales' });
     expect(created.status).toBe(201);
@@ -88,8 +87,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('POST', '/api/email/identities', { localPart: local })).status).toBe(409);
   });
 
-  it('validates identity input, reporting every problem', async () => {
-    const a = await t.newAccount();
+  it('validates identity input, reporting every problem', async ({ a }) => {
     const bad = async (body: unknown) => {
       const res = await a.request('POST', '/api/email/identities', body);
       expect(res.status).toBe(400);
@@ -112,8 +110,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     });
   });
 
-  it('answers 409 ADDRESS_TAKEN for a duplicate address, in any case and from any account', async () => {
-    const a = await t.newAccount();
+  it('answers 409 ADDRESS_TAKEN for a duplicate address, in any case and from any account', async ({ t, a }) => {
     const b = await t.newAccount();
     const local = unique('dup');
     expect((await a.request('POST', '/api/email/identities', { localPart: local })).status).toBe(201);
@@ -128,8 +125,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     }
   });
 
-  it('assigning an agent requires it to exist in the account and to have a textModel', async () => {
-    const a = await t.newAccount();
+  it('assigning an agent requires it to exist in the account and to have a textModel', async ({ t, a }) => {
     const b = await t.newAccount();
     const modelless = await newAgent(a, { textModel: undefined });
     expect(modelless.textModel).toBeNull();
@@ -146,8 +142,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('GET', `/api/email/identities/${box.body.id}`)).body.agentId).toBeNull();
   });
 
-  it('keeps accounts apart: another account’s identity, thread and agent answer 404', async () => {
-    const a = await t.newAccount();
+  it('keeps accounts apart: another account’s identity, thread and agent answer 404', async ({ t, a }) => {
     const b = await t.newAccount();
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('t') })).body;
     const sent = (
@@ -186,8 +181,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('GET', `/api/email/identities/${box.id}`)).body.status).toBe('active');
   });
 
-  it('answers 404 for unknown ids and requires the email scope', async () => {
-    const a = await t.newAccount();
+  it('answers 404 for unknown ids and requires the email scope', async ({ t, a }) => {
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('u') })).body;
     for (const path of [
       '/api/email/identities/nope',
@@ -208,8 +202,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
-  it('validates send and reply bodies', async () => {
-    const a = await t.newAccount();
+  it('validates send and reply bodies', async ({ a }) => {
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('v') })).body;
     const res = await a.request('POST', `/api/email/identities/${box.id}/send`, { to: 'not-an-address', subject: '' });
     expect(res.status).toBe(400);
@@ -224,8 +217,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect(details(res2)).toEqual(['body:REQUIRED', 'threadId:REQUIRED']);
   });
 
-  it('without a relay, outside mail is stored as undelivered and email.delivery_failed is emitted', async () => {
-    const a = await t.newAccount();
+  it('without a relay, outside mail is stored as undelivered and email.delivery_failed is emitted', async ({ a }) => {
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('w') })).body;
     const sent = await a.request('POST', `/api/email/identities/${box.id}/send`, {
       to: 'Someone@Example.com',
@@ -280,8 +272,9 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect(third.body.messages[2].references).toEqual([sent.body.messageId, reply.body.messageId]);
   });
 
-  it('mail to a deprovisioned or unknown address on EMAIL_DOMAIN fails with 550 instead of leaving the service', async () => {
-    const a = await t.newAccount();
+  it('mail to a deprovisioned or unknown address on EMAIL_DOMAIN fails with 550 instead of leaving the service', async ({
+    a,
+  }) => {
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('f') })).body;
     const gone = (await a.request('POST', '/api/email/identities', { localPart: unique('g') })).body;
     await a.request('DELETE', `/api/email/identities/${gone.id}`);
@@ -293,8 +286,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('GET', `/api/email/identities/${gone.id}/threads`)).body.threads).toEqual([]);
   });
 
-  it('pages threads newest activity first with an opaque cursor; nextCursor is "" on the last page', async () => {
-    const a = await t.newAccount();
+  it('pages threads newest activity first with an opaque cursor; nextCursor is "" on the last page', async ({ a }) => {
     const box = (await a.request('POST', '/api/email/identities', { localPart: unique('p') })).body;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
@@ -340,8 +332,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('GET', `/api/email/identities/${box.id}/threads?limit=100`)).body.threads).toHaveLength(5);
   });
 
-  it('agents: create, list, get, update, delete (unassigning identities) and knowledge documents', async () => {
-    const a = await t.newAccount();
+  it('agents: create, list, get, update, delete (unassigning identities) and knowledge documents', async ({ a }) => {
     const created = await a.request('POST', '/api/agents', {
       name: 'Desk',
       systemPrompt: 'Help.',
@@ -390,8 +381,7 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('GET', `/api/email/identities/${box.id}`)).body.agentId).toBeNull();
   });
 
-  it('validates agent and knowledge input', async () => {
-    const a = await t.newAccount();
+  it('validates agent and knowledge input', async ({ a }) => {
     const res = await a.request('POST', '/api/agents', { systemPrompt: 5, contextSources: ['sms', 'email', 'sms'] });
     expect(res.status).toBe(400);
     expect(details(res)).toEqual(['contextSources.1:INVALID_ENUM_VALUE', 'name:REQUIRED', 'systemPrompt:INVALID_TYPE']);

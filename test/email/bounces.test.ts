@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload } from '../helpers/graphql.js';
 import { type SmtpSink, smtpSend, startSmtpSink } from '../helpers/mail-peers.js';
 
@@ -23,24 +24,23 @@ const GqlBlockList = graphql(`
   query MailboxBlockList { emailBlockList(limit: 5) { entries { entry direction identityId } nextCursor } }
 `);
 
+let sink: SmtpSink;
+const it = appTest(async ({ onCleanup }) => {
+  sink = await startSmtpSink();
+  onCleanup(() => sink.close());
+  return { env: { SMTP_RELAY_URL: sink.url } };
+});
+
 /** Issue 21 item 5: DSNs (RFC 3464) and relay 5xx become email.bounced, label `bounced` and suppression. */
 describe('bounces and the suppression list', () => {
-  let t: TestApp;
-  let sink: SmtpSink;
   let port: number;
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startApp({ env: { SMTP_RELAY_URL: sink.url } });
+  it.beforeAll(async ({ t }) => {
     port = t.app.smtpPort()!;
     t.app.ctx.bus.subscribe((e) => events.push(e));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
   });
 
   async function identity(a: TestAccount, body: Record<string, unknown> = {}) {
@@ -103,8 +103,10 @@ describe('bounces and the suppression list', () => {
   const bouncedEvents = (a: TestAccount) =>
     events.filter((e) => e.accountId === a.accountId && e.eventType === 'email.bounced');
 
-  it('a DSN is matched to the sent message: email.bounced, label bounced, suppressed, and 422 on the next send', async () => {
-    const a = await t.newAccount();
+  it('a DSN is matched to the sent message: email.bounced, label bounced, suppressed, and 422 on the next send', async ({
+    t,
+    a,
+  }) => {
     const agent = await a.request('POST', '/api/agents', { name: 'A', textModel: 'm' });
     const box = await identity(a, { agentId: agent.body.id });
     const recipient = `gone.${unique('x')}@example.com`;
@@ -174,8 +176,9 @@ describe('bounces and the suppression list', () => {
     expect((await a.request('GET', '/api/email/suppressions?nope=1')).status).toBe(400);
   });
 
-  it('a transient DSN (delayed, returned as message/rfc822) emits email.bounced but suppresses nothing', async () => {
-    const a = await t.newAccount();
+  it('a transient DSN (delayed, returned as message/rfc822) emits email.bounced but suppresses nothing', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const recipient = `slow.${unique('x')}@example.com`;
     const sent = await sendAndWait(a, box, recipient);
@@ -202,8 +205,7 @@ describe('bounces and the suppression list', () => {
     expect((await a.request('GET', '/api/email/suppressions')).body.suppressions).toEqual([]);
   });
 
-  it('a relay 5xx at send time is a permanent bounce', async () => {
-    const a = await t.newAccount();
+  it('a relay 5xx at send time is a permanent bounce', async ({ a }) => {
     const box = await identity(a);
     const recipient = `nobody.${unique('x')}@example.com`;
     sink.rejectWith(550, '5.1.1 No such user here');
@@ -241,8 +243,7 @@ describe('bounces and the suppression list', () => {
     expect(again.data?.deleteEmailSuppression).toMatchObject({ code: 'NOT_FOUND', field: 'address' });
   });
 
-  it('a malformed DSN or one about mail we never sent is stored as ordinary mail, no bounce, no 5xx', async () => {
-    const a = await t.newAccount();
+  it('a malformed DSN or one about mail we never sent is stored as ordinary mail, no bounce, no 5xx', async ({ a }) => {
     const box = await identity(a);
     const garbage = dsn({ to: box.address, recipient: 'x@example.com', original: '<never@sent>' }).replace(
       /Final-Recipient[\s\S]*?User unknown/,
@@ -258,8 +259,10 @@ describe('bounces and the suppression list', () => {
     expect(bouncedEvents(a)).toEqual([]);
   });
 
-  it('block list: a blocked sender gets 550 5.7.1 at RCPT, a blocked recipient 422 RECIPIENT_BLOCKED', async () => {
-    const a = await t.newAccount();
+  it('block list: a blocked sender gets 550 5.7.1 at RCPT, a blocked recipient 422 RECIPIENT_BLOCKED', async ({
+    t,
+    a,
+  }) => {
     const box = await identity(a);
     const other = await identity(a);
     const created = await a.request('POST', '/api/email/blocklist', {

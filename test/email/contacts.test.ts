@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 
 const CreateContact = graphql(`
@@ -33,15 +33,13 @@ const OneContact = graphql(`
   query ContactsOne($id: ID!) { contact(id: $id) { id name phones } }
 `);
 
-describe('contacts: who owns which addresses and numbers (REST and GraphQL)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t?.close());
+const it = appTest();
 
-  it('creates, reads, updates and deletes a contact; numbers become E.164 and addresses lower-case', async () => {
-    const a = await t.newAccount();
+describe.concurrent('contacts: who owns which addresses and numbers (REST and GraphQL)', () => {
+  it('creates, reads, updates and deletes a contact; numbers become E.164 and addresses lower-case', async ({
+    t,
+    a,
+  }) => {
     const created = await a.request('POST', '/api/contacts', {
       name: 'Carol',
       emails: ['Carol@Example.com', 'carol@example.com'],
@@ -84,8 +82,7 @@ describe('contacts: who owns which addresses and numbers (REST and GraphQL)', ()
     expect((await a.request('POST', '/api/contacts', { name: 'F', emails: ['carol@example.com'] })).status).toBe(201);
   });
 
-  it('refuses bad input with 400 and every problem listed, changing nothing', async () => {
-    const a = await t.newAccount();
+  it('refuses bad input with 400 and every problem listed, changing nothing', async ({ t, a }) => {
     const bad = await a.request('POST', '/api/contacts', {
       name: ' ',
       emails: ['not-an-address'],
@@ -110,8 +107,7 @@ describe('contacts: who owns which addresses and numbers (REST and GraphQL)', ()
     expect((await noScope.request('GET', '/api/contacts')).status).toBe(403);
   });
 
-  it('pages with limit and cursor, oldest first, nextCursor null on the last page', async () => {
-    const a = await t.newAccount();
+  it('pages with limit and cursor, oldest first, nextCursor null on the last page', async ({ a }) => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push((await a.request('POST', '/api/contacts', { name: `c${i}`, emails: [`c${i}@example.com`] })).body.id);
@@ -127,8 +123,7 @@ describe('contacts: who owns which addresses and numbers (REST and GraphQL)', ()
     expect((await a.request('GET', '/api/contacts')).body.contacts).toHaveLength(5);
   });
 
-  it('GraphQL has the same contacts, rules and codes', async () => {
-    const a = await t.newAccount();
+  it('GraphQL has the same contacts, rules and codes', async ({ t, a }) => {
     const created = payload(
       (await a.gql(CreateContact, { input: { name: 'Gil', emails: ['GIL@example.com'], phones: ['415-555-0130'] } }))
         .data?.createContact,

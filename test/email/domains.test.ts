@@ -1,11 +1,11 @@
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestApp } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 import { type SmtpSink, smtpSend, startSmtpSink } from '../helpers/mail-peers.js';
 
@@ -52,34 +52,33 @@ type Record = {
 };
 type Domain = { domain: string; status: string; configured: boolean; dnsRecords: Record[] };
 
+let dns: TestDnsServer;
+let sink: SmtpSink;
+const it = appTest(async ({ onCleanup }) => {
+  dns = await startDnsServer();
+  sink = await startSmtpSink();
+  onCleanup(() => dns.close());
+  onCleanup(() => sink.close());
+  return {
+    env: {
+      DNS_SERVERS: dns.address,
+      DNS_CACHE_TTL_S: '0',
+      DNS_TIMEOUT_MS: '1000',
+      SMTP_RELAY_URL: sink.url,
+      SMTP_PUBLIC_HOST: 'mx.switchboard.test',
+      SMTP_PUBLIC_PORT: '465',
+    },
+  };
+});
+
 /** Outbound DKIM and mail domains (issue 20 section 4), with a real DNS server (dns2) on loopback. */
 describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbound mail', () => {
-  let t: TestApp;
-  let dns: TestDnsServer;
-  let sink: SmtpSink;
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-  beforeAll(async () => {
-    dns = await startDnsServer();
-    sink = await startSmtpSink();
-    t = await startApp({
-      env: {
-        DNS_SERVERS: dns.address,
-        DNS_CACHE_TTL_S: '0',
-        DNS_TIMEOUT_MS: '1000',
-        SMTP_RELAY_URL: sink.url,
-        SMTP_PUBLIC_HOST: 'mx.switchboard.test',
-        SMTP_PUBLIC_PORT: '465',
-      },
-    });
+  it.beforeAll(async ({ t }) => {
     t.app.ctx.bus.subscribe((e) => events.push(e));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-    await dns?.close();
   });
 
   /** Publishes `records` in the test zone as a DNS provider would. */
@@ -97,8 +96,7 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     }
   }
 
-  it('lists the configured domain as verified with MX, SPF, DKIM and DMARC records', async () => {
-    const a = await t.newAccount();
+  it('lists the configured domain as verified with MX, SPF, DKIM and DMARC records', async ({ t, a }) => {
     const res = await a.request('GET', '/api/email/domains');
     expect(res.status).toBe(200);
     const [d] = res.body.domains as Domain[];
@@ -127,8 +125,9 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     expect(row.privateKeyEncrypted).not.toContain('PRIVATE KEY');
   });
 
-  it('mail sent through the API arrives DKIM-signed; mailauth verifies it against the published record', async () => {
-    const a = await t.newAccount();
+  it('mail sent through the API arrives DKIM-signed; mailauth verifies it against the published record', async ({
+    a,
+  }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: unique('dkim') });
     const domains = (await a.request('GET', '/api/email/domains')).body.domains as Domain[];
     publish(domains[0]!.dnsRecords, ['dkim']);
@@ -173,8 +172,10 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     expect(bad.dkim.results[0]!.status.result).toBe('fail');
   });
 
-  it('a mail client submits with the issued credentials over TLS; the relayed mail passes DKIM at mailauth', async () => {
-    const a = await t.newAccount();
+  it('a mail client submits with the issued credentials over TLS; the relayed mail passes DKIM at mailauth', async ({
+    t,
+    a,
+  }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: unique('client') });
     publish(((await a.request('GET', '/api/email/domains')).body.domains as Domain[])[0]!.dnsRecords, ['dkim']);
     const creds = (await a.request('POST', `/api/email/identities/${box.body.id}/smtp-credentials`)).body;
@@ -217,8 +218,10 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     expect(relayed.parsed.text?.trim()).toBe('Hi there');
   });
 
-  it('custom domain: pending, verified through DNS, identities and inbound mail only then, removal guarded', async () => {
-    const a = await t.newAccount();
+  it('custom domain: pending, verified through DNS, identities and inbound mail only then, removal guarded', async ({
+    t,
+    a,
+  }) => {
     const b = await t.newAccount();
     const domain = `${unique('acme')}.test`;
     const added = await a.request('POST', '/api/email/domains', { domain: domain.toUpperCase() });
@@ -333,8 +336,10 @@ describe('mail domains: DNS records, custom-domain lifecycle, DKIM-signed outbou
     expect(await t.app.ctx.db.dkimKey.findUnique({ where: { domain } })).toBeNull();
   });
 
-  it('GraphQL parity: emailDomains, addEmailDomain, verifyEmailDomain, deleteEmailDomain, createSmtpCredentials', async () => {
-    const a = await t.newAccount();
+  it('GraphQL parity: emailDomains, addEmailDomain, verifyEmailDomain, deleteEmailDomain, createSmtpCredentials', async ({
+    t,
+    a,
+  }) => {
     const b = await t.newAccount();
     const domain = `${unique('gql')}.test`;
     const added = await a.gql(AddDomain, { input: { domain } });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 
 const CreateAgent = graphql(`
@@ -103,15 +103,10 @@ const ThreadById = graphql(`
   query EmailThreadById($threadId: ID!) { emailThread(threadId: $threadId) { threadId messageCount } }
 `);
 
-describe('email over GraphQL', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it = appTest();
 
-  it('creates agents and identities, sends and replies, and reads threads as a Relay connection', async () => {
-    const a = await t.newAccount();
+describe.concurrent('email over GraphQL', () => {
+  it('creates agents and identities, sends and replies, and reads threads as a Relay connection', async ({ t, a }) => {
     const agent = await a.gql(CreateAgent, {
       input: { name: 'Desk', systemPrompt: 'Help.', textModel: 'm', contextSources: ['knowledge'] },
     });
@@ -189,8 +184,9 @@ describe('email over GraphQL', () => {
     expect(payload(agentDeleted.data?.deleteAgent, 'DeleteAgentPayload').deletedAgentId).toBe(agentId);
   });
 
-  it('pages threads like REST: activity during paging neither repeats nor reorders a thread on page 2', async () => {
-    const a = await t.newAccount();
+  it('pages threads like REST: activity during paging neither repeats nor reorders a thread on page 2', async ({
+    a,
+  }) => {
     const created = await a.gql(CreateIdentity, { input: { localPart: `pg${Date.now().toString(36)}` } });
     const identityId = payload(created.data!.createEmailIdentity, 'CreateEmailIdentityPayload').emailIdentity.id;
     const ids: string[] = [];
@@ -217,8 +213,10 @@ describe('email over GraphQL', () => {
     expect(rest2.nextCursor).toBe('');
   });
 
-  it('deletes a knowledge document like REST: gone from the agent, NOT_FOUND again and for another account', async () => {
-    const a = await t.newAccount();
+  it('deletes a knowledge document like REST: gone from the agent, NOT_FOUND again and for another account', async ({
+    t,
+    a,
+  }) => {
     const b = await t.newAccount();
     const created = await a.gql(CreateAgent, {
       input: { name: 'Docs', systemPrompt: '', textModel: 'm', contextSources: [] },
@@ -245,8 +243,7 @@ describe('email over GraphQL', () => {
     expect(typedError(again.data?.deleteKnowledgeDocument)).toMatchObject({ code: 'NOT_FOUND', field: 'documentId' });
   });
 
-  it('answers the REST error codes as typed errors: validation, 409, 422 and 404 across accounts', async () => {
-    const a = await t.newAccount();
+  it('answers the REST error codes as typed errors: validation, 409, 422 and 404 across accounts', async ({ t, a }) => {
     const b = await t.newAccount();
     const bad = await a.gql(CreateIdentity, { input: { localPart: 'no..good' } });
     expect(bad.data?.createEmailIdentity).toMatchObject({

@@ -1,17 +1,12 @@
 // Identities are observable (issue 22, item 2): creating, updating and deprovisioning an identity emit
 // email.identity.created / .updated / .deprovisioned on the `email` channel, in history and on the stream, once each.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
 
 describe('email identity events', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
-
-  it('emits created, updated and deprovisioned (once, even when the delete repeats)', async () => {
-    const a = await t.newAccount();
+  it('emits created, updated and deprovisioned (once, even when the delete repeats)', async ({ a }) => {
     const created = await a.request('POST', '/api/email/identities', { localPart: `ev-${Date.now()}` });
     expect(created.status).toBe(201);
     const id = created.body.id as string;

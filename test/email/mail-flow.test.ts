@@ -1,48 +1,47 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { appTest } from '../helpers/fixture.js';
 import { SPF_LOOPBACK } from '../helpers/mail-auth.js';
 import { type FakeModel, type SmtpSink, smtpSend, startFakeModel, startSmtpSink } from '../helpers/mail-peers.js';
 
+let sink: SmtpSink;
+let model: FakeModel;
+let dns: TestDnsServer;
+const clock = new ManualClock();
+const it = appTest(async ({ onCleanup }) => {
+  sink = await startSmtpSink();
+  model = await startFakeModel();
+  dns = await startDnsServer({ 'example.com': { TXT: [SPF_LOOPBACK] }, 'example.org': { TXT: [SPF_LOOPBACK] } });
+  onCleanup(() => sink.close());
+  onCleanup(() => model.close());
+  onCleanup(() => dns.close());
+  return {
+    clock,
+    env: {
+      DNS_SERVERS: dns.address,
+      SMTP_RELAY_URL: sink.url,
+      LLM_BASE_URL: model.baseURL,
+      LLM_API_KEY: 'test-llm-key',
+      SMTP_MAX_RECIPIENTS: '2',
+      SMTP_MAX_MESSAGE_BYTES: '65536',
+      AGENT_REPLIES_PER_SENDER: '2',
+      EMAIL_DOMAINS: 'agents.switchboard.local, Mail.Acme.test',
+    },
+  };
+});
+
 describe('email over real SMTP: inbound listener, relay, local delivery, agents', () => {
-  let t: TestApp;
-  let sink: SmtpSink;
-  let model: FakeModel;
   let port: number;
-  let dns: TestDnsServer;
-  const clock = new ManualClock();
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-    model = await startFakeModel();
-    // The senders' domains let the loopback client send for them (SPF pass, aligned, no DMARC): authenticated.
-    dns = await startDnsServer({ 'example.com': { TXT: [SPF_LOOPBACK] }, 'example.org': { TXT: [SPF_LOOPBACK] } });
-    t = await startApp({
-      clock,
-      env: {
-        DNS_SERVERS: dns.address,
-        SMTP_RELAY_URL: sink.url,
-        LLM_BASE_URL: model.baseURL,
-        LLM_API_KEY: 'test-llm-key',
-        SMTP_MAX_RECIPIENTS: '2',
-        SMTP_MAX_MESSAGE_BYTES: '65536',
-        AGENT_REPLIES_PER_SENDER: '2',
-        EMAIL_DOMAINS: 'agents.switchboard.local, Mail.Acme.test',
-      },
-    });
+  it.beforeAll(async ({ t }) => {
     port = t.app.smtpPort()!;
     t.app.ctx.bus.subscribe((e) => events.push(e));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-    await model?.close();
-    await dns?.close();
   });
   beforeEach(() => {
     model.respond = () => ({ status: 200, text: 'Thanks for your mail.' });
@@ -86,8 +85,9 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     return res.body;
   }
 
-  it('a real SMTP client delivers to an identity: stored, threaded by In-Reply-To, email.received as in 6.1', async () => {
-    const a = await t.newAccount();
+  it('a real SMTP client delivers to an identity: stored, threaded by In-Reply-To, email.received as in 6.1', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const first = await smtpSend(port, {
       from: 'Alice <alice@example.com>',
@@ -158,8 +158,9 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.messages[1].sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
-  it('stores mail with NUL bytes (which PostgreSQL text cannot hold) without them instead of answering 451 forever', async () => {
-    const a = await t.newAccount();
+  it('stores mail with NUL bytes (which PostgreSQL text cannot hold) without them instead of answering 451 forever', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const info = await smtpSend(port, {
       from: 'nul@example.com',
@@ -175,8 +176,9 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.messages[0]).toMatchObject({ from: 'nul@example.com', subject: 'Null inside', body: 'beforeafter' });
   });
 
-  it('refuses unknown and deprovisioned recipients with 550 at RCPT, too many recipients with 452, big mail with 552', async () => {
-    const a = await t.newAccount();
+  it('refuses unknown and deprovisioned recipients with 550 at RCPT, too many recipients with 452, big mail with 552', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const gone = await identity(a);
     expect((await a.request('DELETE', `/api/email/identities/${gone.id}`)).body).toEqual({ status: 'deprovisioning' });
@@ -215,8 +217,9 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(await threads(a, box.id)).toHaveLength(2);
   });
 
-  it('sends through the relay with our Message-ID; a reply carries In-Reply-To, References and one Re:', async () => {
-    const a = await t.newAccount();
+  it('sends through the relay with our Message-ID; a reply carries In-Reply-To, References and one Re:', async ({
+    a,
+  }) => {
     const box = await identity(a, { displayName: 'Acme Sales' });
     const peer = `${unique('bob')}@example.net`;
     const sent = await a.request('POST', `/api/email/identities/${box.id}/send`, {
@@ -269,8 +272,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.participants).toEqual([box.address, peer]);
   });
 
-  it('a relay 5xx fails the message visibly; a 4xx is retried after 30 s and then sent', async () => {
-    const a = await t.newAccount();
+  it('a relay 5xx fails the message visibly; a 4xx is retried after 30 s and then sent', async ({ t, a }) => {
     const box = await identity(a);
     sink.rejectWith(550, 'no such user');
     const bad = await a.request('POST', `/api/email/identities/${box.id}/send`, {
@@ -304,8 +306,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.messages[0]).toMatchObject({ status: 'sent' });
   });
 
-  it('mail to another identity of the service is delivered locally through the inbound path', async () => {
-    const a = await t.newAccount();
+  it('mail to another identity of the service is delivered locally through the inbound path', async ({ t, a }) => {
     const b = await t.newAccount();
     const from = await identity(a);
     const to = await identity(b);
@@ -329,8 +330,10 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     );
   });
 
-  it('identities exist only on hosted domains, so no account can capture mail another sends outside the service', async () => {
-    const a = await t.newAccount();
+  it('identities exist only on hosted domains, so no account can capture mail another sends outside the service', async ({
+    t,
+    a,
+  }) => {
     const b = await t.newAccount();
     const ceo = `${unique('ceo')}@bigcustomer.com`;
     const [localPart] = ceo.split('@');
@@ -363,8 +366,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(await threads(b, second.id)).toHaveLength(1);
   });
 
-  it('an agent answers on the same thread with SMS and knowledge context in the prompt', async () => {
-    const a = await t.newAccount();
+  it('an agent answers on the same thread with SMS and knowledge context in the prompt', async ({ t, a }) => {
     const support = await agent(a, { contextSources: ['sms', 'knowledge'] });
     const box = await identity(a, { agentId: support.id });
     await a.request('POST', `/api/agents/${support.id}/knowledge`, {
@@ -465,8 +467,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     });
   });
 
-  it('never answers auto-submitted, bulk, list, null-sender, bounce or own-identity mail', async () => {
-    const a = await t.newAccount();
+  it('never answers auto-submitted, bulk, list, null-sender, bounce or own-identity mail', async ({ t, a }) => {
     const support = await agent(a);
     const box = await identity(a, { agentId: support.id });
     const colleague = await identity(a, { agentId: support.id });
@@ -496,8 +497,10 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(eventsOf(a, 'email.agent.response')).toHaveLength(0);
   });
 
-  it('answers mail from another identity of the account that the agent does not serve, delivering the answer locally', async () => {
-    const a = await t.newAccount();
+  it('answers mail from another identity of the account that the agent does not serve, delivering the answer locally', async ({
+    t,
+    a,
+  }) => {
     const support = await agent(a, { contextSources: ['calls'] });
     const desk = await identity(a, { agentId: support.id });
     const sales = await identity(a);
@@ -582,7 +585,9 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     ]);
   });
 
-  it('loop protection: two agents mailing each other stop after one answer; a header-stripping peer hits the budget', async () => {
+  it('loop protection: two agents mailing each other stop after one answer; a header-stripping peer hits the budget', async ({
+    t,
+  }) => {
     const x = await t.newAccount();
     const y = await t.newAccount();
     const ax = await identity(x, { agentId: (await agent(x)).id });
@@ -625,8 +630,10 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(loopDetail.messages.every((m: { subject: string }) => !m.subject.startsWith('Re: Re:'))).toBe(true);
   });
 
-  it('a model error is retried after 30 s and 2 min, then recorded as failed; the inbound mail stays', async () => {
-    const a = await t.newAccount();
+  it('a model error is retried after 30 s and 2 min, then recorded as failed; the inbound mail stays', async ({
+    t,
+    a,
+  }) => {
     const support = await agent(a);
     const box = await identity(a, { agentId: support.id });
     model.respond = () => ({ status: 503 });
@@ -662,8 +669,7 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(model.requests.length).toBe(before + 3);
   });
 
-  it('purges a deprovisioned identity and its threads after 30 days, freeing the address', async () => {
-    const a = await t.newAccount();
+  it('purges a deprovisioned identity and its threads after 30 days, freeing the address', async ({ t, a }) => {
     const box = await identity(a);
     await smtpSend(port, { from: 'e@example.com', to: box.address, subject: 'keep', text: 'x' });
     await a.request('DELETE', `/api/email/identities/${box.id}`);

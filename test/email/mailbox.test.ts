@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 import { type SmtpSink, smtpSend, startSmtpSink } from '../helpers/mail-peers.js';
 
@@ -34,23 +35,25 @@ const GqlLabeled = graphql(`
   }
 `);
 
+let sink: SmtpSink;
+const it = appTest(async ({ onCleanup }) => {
+  sink = await startSmtpSink();
+  onCleanup(() => sink.close());
+  return { env: { SMTP_RELAY_URL: sink.url } };
+});
+
 /** Issue 21 items 1 and 2: sending with cc/bcc/html/attachments, reading, downloading, forward, reply-all. */
 describe('mailbox: rich sending, attachments stored once, downloads', () => {
-  let t: TestApp;
-  let sink: SmtpSink;
   let port: number;
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
   const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(300_000, 7), Buffer.from('\n%%EOF')]);
 
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startApp({ env: { SMTP_RELAY_URL: sink.url } });
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     port = t.app.smtpPort()!;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
   });
 
   async function identity(a: TestAccount) {
@@ -79,8 +82,9 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
   }
 
-  it('sends to a list with cc, bcc, reply-to, html and an attachment: Cc on the wire, Bcc only in the envelope', async () => {
-    const a = await t.newAccount();
+  it('sends to a list with cc, bcc, reply-to, html and an attachment: Cc on the wire, Bcc only in the envelope', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const to = [`ann.${unique('x')}@example.com`, `bob.${unique('x')}@example.com`];
     const res = await a.request('POST', `/api/email/identities/${box.id}/send`, {
@@ -141,8 +145,10 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(raw.bytes.toString('latin1')).not.toMatch(/secret@example\.com/);
   });
 
-  it('delivers locally with the attachment: the other identity reads and downloads the same bytes; forward keeps it', async () => {
-    const a = await t.newAccount();
+  it('delivers locally with the attachment: the other identity reads and downloads the same bytes; forward keeps it', async ({
+    t,
+    a,
+  }) => {
     const sales = await identity(a);
     const billing = await identity(a);
     const res = await a.request('POST', `/api/email/identities/${sales.id}/send`, {
@@ -201,8 +207,7 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(Buffer.compare(out.parsed.attachments[0]!.content, pdf)).toBe(0);
   });
 
-  it('reply-all answers every participant but the identity; extractedText drops quoted history', async () => {
-    const a = await t.newAccount();
+  it('reply-all answers every participant but the identity; extractedText drops quoted history', async ({ a }) => {
     const box = await identity(a);
     await smtpSend(port, {
       from: 'alice@example.com',
@@ -232,8 +237,7 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(out.raw).toMatch(/^Cc: erin@example\.com/m);
   });
 
-  it('refuses bad input with a clear 4xx and stores nothing', async () => {
-    const a = await t.newAccount();
+  it('refuses bad input with a clear 4xx and stores nothing', async ({ a }) => {
     const box = await identity(a);
     const send = (body: Record<string, unknown>) => a.request('POST', `/api/email/identities/${box.id}/send`, body);
     const many = Array.from({ length: 51 }, (_, i) => `r${i}@example.com`);
@@ -271,8 +275,7 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(list.body.threads).toEqual([]);
   });
 
-  it('answers MIME with thousands of parts 554 5.6.0 over SMTP and keeps nothing', async () => {
-    const a = await t.newAccount();
+  it('answers MIME with thousands of parts 554 5.6.0 over SMTP and keeps nothing', async ({ t, a }) => {
     const box = await identity(a);
     const parts = Array.from({ length: 2000 }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\npart ${i}\r\n`).join(
       '',
@@ -289,8 +292,7 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(await t.app.ctx.db.emailBlob.count()).toBe(blobsBefore);
   });
 
-  it('GraphQL: sends with cc, bcc, html and an attachment, reads the same fields and forwards', async () => {
-    const a = await t.newAccount();
+  it('GraphQL: sends with cc, bcc, html and an attachment, reads the same fields and forwards', async ({ a }) => {
     const box = await identity(a);
     const other = await identity(a);
     const sent = await a.gql(GqlSend, {
@@ -335,8 +337,9 @@ describe('mailbox: rich sending, attachments stored once, downloads', () => {
     expect(payload(fwd.data?.forwardEmailMessage, 'ForwardEmailMessagePayload').thread.subject).toBe('Fwd: Contract');
   });
 
-  it('labels threads and messages: system labels set by the service, custom ones by PATCH, ?label= filters', async () => {
-    const a = await t.newAccount();
+  it('labels threads and messages: system labels set by the service, custom ones by PATCH, ?label= filters', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const send = (labels: string[]) =>
       a.request('POST', `/api/email/identities/${box.id}/send`, {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { SANDBOX_MARK } from '../../src/infra/model/sandbox.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 /** Polls `read` until it returns a value (the workers run on their own clock here), at most `ms`. */
 async function eventually<T>(read: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
@@ -13,13 +14,9 @@ async function eventually<T>(read: () => Promise<T | undefined>, ms = 60_000): P
   }
 }
 
-describe('the README email walk-through with no model installed (sandbox model, LLM_BASE_URL unset)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ env: { LLM_BASE_URL: '' } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { LLM_BASE_URL: '' } });
 
+describe('the README email walk-through with no model installed (sandbox model, LLM_BASE_URL unset)', () => {
   async function walkThrough(a: TestAccount, body: string) {
     const agent = await a.request('POST', '/api/agents', {
       name: 'Support',
@@ -71,8 +68,9 @@ describe('the README email walk-through with no model installed (sandbox model, 
     return (answer.body as string).replaceAll(sales.body.address, '<sales>');
   }
 
-  it('an email to an agent identity gets a sandbox answer quoting the best knowledge passage and the last SMS', async () => {
-    const a = await t.newAccount();
+  it('an email to an agent identity gets a sandbox answer quoting the best knowledge passage and the last SMS', async ({
+    a,
+  }) => {
     await a.request('POST', '/api/events', {
       eventType: 'sms.received',
       payload: { id: 'sms-1', from: '+14155550123', to: '+14155550100', body: 'Where is my order 881?' },

@@ -1,7 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { appTest } from '../helpers/fixture.js';
 import { smtpSend } from '../helpers/mail-peers.js';
+
+let dns: TestDnsServer;
+const it = appTest(async ({ onCleanup }) => {
+  dns = await startDnsServer({ 'mute.example': { hang: true }, '_dmarc.mute.example': { hang: true } });
+  onCleanup(() => dns.close());
+  return {
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '30000', SMTP_AUTH_TIMEOUT_MS: '700' },
+  };
+});
 
 /**
  * SMTP_AUTH_TIMEOUT_MS bounds the whole sender authentication, whatever the per-lookup DNS timeout: with a resolver
@@ -9,21 +18,7 @@ import { smtpSend } from '../helpers/mail-peers.js';
  * every verdict `temperror`.
  */
 describe('sender authentication deadline (SMTP_AUTH_TIMEOUT_MS)', () => {
-  let t: TestApp;
-  let dns: TestDnsServer;
-  beforeAll(async () => {
-    dns = await startDnsServer({ 'mute.example': { hang: true }, '_dmarc.mute.example': { hang: true } });
-    t = await startApp({
-      env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '30000', SMTP_AUTH_TIMEOUT_MS: '700' },
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await dns?.close();
-  });
-
-  it('a resolver that never answers cannot hold the session: 250, stored, verdicts temperror', async () => {
-    const a = await t.newAccount();
+  it('a resolver that never answers cannot hold the session: 250, stored, verdicts temperror', async ({ t, a }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: `mute${Date.now().toString(36)}` });
     const started = Date.now();
     const info = await smtpSend(t.app.smtpPort()!, {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { appTest } from '../helpers/fixture.js';
 import { type DkimKey, dkimKey, SPF_LOOPBACK, SPF_NONE_ALLOWED } from '../helpers/mail-auth.js';
 import { type FakeModel, type SmtpSink, smtpSend, startFakeModel, startSmtpSink } from '../helpers/mail-peers.js';
 
@@ -15,76 +16,75 @@ const ThreadAuth = graphql(`
   }
 `);
 
+let key: DkimKey;
+let dns: TestDnsServer;
+let sink: SmtpSink;
+let model: FakeModel;
+const clock = new ManualClock();
+const it = appTest(async ({ onCleanup }) => {
+  key = dkimKey();
+  dns = await startDnsServer({
+    // DMARC p=reject, SPF passes for the loopback client, DKIM key published: a well-run domain.
+    'good.example': { TXT: [SPF_LOOPBACK] },
+    '_dmarc.good.example': { TXT: ['v=DMARC1; p=reject'] },
+    'sel._domainkey.good.example': { TXT: [key.record] },
+    // The bank of the issue: p=reject and an SPF record that excludes the sending host.
+    'bank.example': { TXT: [SPF_NONE_ALLOWED] },
+    '_dmarc.bank.example': { TXT: ['v=DMARC1; p=reject'] },
+    'quarantine.example': { TXT: [SPF_NONE_ALLOWED] },
+    '_dmarc.quarantine.example': { TXT: ['v=DMARC1; p=quarantine'] },
+    // p=reject applied to 0 % of failing mail: the next policy down, quarantine (RFC 7489 6.6.4).
+    'sampled.example': { TXT: [SPF_NONE_ALLOWED] },
+    '_dmarc.sampled.example': { TXT: ['v=DMARC1; p=reject; pct=0'] },
+    // No DMARC record: SPF fails here, DKIM alone passes there.
+    'nodmarc.example': { TXT: [SPF_NONE_ALLOWED] },
+    'dkimonly.example': {},
+    'sel._domainkey.dkimonly.example': { TXT: [key.record] },
+    // The customers' domain: SPF passes, DMARC p=none.
+    'customer.example': { TXT: [SPF_LOOPBACK] },
+    '_dmarc.customer.example': { TXT: ['v=DMARC1; p=none'] },
+    // Bad input from DNS and senders: a 4 kB SPF record (TCP fallback), a DMARC record with a bogus policy.
+    'huge.example': {
+      TXT: [`v=spf1 ${Array.from({ length: 250 }, (_, i) => `ip4:10.0.${i}.1`).join(' ')} ip4:127.0.0.1 -all`],
+    },
+    'bogus.example': { TXT: [SPF_NONE_ALLOWED] },
+    '_dmarc.bogus.example': { TXT: ['v=DMARC1; p=bogus; pct=x'] },
+    // A resolver that never answers for this domain.
+    'slow.example': { hang: true },
+    '_dmarc.slow.example': { hang: true },
+  });
+  sink = await startSmtpSink();
+  model = await startFakeModel();
+  onCleanup(() => dns.close());
+  onCleanup(() => sink.close());
+  onCleanup(() => model.close());
+  return {
+    clock,
+    env: {
+      DNS_SERVERS: dns.address,
+      DNS_TIMEOUT_MS: '400',
+      SMTP_RELAY_URL: sink.url,
+      LLM_BASE_URL: model.baseURL,
+      LLM_API_KEY: 'k',
+      AGENT_REPLIES_PER_IDENTITY: '3',
+    },
+  };
+});
+
 /**
  * Sender authentication through real SMTP and a real DNS server on loopback (dns2): the test client is 127.0.0.1, so
  * `ip4:127.0.0.1` SPF records pass and `-all` ones fail; DKIM keys are published in the zone and mails signed by
  * nodemailer's `dkim` option.
  */
 describe('sender authentication and who sees what (SMTP + DNS on loopback)', () => {
-  let t: TestApp;
-  let dns: TestDnsServer;
-  let sink: SmtpSink;
-  let model: FakeModel;
   let port: number;
-  let key: DkimKey;
-  const clock = new ManualClock();
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-  beforeAll(async () => {
-    key = dkimKey();
-    dns = await startDnsServer({
-      // DMARC p=reject, SPF passes for the loopback client, DKIM key published: a well-run domain.
-      'good.example': { TXT: [SPF_LOOPBACK] },
-      '_dmarc.good.example': { TXT: ['v=DMARC1; p=reject'] },
-      'sel._domainkey.good.example': { TXT: [key.record] },
-      // The bank of the issue: p=reject and an SPF record that excludes the sending host.
-      'bank.example': { TXT: [SPF_NONE_ALLOWED] },
-      '_dmarc.bank.example': { TXT: ['v=DMARC1; p=reject'] },
-      'quarantine.example': { TXT: [SPF_NONE_ALLOWED] },
-      '_dmarc.quarantine.example': { TXT: ['v=DMARC1; p=quarantine'] },
-      // p=reject applied to 0 % of failing mail: the next policy down, quarantine (RFC 7489 6.6.4).
-      'sampled.example': { TXT: [SPF_NONE_ALLOWED] },
-      '_dmarc.sampled.example': { TXT: ['v=DMARC1; p=reject; pct=0'] },
-      // No DMARC record: SPF fails here, DKIM alone passes there.
-      'nodmarc.example': { TXT: [SPF_NONE_ALLOWED] },
-      'dkimonly.example': {},
-      'sel._domainkey.dkimonly.example': { TXT: [key.record] },
-      // The customers' domain: SPF passes, DMARC p=none.
-      'customer.example': { TXT: [SPF_LOOPBACK] },
-      '_dmarc.customer.example': { TXT: ['v=DMARC1; p=none'] },
-      // Bad input from DNS and senders: a 4 kB SPF record (TCP fallback), a DMARC record with a bogus policy.
-      'huge.example': {
-        TXT: [`v=spf1 ${Array.from({ length: 250 }, (_, i) => `ip4:10.0.${i}.1`).join(' ')} ip4:127.0.0.1 -all`],
-      },
-      'bogus.example': { TXT: [SPF_NONE_ALLOWED] },
-      '_dmarc.bogus.example': { TXT: ['v=DMARC1; p=bogus; pct=x'] },
-      // A resolver that never answers for this domain.
-      'slow.example': { hang: true },
-      '_dmarc.slow.example': { hang: true },
-    });
-    sink = await startSmtpSink();
-    model = await startFakeModel();
-    t = await startApp({
-      clock,
-      env: {
-        DNS_SERVERS: dns.address,
-        DNS_TIMEOUT_MS: '400',
-        SMTP_RELAY_URL: sink.url,
-        LLM_BASE_URL: model.baseURL,
-        LLM_API_KEY: 'k',
-        AGENT_REPLIES_PER_IDENTITY: '3',
-      },
-    });
+  it.beforeAll(async ({ t }) => {
     port = t.app.smtpPort()!;
     t.app.ctx.bus.subscribe((e) => events.push(e));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await dns?.close();
-    await sink?.close();
-    await model?.close();
   });
 
   const eventsOf = (a: TestAccount, type: string) =>
@@ -144,8 +144,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     return eventsOf(a, type);
   }
 
-  it('stores SPF/DKIM/DMARC/ARC verdicts on REST, GraphQL and email.received: pass, fail and none', async () => {
-    const a = await t.newAccount();
+  it('stores SPF/DKIM/DMARC/ARC verdicts on REST, GraphQL and email.received: pass, fail and none', async ({
+    t,
+    a,
+  }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: unique('inbox') });
     const signed = await smtpSend(port, {
       from: 'alice@good.example',
@@ -226,8 +228,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(rest.join('\r\n')).toContain('Subject: Signed');
   });
 
-  it('DMARC p=reject: a spoof of the bank is refused 550 5.7.1 at the end of DATA, nothing stored, no event', async () => {
-    const a = await t.newAccount();
+  it('DMARC p=reject: a spoof of the bank is refused 550 5.7.1 at the end of DATA, nothing stored, no event', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     const before = model.requests.length;
     const blobsBefore = await t.app.ctx.db.emailBlob.count();
@@ -250,8 +254,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(model.requests.slice(before).some((r) => JSON.stringify(r).includes('Wire transfer'))).toBe(false);
   });
 
-  it('DMARC p=quarantine (and p=reject sampled out by pct): stored with the spam label and never answered', async () => {
-    const a = await t.newAccount();
+  it('DMARC p=quarantine (and p=reject sampled out by pct): stored with the spam label and never answered', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     const before = model.requests.length;
     await smtpSend(port, { from: 'promo@quarantine.example', to: box.address, subject: 'Quarantined', text: 'x' });
@@ -281,8 +287,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     });
   });
 
-  it('the stranger of the issue: a customer’s number in a mail from a stranger gets no answer and no private text', async () => {
-    const a = await t.newAccount();
+  it('the stranger of the issue: a customer’s number in a mail from a stranger gets no answer and no private text', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     await customers(a);
     const before = model.requests.length;
@@ -308,8 +316,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(everything).not.toContain('4321');
   });
 
-  it('a forged From: (a customer’s address, another envelope sender) is stored, not answered', async () => {
-    const a = await t.newAccount();
+  it('a forged From: (a customer’s address, another envelope sender) is stored, not answered', async ({ t, a }) => {
     const box = await agentBox(a);
     const { carol } = await customers(a);
     const before = model.requests.length;
@@ -331,8 +338,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(model.requests.length).toBe(before);
   });
 
-  it('a verified contact’s own SMS and calls reach the prompt, fenced as untrusted data with its sources named', async () => {
-    const a = await t.newAccount();
+  it('a verified contact’s own SMS and calls reach the prompt, fenced as untrusted data with its sources named', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     const { carol } = await customers(a);
     model.respond = () => ({ status: 200, text: 'Your PIN message is noted.' });
@@ -364,8 +373,7 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(sink.messages.at(-1)!.rcptTo).toEqual([carol]);
   });
 
-  it('an authenticated sender writing another contact’s number gets no history of it', async () => {
-    const a = await t.newAccount();
+  it('an authenticated sender writing another contact’s number gets no history of it', async ({ t, a }) => {
     const box = await agentBox(a);
     const { dan } = await customers(a);
     // Dan, a verified contact, writes Carol's number: he gets his own history, never hers.
@@ -397,8 +405,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(answered.map((m) => m.agent.status)).toEqual(['answered', 'answered']);
   });
 
-  it('a dead resolver gives temperror within the deadline, and the mail is still stored (not answered)', async () => {
-    const a = await t.newAccount();
+  it('a dead resolver gives temperror within the deadline, and the mail is still stored (not answered)', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     const info = await smtpSend(port, { from: 'someone@slow.example', to: box.address, subject: 'Slow', text: 'x' });
     expect(info.accepted).toEqual([box.address]);
@@ -411,8 +421,9 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     });
   });
 
-  it('bad input (a broken DKIM header, a 4 kB TXT record, a bogus DMARC record) gives a verdict, never a failure', async () => {
-    const a = await t.newAccount();
+  it('bad input (a broken DKIM header, a 4 kB TXT record, a bogus DMARC record) gives a verdict, never a failure', async ({
+    a,
+  }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: unique('bad') });
     const broken = await smtpSend(port, {
       from: 'x@customer.example',
@@ -435,8 +446,10 @@ describe('sender authentication and who sees what (SMTP + DNS on loopback)', () 
     expect(bySubject.get('Bogus DMARC').authentication).toMatchObject({ spf: 'fail', authenticated: false });
   });
 
-  it('the per-identity budget caps answers to many distinct authenticated senders (AGENT_REPLIES_PER_IDENTITY)', async () => {
-    const a = await t.newAccount();
+  it('the per-identity budget caps answers to many distinct authenticated senders (AGENT_REPLIES_PER_IDENTITY)', async ({
+    t,
+    a,
+  }) => {
     const box = await agentBox(a);
     for (let i = 0; i < 4; i++) {
       await smtpSend(port, { from: `${unique('s')}@good.example`, to: box.address, subject: `Q${i}`, text: 'x' });

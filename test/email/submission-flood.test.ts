@@ -1,19 +1,18 @@
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { AUTH_FAILURE_LIMIT } from '../../src/smtp/submission.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
 
 /** AUTH floods on the submission listener (issue 20 sections 3 and 5), in an app of its own: it blocks 127.0.0.1. */
 describe('SMTP submission: an AUTH flood is refused with 421 and a pause', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
-
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(({ t: app }) => {
+    t = app;
   });
-  afterAll(async () => {
-    await t?.close();
-  });
-
   /** One connection, one AUTH PLAIN attempt. @returns the SMTP reply code of the failure (or 250 on success). */
   async function attempt(user: string, pass: string): Promise<number> {
     const transport = nodemailer.createTransport({
@@ -33,8 +32,9 @@ describe('SMTP submission: an AUTH flood is refused with 421 and a pause', () =>
     }
   }
 
-  it('more than 10 failures from one address within a minute: 421, then even the right password waits', async () => {
-    const a = await t.newAccount();
+  it('more than 10 failures from one address within a minute: 421, then even the right password waits', async ({
+    a,
+  }) => {
     const box = await a.request('POST', '/api/email/identities', { localPart: `flood${Date.now().toString(36)}` });
     const creds = await a.request('POST', `/api/email/identities/${box.body.id}/smtp-credentials`);
     expect(await attempt(box.body.address, creds.body.smtpPass)).toBe(250);

@@ -1,29 +1,32 @@
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/mail-peers.js';
+
+let sink: SmtpSink;
+const it = appTest(async ({ onCleanup }) => {
+  sink = await startSmtpSink();
+  onCleanup(() => sink.close());
+  return { env: { SMTP_RELAY_URL: sink.url, SMTP_MAX_MESSAGE_BYTES: '65536' } };
+});
 
 /** SMTP submission with AUTH over implicit TLS (issue 20 section 3), with nodemailer as the mail client. */
 describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
-  let t: TestApp;
-  let sink: SmtpSink;
   let ca: string;
   const events: StoredEvent[] = [];
   let n = 0;
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startApp({ env: { SMTP_RELAY_URL: sink.url, SMTP_MAX_MESSAGE_BYTES: '65536' } });
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     ca = t.app.smtpCertificate()!.cert;
     t.app.ctx.bus.subscribe((e) => events.push(e));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
   });
 
   const eventsOf = (a: TestAccount, type: string) =>
@@ -67,8 +70,10 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     return res.body.threads as { threadId: string; subject: string; messageCount: number }[];
   }
 
-  it('issues credentials once: 201 with the password, GET keeps smtpPass null and reports the listener', async () => {
-    const a = await t.newAccount();
+  it('issues credentials once: 201 with the password, GET keeps smtpPass null and reports the listener', async ({
+    t,
+    a,
+  }) => {
     const box = await identity(a);
     expect(box).toMatchObject({ smtpHost: 'localhost', smtpPort: t.app.smtpSubmissionPort() });
     const creds = await credentials(a, box.id);
@@ -88,8 +93,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     expect((await b.request('POST', `/api/email/identities/${box.id}/smtp-credentials`)).status).toBe(404);
   });
 
-  it('a mail client sends as the identity: relayed DKIM-signed, stored on its thread, email.sent', async () => {
-    const a = await t.newAccount();
+  it('a mail client sends as the identity: relayed DKIM-signed, stored on its thread, email.sent', async ({ a }) => {
     const box = await identity(a);
     const creds = await credentials(a, box.id);
     const peer = `${unique('peer')}@example.net`;
@@ -123,8 +127,9 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     });
   });
 
-  it('AUTH LOGIN works too; a reply is threaded by In-Reply-To and delivered locally to another identity', async () => {
-    const a = await t.newAccount();
+  it('AUTH LOGIN works too; a reply is threaded by In-Reply-To and delivered locally to another identity', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const other = await identity(a);
     const creds = await credentials(a, box.id);
@@ -144,8 +149,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     expect(mine[0]).toMatchObject({ subject: 'Plan', messageCount: 2 });
   });
 
-  it('without AUTH nothing is relayed: 530', async () => {
-    const a = await t.newAccount();
+  it('without AUTH nothing is relayed: 530', async ({ a }) => {
     const box = await identity(a);
     const err = await submit(undefined, { from: box.address, to: 'x@example.net', subject: 's', text: 't' }).catch(
       (e) => e,
@@ -153,8 +157,9 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     expect(err.responseCode).toBe(530);
   });
 
-  it('wrong password 535 5.7.8; a new password replaces the old one; deprovisioning ends the credentials', async () => {
-    const a = await t.newAccount();
+  it('wrong password 535 5.7.8; a new password replaces the old one; deprovisioning ends the credentials', async ({
+    a,
+  }) => {
     const box = await identity(a);
     const old = await credentials(a, box.id);
     const mail = { from: box.address, to: `${unique('p')}@example.net`, subject: 's', text: 't' };
@@ -179,8 +184,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     );
   });
 
-  it('MAIL FROM or From of another identity: 553 5.7.1, nothing stored', async () => {
-    const a = await t.newAccount();
+  it('MAIL FROM or From of another identity: 553 5.7.1, nothing stored', async ({ a }) => {
     const box = await identity(a);
     const other = await identity(a);
     const creds = await credentials(a, box.id);
@@ -203,8 +207,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     expect(await threadsOf(a, box.id)).toHaveLength(0);
   });
 
-  it('at most 50 recipients: the 51st gets 452; SIZE over SMTP_MAX_MESSAGE_BYTES gets 552', async () => {
-    const a = await t.newAccount();
+  it('at most 50 recipients: the 51st gets 452; SIZE over SMTP_MAX_MESSAGE_BYTES gets 552', async ({ a }) => {
     const box = await identity(a);
     const creds = await credentials(a, box.id);
     const auth = { user: creds.smtpUser, pass: creds.smtpPass };
@@ -221,8 +224,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     expect(big.responseCode).toBe(552);
   });
 
-  it('a TLS handshake that never finishes does not hold other sessions', async () => {
-    const a = await t.newAccount();
+  it('a TLS handshake that never finishes does not hold other sessions', async ({ t, a }) => {
     const box = await identity(a);
     const creds = await credentials(a, box.id);
     const port = t.app.smtpSubmissionPort()!;
@@ -250,8 +252,7 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     }
   });
 
-  it('the MX listener offers STARTTLS with the same certificate and never AUTH', async () => {
-    const a = await t.newAccount();
+  it('the MX listener offers STARTTLS with the same certificate and never AUTH', async ({ t, a }) => {
     const box = await identity(a);
     const port = t.app.smtpPort()!;
     const ehlo = await new Promise<string>((resolve, reject) => {

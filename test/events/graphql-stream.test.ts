@@ -1,8 +1,9 @@
 import { print } from 'graphql';
 import { createClient } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload as resultPayload, typedError } from '../helpers/graphql.js';
 
 const EventsSubscription = graphql(`
@@ -108,16 +109,14 @@ async function* yogaSse(url: string, apiKey: string, query: string, variables: R
   }
 }
 
-describe('GraphQL events: subscription, history, catalog, publish', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it = appTest();
 
+describe('GraphQL events: subscription, history, catalog, publish', () => {
   for (const singleConnection of [false, true]) {
-    it(`streams replay then live events over graphql-sse (${singleConnection ? 'single' : 'distinct'} connection mode)`, async () => {
-      const a = await t.newAccount();
+    it(`streams replay then live events over graphql-sse (${singleConnection ? 'single' : 'distinct'} connection mode)`, async ({
+      t,
+      a,
+    }) => {
       const b = await t.newAccount();
       const before = await publish(a, 'sms.sent', { n: 0 });
       const replayed = await publish(a, 'sms.delivered', { n: 1 });
@@ -153,8 +152,10 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     });
   }
 
-  it('resubscribing with lastEventId while events keep being published yields every id once, in order', async () => {
-    const a = await t.newAccount();
+  it('resubscribing with lastEventId while events keep being published yields every id once, in order', async ({
+    t,
+    a,
+  }) => {
     const client = createClient({
       url: `${t.url}/graphql/stream`,
       headers: { authorization: `Bearer ${a.apiKey}` },
@@ -183,8 +184,7 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     client.dispose();
   });
 
-  it('streams over Yoga’s own SSE transport, with a StreamTruncated notice for an unknown id', async () => {
-    const a = await t.newAccount();
+  it('streams over Yoga’s own SSE transport, with a StreamTruncated notice for an unknown id', async ({ t, a }) => {
     const first = await publish(a, 'did.state_changed', { number: '+14155550100', state: 'warming' });
     const stream = yogaSse(t.url, a.apiKey, print(EventsSubscription), { lastEventId: '99999999999999' });
     const got: Message[] = [];
@@ -204,8 +204,7 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     expect(got.slice(1).map((m) => m.id)).toEqual([first, live]);
   });
 
-  it('refuses unknown channels and keys without events:read in the subscription', async () => {
-    const a = await t.newAccount();
+  it('refuses unknown channels and keys without events:read in the subscription', async ({ t, a }) => {
     const client = createClient({
       url: `${t.url}/graphql/stream`,
       headers: { authorization: `Bearer ${a.apiKey}` },
@@ -226,8 +225,7 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     expect(first.value.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 
-  it('pages history with the same cursor and lists the catalog', async () => {
-    const a = await t.newAccount();
+  it('pages history with the same cursor and lists the catalog', async ({ t, a }) => {
     const ids = [await publish(a, 'billing.usage', { units: 1 }), await publish(a, 'sms.sent')];
     const third = await publish(a, 'billing.usage', { units: 2 });
     const page = await a.gql(EventHistoryQuery, { limit: 1, channels: ['billing'] });
@@ -252,8 +250,7 @@ describe('GraphQL events: subscription, history, catalog, publish', () => {
     ]);
   });
 
-  it('completes open subscriptions on shutdown', async () => {
-    const a = await t.newAccount();
+  it('completes open subscriptions on shutdown', async ({ t, a }) => {
     const seed = await publish(a, 'sms.sent');
     const client = createClient({
       url: `${t.url}/graphql/stream`,

@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import { appTest } from '../helpers/fixture.js';
 
-describe('POST /api/events (ingest)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it = appTest();
 
-  it('stores an event, derives its channel and answers 202 with a monotonic id', async () => {
-    const a = await t.newAccount();
+describe.concurrent('POST /api/events (ingest)', () => {
+  it('stores an event, derives its channel and answers 202 with a monotonic id', async ({ a }) => {
     const payload = { id: 'msg-1', from: '+14155550100', to: '+14155550101', status: 'sent' };
     const first = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload });
     expect(first.status).toBe(202);
@@ -20,8 +15,7 @@ describe('POST /api/events (ingest)', () => {
     expect(BigInt(second.body.id)).toBeGreaterThan(BigInt(first.body.id));
   });
 
-  it('refuses an unknown event type and a non-object payload, all at once, storing nothing', async () => {
-    const a = await t.newAccount();
+  it('refuses an unknown event type and a non-object payload, all at once, storing nothing', async ({ t, a }) => {
     const res = await a.request('POST', '/api/events', { eventType: 'sms.teleported', payload: [1] });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_FAILED');
@@ -32,10 +26,9 @@ describe('POST /api/events (ingest)', () => {
     expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
   });
 
-  it.each(['10dlc.brand.status_changed', 'email.agent.response', 'webhook.disabled', 'did.purchased'])(
+  it.for(['10dlc.brand.status_changed', 'email.agent.response', 'webhook.disabled', 'did.purchased'])(
     'refuses %s, which only the service emits (SERVICE_EVENT_TYPE), storing nothing',
-    async (eventType) => {
-      const a = await t.newAccount();
+    async (eventType, { t, a }) => {
       const res = await a.request('POST', '/api/events', { eventType, payload: {} });
       expect(res.status).toBe(400);
       expect(res.body.error.details).toEqual([
@@ -45,8 +38,7 @@ describe('POST /api/events (ingest)', () => {
     },
   );
 
-  it('accepts did.state_changed from the telephony side', async () => {
-    const a = await t.newAccount();
+  it('accepts did.state_changed from the telephony side', async ({ a }) => {
     const res = await a.request('POST', '/api/events', {
       eventType: 'did.state_changed',
       payload: { state: 'warming' },
@@ -54,15 +46,14 @@ describe('POST /api/events (ingest)', () => {
     expect(res.status).toBe(202);
   });
 
-  it('requires the events:write scope (403 FORBIDDEN)', async () => {
+  it('requires the events:write scope (403 FORBIDDEN)', async ({ t }) => {
     const a = await t.newAccount(['events:read']);
     const res = await a.request('POST', '/api/events', { eventType: 'sms.sent', payload: {} });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });
 
-  it('answers a missing eventType with REQUIRED', async () => {
-    const a = await t.newAccount();
+  it('answers a missing eventType with REQUIRED', async ({ a }) => {
     const res = await a.request('POST', '/api/events', { payload: {} });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ field: 'eventType', details: [{ code: 'REQUIRED', field: 'eventType' }] });

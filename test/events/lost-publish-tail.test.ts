@@ -1,8 +1,9 @@
 import { print } from 'graphql';
 import { createClient } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { openSse } from '../helpers/sse.js';
 
 async function publish(a: TestAccount, payload: Record<string, unknown> = {}): Promise<string> {
@@ -22,22 +23,17 @@ const LiveIds = graphql(`
   }
 `);
 
+const it = appTest({
+  env: { EVENT_TAIL_CHECK_MS: '100' },
+  dropPublish: (event) => event.payload.lost === true,
+});
+
 /**
  * The tail check: when the last events' publish is lost and nothing follows them, they still reach connected
  * subscribers (the app drops the publish of events whose payload has `lost: true`; tail check every 100 ms).
  */
 describe('a lost bus publish with nothing after it (tail check)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({
-      env: { EVENT_TAIL_CHECK_MS: '100' },
-      dropPublish: (event) => event.payload.lost === true,
-    });
-  });
-  afterAll(() => t.close());
-
-  it('delivers the last events of a lost publish to a connected SSE client, in order, once', async () => {
-    const a = await t.newAccount();
+  it('delivers the last events of a lost publish to a connected SSE client, in order, once', async ({ t, a }) => {
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms`, ['sms.sent']);
     await es.opened();
     const first = await publish(a);
@@ -50,8 +46,7 @@ describe('a lost bus publish with nothing after it (tail check)', () => {
     es.close();
   });
 
-  it('delivers them to a GraphQL subscription too', async () => {
-    const a = await t.newAccount();
+  it('delivers them to a GraphQL subscription too', async ({ t, a }) => {
     const client = createClient({
       url: `${t.url}/graphql/stream`,
       headers: { authorization: `Bearer ${a.apiKey}` },

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { openSse } from '../helpers/sse.js';
 
 async function publish(a: TestAccount, payload: Record<string, unknown> = {}): Promise<string> {
@@ -8,23 +9,18 @@ async function publish(a: TestAccount, payload: Record<string, unknown> = {}): P
   return res.body.id;
 }
 
+const it = appTest({
+  env: { EVENT_TAIL_CHECK_MS: '60000' },
+  dropPublish: (event) => event.payload.lost === true,
+});
+
 /**
  * Live delivery when a bus publish is lost (the app drops the publish of every event whose payload has
  * `lost: true`). The tail check is set to a minute, so what these tests see comes from the gap fill that the
  * next published event triggers, not from the periodic tail check (lost-publish-tail.test.ts covers that).
  */
 describe('a lost bus publish (gap fill)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({
-      env: { EVENT_TAIL_CHECK_MS: '60000' },
-      dropPublish: (event) => event.payload.lost === true,
-    });
-  });
-  afterAll(() => t.close());
-
-  it('still reaches a connected SSE client, in order, once, on the same connection', async () => {
-    const a = await t.newAccount();
+  it('still reaches a connected SSE client, in order, once, on the same connection', async ({ t, a }) => {
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent']);
     await es.opened();
     const first = await publish(a);
@@ -39,8 +35,10 @@ describe('a lost bus publish (gap fill)', () => {
     es.close();
   });
 
-  it('keeps every id once and increasing under concurrent publishers losing a third of their publishes', async () => {
-    const a = await t.newAccount();
+  it('keeps every id once and increasing under concurrent publishers losing a third of their publishes', async ({
+    t,
+    a,
+  }) => {
     const other = await t.newAccount(); // another account's events fill the same gaps and must not leak
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent']);
     await es.opened();
@@ -64,8 +62,7 @@ describe('a lost bus publish (gap fill)', () => {
     es.close();
   });
 
-  it('does not send again what a resuming client already has when the fill crosses its cursor', async () => {
-    const a = await t.newAccount();
+  it('does not send again what a resuming client already has when the fill crosses its cursor', async ({ t, a }) => {
     await publish(a);
     const lost = await publish(a, { lost: true });
     // Resume after the lost event (as if received through another instance): the fill that the next event

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import { accountClient } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { rawSse } from '../helpers/sse.js';
 
-describe('an open stream re-checks its API key', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
 
-  it('ends the stream of a revoked key within a heartbeat, and the reconnect answers 401', async () => {
+describe('an open stream re-checks its API key', () => {
+  it('ends the stream of a revoked key within a heartbeat, and the reconnect answers 401', async ({ t }) => {
     const admin = await t.newAccount();
     const issued = await admin.request('POST', '/graphql', {
       query:

@@ -1,18 +1,20 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { rawSse } from '../helpers/sse.js';
+
+const clock = new ManualClock();
+const it = appTest({ clock, startWorkers: true, env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
 
 /** Short-lived stream tokens beside spec 5.2's `?token=<API_KEY>` (issue 13). */
 describe('stream tokens', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
-  const clock = new ManualClock();
-  beforeAll(async () => {
-    t = await startApp({ clock, startWorkers: true, env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
+  it.beforeAll(({ t: app }) => {
+    t = app;
   });
-  afterAll(() => t.close());
-
   async function tokenOf(apiKey: string) {
     const res = await fetch(`${t.url}/api/events/tokens`, {
       method: 'POST',
@@ -21,8 +23,10 @@ describe('stream tokens', () => {
     return { status: res.status, body: (await res.json()) as any };
   }
 
-  it('trades the API key for a token that opens the account’s stream, expiring after STREAM_TOKEN_TTL_SECONDS', async () => {
-    const a = await t.newAccount();
+  it('trades the API key for a token that opens the account’s stream, expiring after STREAM_TOKEN_TTL_SECONDS', async ({
+    t,
+    a,
+  }) => {
     const { status, body } = await tokenOf(a.apiKey);
     expect(status).toBe(201);
     expect(body.token).toMatch(/^sbst_[\w-]+\.[\w-]{43}$/);
@@ -52,8 +56,7 @@ describe('stream tokens', () => {
     expect(again.headers.get('x-request-id')).toBeTruthy();
   });
 
-  it('only opens streams: every other route answers 401 to it, and it cannot mint tokens', async () => {
-    const a = await t.newAccount();
+  it('only opens streams: every other route answers 401 to it, and it cannot mint tokens', async ({ t, a }) => {
     const { body } = await tokenOf(a.apiKey);
     for (const [method, path] of [
       ['GET', '/compliance/brands'],
@@ -75,8 +78,7 @@ describe('stream tokens', () => {
     expect(publish.status).toBe(401);
   });
 
-  it('refuses forged, tampered and foreign tokens with 401', async () => {
-    const a = await t.newAccount();
+  it('refuses forged, tampered and foreign tokens with 401', async ({ t, a }) => {
     const b = await t.newAccount();
     const { body } = await tokenOf(a.apiKey);
     const [payload, mac] = body.token.slice('sbst_'.length).split('.') as [string, string];
@@ -99,7 +101,7 @@ describe('stream tokens', () => {
     }
   });
 
-  it('dies with its parent key: revocation ends an open stream and the token answers 401', async () => {
+  it('dies with its parent key: revocation ends an open stream and the token answers 401', async ({ t }) => {
     const admin = await t.newAccount();
     const issued = await admin.request('POST', '/graphql', {
       query:
@@ -116,15 +118,17 @@ describe('stream tokens', () => {
     expect((await fetch(`${t.url}/api/events?token=${body.token}`)).status).toBe(401);
   });
 
-  it('needs events:read to be issued (403)', async () => {
+  it('needs events:read to be issued (403)', async ({ t }) => {
     const a = await t.newAccount(['compliance']);
     const { status, body } = await tokenOf(a.apiKey);
     expect(status).toBe(403);
     expect(body.error.code).toBe('FORBIDDEN');
   });
 
-  it('GraphQL: createStreamToken; the token opens subscriptions over SSE (?token=), nothing else; an API key is not taken from the URL', async () => {
-    const a = await t.newAccount();
+  it('GraphQL: createStreamToken; the token opens subscriptions over SSE (?token=), nothing else; an API key is not taken from the URL', async ({
+    t,
+    a,
+  }) => {
     const created = await a.request('POST', '/graphql', {
       query:
         'mutation { createStreamToken { ... on CreateStreamTokenPayload { streamToken { token expiresAt scopes } } } }',

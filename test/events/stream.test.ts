@@ -1,13 +1,20 @@
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { openSse, rawSse, type SseMessage } from '../helpers/sse.js';
 
 const QUEUE_LIMIT = 20;
 const logLines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    logLines.push(String(chunk));
+    done();
+  },
+});
 
 /** Publishes `n` events of `type` through the ingest endpoint, `concurrency` at a time; returns their ids. */
 async function publishMany(a: TestAccount, n: number, type = 'sms.sent', concurrency = 1): Promise<string[]> {
@@ -34,30 +41,22 @@ async function publish(a: TestAccount, eventType: string, payload: Record<string
 
 const ids = (messages: SseMessage[]) => messages.filter((m) => m.type !== 'stream.truncated').map((m) => m.id);
 
-describe('GET /api/events (SSE stream)', () => {
-  let t: TestApp;
-  const clock = new ManualClock(new Date('2026-11-01T00:00:00.000Z'));
-  beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    });
-    t = await startApp({
-      clock,
-      logger: pino({ level: 'info' }, sink),
-      env: {
-        EVENT_STREAM_HEARTBEAT_MS: '50',
-        EVENT_STREAM_QUEUE_LIMIT: String(QUEUE_LIMIT),
-        EVENT_RETENTION_DAYS: '30',
-      },
-    });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock(new Date('2026-11-01T00:00:00.000Z'));
+const it = appTest({
+  clock,
+  logger: pino({ level: 'info' }, sink),
+  env: {
+    EVENT_STREAM_HEARTBEAT_MS: '50',
+    EVENT_STREAM_QUEUE_LIMIT: String(QUEUE_LIMIT),
+    EVENT_RETENTION_DAYS: '30',
+  },
+});
 
-  it('sends each event as exactly `event:`, `id:`, `data:` (2.11 envelope), with streaming headers', async () => {
-    const a = await t.newAccount();
+describe('GET /api/events (SSE stream)', () => {
+  it('sends each event as exactly `event:`, `id:`, `data:` (2.11 envelope), with streaming headers', async ({
+    t,
+    a,
+  }) => {
     const sse = await rawSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms`);
     expect(sse.status).toBe(200);
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -84,8 +83,10 @@ describe('GET /api/events (SSE stream)', () => {
     sse.close();
   });
 
-  it('sends only the chosen channels of the key’s own account (eventsource client, Bearer header)', async () => {
-    const a = await t.newAccount();
+  it('sends only the chosen channels of the key’s own account (eventsource client, Bearer header)', async ({
+    t,
+    a,
+  }) => {
     const b = await t.newAccount();
     const es = openSse(
       `${t.url}/api/events?channels=sms,did`,
@@ -108,8 +109,10 @@ describe('GET /api/events (SSE stream)', () => {
     es.close();
   });
 
-  it('answers 400 for an unknown channel and 401 for a bad token, before any stream; 403 without events:read', async () => {
-    const a = await t.newAccount();
+  it('answers 400 for an unknown channel and 401 for a bad token, before any stream; 403 without events:read', async ({
+    t,
+    a,
+  }) => {
     const bad = await rawSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms,fax,telex`);
     await bad.ended;
     expect(bad.status).toBe(400);
@@ -133,8 +136,7 @@ describe('GET /api/events (SSE stream)', () => {
     expect(forbidden.status).toBe(403);
   });
 
-  it('never writes the token to the logs', async () => {
-    const a = await t.newAccount();
+  it('never writes the token to the logs', async ({ t, a }) => {
     const sse = await rawSse(`${t.url}/api/events?token=${a.apiKey}`);
     await sse.waitFor(/: connected/);
     sse.close();
@@ -146,15 +148,16 @@ describe('GET /api/events (SSE stream)', () => {
     expect(logged).not.toContain(a.apiKey.slice('sb_0123456789abcdef_'.length)); // the secret part alone
   });
 
-  it('keeps idle streams open with comment heartbeats', async () => {
-    const a = await t.newAccount();
+  it('keeps idle streams open with comment heartbeats', async ({ t, a }) => {
     const sse = await rawSse(`${t.url}/api/events?token=${a.apiKey}`);
     await sse.waitFor(/: heartbeat\n\n[\s\S]*: heartbeat\n\n/);
     sse.close();
   });
 
-  it('replays exactly the missed events after a disconnect (Last-Event-ID header sent by eventsource)', async () => {
-    const a = await t.newAccount();
+  it('replays exactly the missed events after a disconnect (Last-Event-ID header sent by eventsource)', async ({
+    t,
+    a,
+  }) => {
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms`, ['sms.sent', 'voice.failed']);
     await es.opened();
     const live = [await publish(a, 'sms.sent'), await publish(a, 'sms.sent')];
@@ -173,8 +176,7 @@ describe('GET /api/events (SSE stream)', () => {
     es.close();
   });
 
-  it('accepts lastEventId as a query parameter for clients that cannot set headers', async () => {
-    const a = await t.newAccount();
+  it('accepts lastEventId as a query parameter for clients that cannot set headers', async ({ t, a }) => {
     const [first, ...rest] = await publishMany(a, 4);
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}&lastEventId=${first}`, ['sms.sent']);
     await es.waitFor((m) => m.length === 3);
@@ -182,8 +184,10 @@ describe('GET /api/events (SSE stream)', () => {
     es.close();
   });
 
-  it('delivers every id exactly once and in order while events are published during reconnects (the seam)', async () => {
-    const a = await t.newAccount();
+  it('delivers every id exactly once and in order while events are published during reconnects (the seam)', async ({
+    t,
+    a,
+  }) => {
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent']);
     await es.opened();
     const published: string[] = [];
@@ -210,8 +214,10 @@ describe('GET /api/events (SSE stream)', () => {
     es.close();
   });
 
-  it('replays at most the last 1000 events, after a stream.truncated notice; unknown ids are reported too', async () => {
-    const a = await t.newAccount();
+  it('replays at most the last 1000 events, after a stream.truncated notice; unknown ids are reported too', async ({
+    t,
+    a,
+  }) => {
     const all = await publishMany(a, 1100, 'sms.sent', 8);
     const es = openSse(`${t.url}/api/events?token=${a.apiKey}`, ['sms.sent'], { 'last-event-id': all[0]! });
     await es.waitFor((m) => m.length === 1001);
@@ -267,8 +273,7 @@ describe('GET /api/events (SSE stream)', () => {
     inside.close();
   }, 120_000);
 
-  it('disconnects a subscriber that stops reading once its queue passes the limit', async () => {
-    const a = await t.newAccount();
+  it('disconnects a subscriber that stops reading once its queue passes the limit', async ({ t, a }) => {
     const { port } = new URL(t.url);
     const socket = net.connect(Number(port), '127.0.0.1');
     let received = '';
@@ -292,8 +297,7 @@ describe('GET /api/events (SSE stream)', () => {
     expect(count).toBeLessThan(n);
   }, 120_000);
 
-  it('pages through history with the stream’s ids (after, limit, nextCursor, channels)', async () => {
-    const a = await t.newAccount();
+  it('pages through history with the stream’s ids (after, limit, nextCursor, channels)', async ({ t, a }) => {
     const sms = [await publish(a, 'sms.sent'), await publish(a, 'sms.delivered')];
     const voice = await publish(a, 'voice.completed', { callId: 'c1' });
     const sms3 = await publish(a, 'sms.failed');
@@ -330,7 +334,7 @@ describe('GET /api/events (SSE stream)', () => {
     ]);
   });
 
-  it('lists the catalog of channels and types, including the service’s own', async () => {
+  it('lists the catalog of channels and types, including the service’s own', async ({ t }) => {
     const a = await t.newAccount(['events:write']);
     const res = await a.request('GET', '/api/events/catalog');
     expect(res.status).toBe(200);
@@ -354,8 +358,7 @@ describe('GET /api/events (SSE stream)', () => {
     });
   });
 
-  it('ends open streams cleanly on shutdown', async () => {
-    const a = await t.newAccount();
+  it('ends open streams cleanly on shutdown', async ({ t, a }) => {
     const sse = await rawSse(`${t.url}/api/events?token=${a.apiKey}`);
     await sse.waitFor(/: connected/);
     await t.close();

@@ -1,20 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import { accountClient, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 const viewer = { query: '{ viewer { accountId scopes } }' };
 
-describe('admin surface /admin/* (ADMIN_TOKEN)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ env: { ADMIN_TOKEN } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { ADMIN_TOKEN } });
 
+describe('admin surface /admin/* (ADMIN_TOKEN)', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(({ t: app }) => {
+    t = app;
+  });
   const call = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
     accountClient(t.url, '', token).request(method, path, body);
 
-  it('refuses a missing or wrong token with 401 and the error body, and an API key is not an admin token', async () => {
+  it('refuses a missing or wrong token with 401 and the error body, and an API key is not an admin token', async ({
+    t,
+  }) => {
     const none = await fetch(`${t.url}/admin/accounts`, { method: 'POST' });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
@@ -24,7 +28,9 @@ describe('admin surface /admin/* (ADMIN_TOKEN)', () => {
     expect((await call('GET', '/admin/accounts', undefined, a.apiKey)).status).toBe(401);
   });
 
-  it('creates an account whose key works on the next request, then more keys, lists, shows and revokes', async () => {
+  it('creates an account whose key works on the next request, then more keys, lists, shows and revokes', async ({
+    t,
+  }) => {
     const created = await call('POST', '/admin/accounts', { name: 'Acme', scopes: ['events:read'] });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ accountId: expect.any(String), scopes: ['events:read'] });
@@ -60,7 +66,9 @@ describe('admin surface /admin/* (ADMIN_TOKEN)', () => {
     expect((await acme.request('POST', '/graphql', viewer)).status).toBe(200);
   });
 
-  it('answers bad input with 400 naming the field and an unknown account or key with 404, changing nothing', async () => {
+  it('answers bad input with 400 naming the field and an unknown account or key with 404, changing nothing', async ({
+    t,
+  }) => {
     const before = await t.app.ctx.db.account.count();
     const bad = await call('POST', '/admin/accounts', { name: ' ', scopes: ['root'] });
     expect(bad.status).toBe(400);

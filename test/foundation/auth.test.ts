@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { graphql } from '../generated/gql.js';
 import type { IssueKeyMutation } from '../generated/graphql.js';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload } from '../helpers/graphql.js';
 
 const Viewer = graphql(`
@@ -34,14 +35,10 @@ function issuedKey(res: { data?: IssueKeyMutation | null }) {
   return payload(res.data?.issueApiKey, 'IssueApiKeyPayload').issuedApiKey;
 }
 
-describe('bearer authentication (spec 5.1)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it = appTest();
 
-  it('answers 401 UNAUTHENTICATED with WWW-Authenticate when the key is missing', async () => {
+describe('bearer authentication (spec 5.1)', () => {
+  it('answers 401 UNAUTHENTICATED with WWW-Authenticate when the key is missing', async ({ t }) => {
     const res = await fetch(`${t.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -59,31 +56,28 @@ describe('bearer authentication (spec 5.1)', () => {
     expect(((await rest.json()) as any).error.code).toBe('UNAUTHENTICATED');
   });
 
-  it.each([
+  it.for([
     ['a malformed key', 'Bearer nonsense'],
     ['an unknown key id', `Bearer sb_0000000000000000_${'A'.repeat(43)}`],
     ['the wrong scheme', 'Basic dXNlcjpwYXNz'],
-  ])('answers 401 for %s', async (_name, authorization) => {
-    const a = await t.newAccount();
+  ] as const)('answers 401 for %s', async ([_name, authorization], { a }) => {
     const res = await a.gql(Viewer, {}, { authorization });
     expect(res.status).toBe(401);
   });
 
-  it('answers 401 for a right key id with a wrong secret', async () => {
-    const a = await t.newAccount();
+  it('answers 401 for a right key id with a wrong secret', async ({ a }) => {
     const [prefix, id] = a.apiKey.split('_');
     const res = await a.gql(Viewer, {}, { authorization: `Bearer ${prefix}_${id}_${'B'.repeat(43)}` });
     expect(res.status).toBe(401);
   });
 
-  it('resolves the key to its own account and scopes', async () => {
-    const a = await t.newAccount();
+  it('resolves the key to its own account and scopes', async ({ a }) => {
     const res = await a.gql(Viewer);
     expect(res.data?.viewer.accountId).toBe(a.accountId);
     expect(res.data?.viewer.scopes).toEqual(['COMPLIANCE', 'EMAIL', 'WEBHOOKS', 'EVENTS_READ', 'EVENTS_WRITE']);
   });
 
-  it('issues a narrower key, refuses a wider one, and revokes', async () => {
+  it('issues a narrower key, refuses a wider one, and revokes', async ({ t }) => {
     const a = await t.newAccount(['compliance', 'events:read']);
     const narrow = await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } });
     expect(narrow.errors).toBeUndefined();
@@ -106,8 +100,7 @@ describe('bearer authentication (spec 5.1)', () => {
     expect((await b.gql(Viewer)).status).toBe(401);
   });
 
-  it('does not let a narrower key revoke a wider one (403), but lets a key revoke itself', async () => {
-    const a = await t.newAccount();
+  it('does not let a narrower key revoke a wider one (403), but lets a key revoke itself', async ({ t, a }) => {
     const issued = issuedKey(await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } }));
     const reader = accountClient(t.url, a.accountId, issued.apiKey);
     const adminKeyId = a.apiKey.split('_')[1]!;
@@ -119,8 +112,7 @@ describe('bearer authentication (spec 5.1)', () => {
     expect((await reader.gql(Viewer)).status).toBe(401);
   });
 
-  it('does not let one account revoke another account’s key (404)', async () => {
-    const a = await t.newAccount();
+  it('does not let one account revoke another account’s key (404)', async ({ t, a }) => {
     const b = await t.newAccount();
     const keyIdOfB = b.apiKey.split('_')[1]!;
     const res = await a.gql(RevokeKey, { input: { keyId: keyIdOfB } });
@@ -128,7 +120,9 @@ describe('bearer authentication (spec 5.1)', () => {
     expect((await b.gql(Viewer)).status).toBe(200);
   });
 
-  it('checks the scope before the input on GraphQL (403 before 400), then answers 400 with the input’s own fields', async () => {
+  it('checks the scope before the input on GraphQL (403 before 400), then answers 400 with the input’s own fields', async ({
+    t,
+  }) => {
     const query =
       'mutation { createBrand(input: {name: "Scope Order", ein: "bad", vertical: RETAIL, entityType: PRIVATE_PROFIT}) { __typename ... on Error { code field } } }';
     const emailOnly = await t.newAccount(['email']);
@@ -144,15 +138,12 @@ describe('bearer authentication (spec 5.1)', () => {
   });
 });
 
-describe('request bodies and idempotency', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it2 = appTest();
 
-  it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
-    const a = await t.newAccount();
+describe('request bodies and idempotency', () => {
+  const it = it2;
+
+  it('answers malformed JSON with 400 MALFORMED_JSON', async ({ a }) => {
     const res = await a.request('POST', '/graphql', '{"query": ', {});
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions.code).toBe('MALFORMED_JSON');
@@ -161,8 +152,7 @@ describe('request bodies and idempotency', () => {
     expect(rest.body.error.code).toBe('MALFORMED_JSON');
   });
 
-  it('replays the first response for a repeated Idempotency-Key and creates nothing twice', async () => {
-    const a = await t.newAccount();
+  it('replays the first response for a repeated Idempotency-Key and creates nothing twice', async ({ t, a }) => {
     const headers = { 'idempotency-key': `key-${Math.random()}` };
     const first = await a.gql(IssueKey, { input: { name: 'once', scopes: ['EVENTS_READ'] } }, headers);
     const second = await a.gql(IssueKey, { input: { name: 'once', scopes: ['EVENTS_READ'] } }, headers);
@@ -174,8 +164,7 @@ describe('request bodies and idempotency', () => {
     expect(reused.status).toBe(422);
   });
 
-  it('never replays a stored response to another API key of the account (422)', async () => {
-    const a = await t.newAccount();
+  it('never replays a stored response to another API key of the account (422)', async ({ t, a }) => {
     const reader = await a.gql(IssueKey, { input: { name: 'reader', scopes: ['EVENTS_READ'] } });
     const other = accountClient(t.url, a.accountId, issuedKey(reader).apiKey);
     const headers = { 'idempotency-key': 'admin-only' };
@@ -190,8 +179,7 @@ describe('request bodies and idempotency', () => {
     expect(JSON.stringify(replayed)).not.toContain(issuedKey(first).apiKey);
   });
 
-  it('keeps idempotency keys per account', async () => {
-    const a = await t.newAccount();
+  it('keeps idempotency keys per account', async ({ t, a }) => {
     const b = await t.newAccount();
     const headers = { 'idempotency-key': 'shared-key' };
     const ra = await a.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
@@ -200,15 +188,12 @@ describe('request bodies and idempotency', () => {
   });
 });
 
-describe('idempotency records at rest', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it3 = appTest();
 
-  it('stores the replayable response encrypted, so a key shown once is not kept in clear', async () => {
-    const a = await t.newAccount();
+describe('idempotency records at rest', () => {
+  const it = it3;
+
+  it('stores the replayable response encrypted, so a key shown once is not kept in clear', async ({ t, a }) => {
     const headers = { 'idempotency-key': 'secret-bearing' };
     const first = await a.gql(IssueKey, { input: { name: 'k', scopes: ['EVENTS_READ'] } }, headers);
     const apiKey = issuedKey(first).apiKey;

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 /**
  * Issue 13's findings, each as a test through HTTP: malformed input answers a 4xx in the one error body
@@ -79,18 +80,19 @@ function expectEnvelope(
   expectOwnWords(res.body, label);
 }
 
+const it = appTest({ clock: new ManualClock(), env: { ADMIN_TOKEN } });
+
 describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', () => {
-  let t: TestApp;
   let a: TestAccount;
   let ops: Operation[];
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock(), env: { ADMIN_TOKEN } });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     ops = await operations(t);
   });
-  afterAll(() => t.close());
 
-  it('refuses NUL bytes, bad characters and over-long ids in every path parameter with 400 naming the parameter', async () => {
+  it('refuses NUL bytes, bad characters and over-long ids in every path parameter with 400 naming the parameter', async ({
+    t,
+  }) => {
     const withParams = ops.filter((o) => o.params.length > 0);
     expect(withParams.length).toBeGreaterThanOrEqual(30);
     const bad = ['%00', 'a%00b', '%0A', 'x'.repeat(101), 'y'.repeat(5000), '..%2F..', '%F0%9F%92%A9', 'a%20b'];
@@ -111,7 +113,9 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     }
   });
 
-  it('refuses NUL bytes and over-long values in every query parameter, declared or not, with 400 naming it (issue 26)', async () => {
+  it('refuses NUL bytes and over-long values in every query parameter, declared or not, with 400 naming it (issue 26)', async ({
+    t,
+  }) => {
     const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: unknown }>>;
     };
@@ -155,7 +159,9 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     expect((await raw(t, a, 'GET', '/api/events/history?after=1&limit=5')).status).toBe(200);
   });
 
-  it('answers a malformed percent-encoding (FST_ERR_BAD_URL) and a huge path parameter in the envelope', async () => {
+  it('answers a malformed percent-encoding (FST_ERR_BAD_URL) and a huge path parameter in the envelope', async ({
+    t,
+  }) => {
     expectEnvelope(await raw(t, a, 'GET', '/compliance/brands/%ZZ'), 400, '%ZZ', 'BAD_URL');
     const res = await raw(t, a, 'GET', `/compliance/brands/${'z'.repeat(10_000)}`);
     expectEnvelope(res, 400, 'long id', 'VALIDATION_FAILED');
@@ -169,7 +175,9 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     );
   });
 
-  it('words every 400 in its own terms: wrong types, missing fields, bad formats and enums name the field plainly', async () => {
+  it('words every 400 in its own terms: wrong types, missing fields, bad formats and enums name the field plainly', async ({
+    t,
+  }) => {
     const json = { 'content-type': 'application/json' };
     const events = await raw(t, a, 'POST', '/api/events', {
       headers: json,
@@ -203,7 +211,7 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     }
   });
 
-  it('reads cursors and limits strictly: decimal only, range-checked', async () => {
+  it('reads cursors and limits strictly: decimal only, range-checked', async ({ t }) => {
     const over = await raw(t, a, 'GET', '/api/events/history?after=9223372036854775808');
     expectEnvelope(over, 400, 'after overflow', 'VALIDATION_FAILED');
     expect(over.body.error.field).toBe('query.after');
@@ -219,7 +227,7 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     }
   });
 
-  it('refuses lone UTF-16 surrogates in a JSON body with 400 naming the field, storing nothing', async () => {
+  it('refuses lone UTF-16 surrogates in a JSON body with 400 naming the field, storing nothing', async ({ t }) => {
     const body = '{"name": "Lone\\ud800", "ein": "12-3456789", "vertical": "RETAIL", "entityType": "PRIVATE_PROFIT"}';
     const res = await raw(t, a, 'POST', '/compliance/brands', {
       body,
@@ -243,7 +251,7 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     expect((await a.request('GET', '/api/events/history')).body.events).toHaveLength(1);
   });
 
-  it('maps body too large (413) and unsupported media types (415) into the envelope', async () => {
+  it('maps body too large (413) and unsupported media types (415) into the envelope', async ({ t }) => {
     const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
     expectEnvelope(
       await raw(t, a, 'POST', '/compliance/brands', { body: big, headers: { 'content-type': 'application/json' } }),
@@ -261,7 +269,9 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     }
   });
 
-  it('treats a body sent to an operation that takes none the same everywhere: none, empty, {} or null pass; anything else is 400 BODY_NOT_ALLOWED', async () => {
+  it('treats a body sent to an operation that takes none the same everywhere: none, empty, {} or null pass; anything else is 400 BODY_NOT_ALLOWED', async ({
+    t,
+  }) => {
     const bodyless = ops.filter((o) => !o.hasBody && (o.method === 'POST' || o.method === 'DELETE'));
     expect(bodyless.length).toBeGreaterThanOrEqual(5);
     for (const op of bodyless) {

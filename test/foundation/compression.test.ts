@@ -2,8 +2,9 @@
 // SSE streams stay uncompressed and keep delivering, and idempotent replays answer the same body.
 import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 /** A raw GET (node:http does not decompress): status, headers and the body bytes as received. */
 function rawGet(url: string, headers: Record<string, string>) {
@@ -18,16 +19,15 @@ function rawGet(url: string, headers: Record<string, string>) {
   });
 }
 
+const it = appTest();
+
 describe('response compression', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
-  it('sends the GraphiQL page with brotli, a fraction of its size', async () => {
+  it('sends the GraphiQL page with brotli, a fraction of its size', async ({ t }) => {
     const res = await rawGet(`${t.url}/graphql`, { accept: 'text/html', 'accept-encoding': 'br, gzip' });
     expect(res.status).toBe(200);
     expect(res.headers['content-encoding']).toBe('br');
@@ -39,7 +39,7 @@ describe('response compression', () => {
     expect(plain.body.length).toBe(Buffer.byteLength(html));
   });
 
-  it('compresses large JSON (gzip) and leaves small answers alone', async () => {
+  it('compresses large JSON (gzip) and leaves small answers alone', async ({ t }) => {
     const doc = await fetch(`${t.url}/openapi.json`, { headers: { 'accept-encoding': 'gzip' } });
     expect(doc.headers.get('content-encoding')).toBe('gzip');
     expect(((await doc.json()) as { openapi: string }).openapi).toBe('3.1.0');
@@ -47,7 +47,9 @@ describe('response compression', () => {
     expect(small.headers.get('content-encoding')).toBeNull();
   });
 
-  it('never compresses an SSE stream: GET /api/events delivers an event to a client that accepts gzip', async () => {
+  it('never compresses an SSE stream: GET /api/events delivers an event to a client that accepts gzip', async ({
+    t,
+  }) => {
     const ac = new AbortController();
     const res = await fetch(`${t.url}/api/events?channels=sms`, {
       headers: { authorization: `Bearer ${a.apiKey}`, 'accept-encoding': 'gzip, br' },
@@ -71,7 +73,7 @@ describe('response compression', () => {
     ac.abort();
   });
 
-  it('never compresses a GraphQL SSE subscription (graphql-sse at /graphql/stream)', async () => {
+  it('never compresses a GraphQL SSE subscription (graphql-sse at /graphql/stream)', async ({ t }) => {
     const ac = new AbortController();
     const res = await fetch(`${t.url}/graphql/stream`, {
       method: 'POST',

@@ -1,7 +1,8 @@
 import { EventSource } from 'eventsource';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { rawSse } from '../helpers/sse.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { publish, registerWebhook } from '../webhooks/helpers.js';
@@ -19,26 +20,28 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+let receiver: Receiver;
+const clock = new ManualClock();
+const it = appTest(async ({ onCleanup }) => {
+  receiver = await startReceiver(() => clock.now());
+  onCleanup(() => receiver.close());
+  return { clock, env: { METRICS_TOKEN } };
+});
+
 describe('GET /metrics (Prometheus)', () => {
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
-  let receiver: Receiver;
-  const clock = new ManualClock();
+  it.beforeAll(({ t: app }) => {
+    t = app;
+  });
   const scrape = async () => {
     const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain; version=0.0.4');
     return res.text();
   };
-  beforeAll(async () => {
-    receiver = await startReceiver(() => clock.now());
-    t = await startApp({ clock, env: { METRICS_TOKEN } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-  });
 
-  it('needs METRICS_TOKEN (or an admin token); an API key is refused', async () => {
+  it('needs METRICS_TOKEN (or an admin token); an API key is refused', async ({ t }) => {
     expect((await fetch(`${t.url}/metrics`)).status).toBe(401);
     const a = await t.newAccount();
     expect((await a.request('GET', '/metrics')).status).toBe(401);
@@ -48,7 +51,9 @@ describe('GET /metrics (Prometheus)', () => {
     expect(admin.status).toBe(200);
   });
 
-  it('counts HTTP requests per route pattern and status, events ingested, webhook attempts, queue depth and age', async () => {
+  it('counts HTTP requests per route pattern and status, events ingested, webhook attempts, queue depth and age', async ({
+    t,
+  }) => {
     const before = await scrape();
     const a = await t.newAccount();
     const route = { method: 'POST', route: '/api/events', status: '202' };
@@ -83,8 +88,7 @@ describe('GET /metrics (Prometheus)', () => {
     expect(sample(drained, 'switchboard_queue_oldest_due_age_seconds', { kind: 'webhook-delivery' })).toBe(0);
   });
 
-  it('counts open SSE streams while they are open', async () => {
-    const a = await t.newAccount();
+  it('counts open SSE streams while they are open', async ({ t, a }) => {
     const open = async () => sample(await scrape(), 'switchboard_open_streams', { transport: 'sse' }) ?? 0;
     const base = await open();
     const stream = await rawSse(`${t.url}/api/events?token=${a.apiKey}`);
@@ -96,15 +100,15 @@ describe('GET /metrics (Prometheus)', () => {
   });
 });
 
-describe('the stream for browsers: GET /api/events?unnamed=1', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it2 = appTest();
 
-  it('sends messages without `event:` so EventSource onmessage sees every event, the type in the envelope', async () => {
-    const a = await t.newAccount();
+describe('the stream for browsers: GET /api/events?unnamed=1', () => {
+  const it = it2;
+
+  it('sends messages without `event:` so EventSource onmessage sees every event, the type in the envelope', async ({
+    t,
+    a,
+  }) => {
     const seen: { id: string; data: { eventType: string; channel: string; payload: { n: number } } }[] = [];
     const named: string[] = [];
     const es = new EventSource(`${t.url}/api/events?unnamed=1&token=${a.apiKey}`);

@@ -1,19 +1,19 @@
 // A REST 404's `field` is always the name of the path parameter that was not found (issue 22, item 8), whatever
 // the domain calls it (`agentId` for the `{id}` of /api/agents/{id}/…); a referenced body field that does not exist
 // keeps its own name.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const UNKNOWN = '00000000-0000-7000-8000-000000000000';
 
+const it = appTest();
+
 describe('404 field names the path parameter', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   it('every GET with one unknown {id} answers field "id"', async () => {
     const paths = [

@@ -4,8 +4,8 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { afterAll, describe, expect } from 'vitest';
+import { appTest } from '../helpers/fixture.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -61,15 +61,14 @@ export const c: components['schemas']['Brand']['status'] = 7;
 export const d = client.GET('/compliance/brands/{id}', { params: { path: { brandId: 'x' } } });
 `;
 
+const it = appTest();
+
 describe('a typed client generated from GET /openapi.json (openapi-typescript + openapi-fetch)', () => {
-  let t: TestApp;
   let dir: string;
   let types: string;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     const doc = await (await fetch(`${t.url}/openapi.json`)).json();
     types = astToString(await openapiTS(doc));
-    // Under node_modules so the files resolve openapi-fetch like a user's project does.
     dir = path.join(root, 'node_modules', '.cache', `openapi-client-${randomBytes(4).toString('hex')}`);
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'api.d.ts'), types);
@@ -90,7 +89,6 @@ describe('a typed client generated from GET /openapi.json (openapi-typescript + 
     await writeFile(path.join(dir, 'tsconfig.misuse.json'), JSON.stringify({ compilerOptions, files: ['misuse.ts'] }));
   });
   afterAll(async () => {
-    await t.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -128,7 +126,7 @@ describe('a typed client generated from GET /openapi.json (openapi-typescript + 
     expect([...lines].sort((a, b) => a - b)).toEqual([5, 6, 7, 8]);
   }, 120_000);
 
-  it('runs against the service and sees the documented statuses and codes', async () => {
+  it('runs against the service and sees the documented statuses and codes', async ({ t }) => {
     const account = await t.newAccount();
     const client = (await import(path.join(dir, 'client.ts'))) as {
       run(baseUrl: string, apiKey: string): Promise<Record<string, unknown>>;

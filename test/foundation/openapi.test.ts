@@ -1,8 +1,9 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { routesOf } from '../../src/http/openapi.js';
 import { freshNumbers } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 interface Operation {
   operationId?: string;
@@ -55,18 +56,17 @@ async function call(
   return { status: res.status, body: res.body, contentType: res.headers.get('content-type') };
 }
 
+const it = appTest();
+
 describe('OpenAPI document', () => {
-  let t: TestApp;
   let doc: OpenApiDoc;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     const res = await fetch(`${t.url}/openapi.json`);
     expect(res.status).toBe(200);
     doc = (await res.json()) as OpenApiDoc;
   });
-  afterAll(() => t.close());
 
-  it('documents every route Fastify serves, each with a unique operationId, a summary and declared tags', () => {
+  it('documents every route Fastify serves, each with a unique operationId, a summary and declared tags', ({ t }) => {
     const documented = new Set(operations(doc).map(([m, p]) => `${m.toUpperCase()} ${p}`));
     const routes = routesOf(t.app.http);
     expect(routes.length).toBeGreaterThan(50);
@@ -131,7 +131,7 @@ describe('OpenAPI document', () => {
     expect((brandsPost.responses['401'] as any).headers).toHaveProperty('WWW-Authenticate');
   });
 
-  it('documents the paging header of GET /compliance/did-mapping, which the service sends', async () => {
+  it('documents the paging header of GET /compliance/did-mapping, which the service sends', async ({ t }) => {
     expect((doc.paths['/compliance/did-mapping']!.get!.responses['200'] as any).headers).toHaveProperty(
       'x-next-cursor',
     );
@@ -143,7 +143,7 @@ describe('OpenAPI document', () => {
     expect(first.headers.get('x-next-cursor')).toBeTruthy();
   });
 
-  it('documents 401 UNAUTHENTICATED on every authenticated operation, and Fastify answers it', async () => {
+  it('documents 401 UNAUTHENTICATED on every authenticated operation, and Fastify answers it', async ({ t }) => {
     for (const [method, path, op] of operations(doc)) {
       if (op.security?.length === 0) continue;
       expect(documentedCodes(op, 401), `${method} ${path}`).toEqual(['UNAUTHENTICATED']);
@@ -152,7 +152,9 @@ describe('OpenAPI document', () => {
     expect(res.status).toBe(401);
   });
 
-  it('answers every operation, with a made-up id and an empty body, only with a documented status and code', async () => {
+  it('answers every operation, with a made-up id and an empty body, only with a documented status and code', async ({
+    t,
+  }) => {
     const account = await t.newAccount();
     for (const [method, path, op] of operations(doc)) {
       if (method === 'get' && path === '/api/events') continue; // the stream: its 200 is checked below
@@ -163,7 +165,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('answers 403 FORBIDDEN, documented, on every operation a key without scopes may not use', async () => {
+  it('answers 403 FORBIDDEN, documented, on every operation a key without scopes may not use', async ({ t }) => {
     const unscoped = await t.newAccount([]);
     let forbidden = 0;
     for (const [method, path, op] of operations(doc)) {
@@ -177,7 +179,7 @@ describe('OpenAPI document', () => {
     expect(forbidden).toBeGreaterThan(30);
   });
 
-  it('serves the stream as text/event-stream, as documented', async () => {
+  it('serves the stream as text/event-stream, as documented', async ({ t }) => {
     const account = await t.newAccount();
     const controller = new AbortController();
     const res = await fetch(`${t.url}/api/events`, {
@@ -189,7 +191,7 @@ describe('OpenAPI document', () => {
     controller.abort();
   });
 
-  it('answers the documented 431 on the probes when request headers exceed 16 KiB', async () => {
+  it('answers the documented 431 on the probes when request headers exceed 16 KiB', async ({ t }) => {
     expect(documentedCodes(doc.paths['/healthz']!.get!, 431)).toBeUndefined();
     expect(doc.paths['/healthz']!.get!.responses['431']).toBeDefined();
     const url = new URL(`${t.url}/healthz`);
@@ -208,14 +210,12 @@ describe('OpenAPI document', () => {
   });
 });
 
-describe('the rendered reference at /docs', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it2 = appTest();
 
-  it('serves a page, without a key, whose scripts and styles come from this server and answer 200', async () => {
+describe('the rendered reference at /docs', () => {
+  const it = it2;
+
+  it('serves a page, without a key, whose scripts and styles come from this server and answer 200', async ({ t }) => {
     const page = await fetch(`${t.url}/docs`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -237,7 +237,7 @@ describe('the rendered reference at /docs', () => {
     expect((await (await fetch(bundle)).arrayBuffer()).byteLength).toBeGreaterThan(500_000);
   });
 
-  it('loads the same document as GET /openapi.json, from this server, with no external validator', async () => {
+  it('loads the same document as GET /openapi.json, from this server, with no external validator', async ({ t }) => {
     const init = await (await fetch(`${t.url}/docs/static/swagger-initializer.js`)).text();
     expect(init).toContain("resolveUrl('./json')");
     expect(init).toMatch(/validatorUrl: null/);

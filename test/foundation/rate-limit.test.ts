@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import { accountClient } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const ping = { eventType: 'sms.sent', payload: {} };
 
-describe('rate limit per API key (RATE_LIMIT_MAX)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ env: { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '600000', AUTH_FAILURE_LIMIT: '0' } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '600000', AUTH_FAILURE_LIMIT: '0' } });
 
-  it('answers 429 RATE_LIMITED with Retry-After and RateLimit-* headers past the limit, per key', async () => {
-    const a = await t.newAccount();
+describe('rate limit per API key (RATE_LIMIT_MAX)', () => {
+  it('answers 429 RATE_LIMITED with Retry-After and RateLimit-* headers past the limit, per key', async ({ t, a }) => {
     const remaining: string[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await a.request('POST', '/api/events', ping);
@@ -44,20 +40,20 @@ describe('rate limit per API key (RATE_LIMIT_MAX)', () => {
   });
 });
 
-describe('failed authentications per client address (AUTH_FAILURE_LIMIT)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({
-      env: {
-        AUTH_FAILURE_LIMIT: '3',
-        AUTH_FAILURE_WINDOW_MS: '600000',
-        ADMIN_TOKEN: 'admin-token-for-rate-limit-test',
-      },
-    });
-  });
-  afterAll(() => t.close());
+const it2 = appTest({
+  env: {
+    AUTH_FAILURE_LIMIT: '3',
+    AUTH_FAILURE_WINDOW_MS: '600000',
+    ADMIN_TOKEN: 'admin-token-for-rate-limit-test',
+  },
+});
 
-  it('answers 429 AUTH_RATE_LIMITED after the limit of 401s, for every failing credential from that address', async () => {
+describe('failed authentications per client address (AUTH_FAILURE_LIMIT)', () => {
+  const it = it2;
+
+  it('answers 429 AUTH_RATE_LIMITED after the limit of 401s, for every failing credential from that address', async ({
+    t,
+  }) => {
     const good = await t.newAccount();
     const bad = accountClient(t.url, '', `sb_0000000000000000_${'x'.repeat(43)}`);
     for (let i = 0; i < 2; i++) expect((await bad.request('GET', '/api/events/history')).status).toBe(401);

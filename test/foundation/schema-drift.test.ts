@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { getDatamodel } from '../../src/generated/pothos-types.js';
 import { printSortedSchema } from '../../src/graphql/schema.js';
 import { listMigrations, migrate } from '../../src/infra/migrate.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 /** information_schema data_type values each Prisma scalar may map to. */
 const COLUMN_TYPES: Record<string, string[]> = {
@@ -23,8 +23,9 @@ interface RuntimeModel {
   fields: { name: string; kind: string; dbName?: string }[];
 }
 
-describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL with TEST_DATABASE_URL)', () => {
-  let t: TestApp;
+const it = appTest();
+
+describe.concurrent('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL with TEST_DATABASE_URL)', () => {
   let columns: {
     table_name: string;
     column_name: string;
@@ -33,14 +34,12 @@ describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL
     is_nullable: string;
     column_default: string | null;
   }[];
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     columns = await t.app.ctx.db.$queryRawUnsafe(
       `SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default
          FROM information_schema.columns WHERE table_schema = current_schema()`,
     );
   });
-  afterAll(() => t.close());
 
   const datamodel = getDatamodel().datamodel.models;
   const modelNames = Object.keys(datamodel);
@@ -49,7 +48,7 @@ describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL
     expect(modelNames).toEqual(expect.arrayContaining(['Account', 'ApiKey', 'IdempotencyRecord', 'Event']));
   });
 
-  it.each(modelNames)('model %s: every field has a column of a compatible type and nullability', (name) => {
+  it.for(modelNames)('model %s: every field has a column of a compatible type and nullability', (name, { t }) => {
     const runtime = (t.app.ctx.db as unknown as { _runtimeDataModel: { models: Record<string, RuntimeModel> } })
       ._runtimeDataModel.models[name]!;
     const table = runtime.dbName ?? name;
@@ -81,7 +80,7 @@ describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL
     ).toEqual([]);
   });
 
-  it.each(modelNames)('model %s: the client reads it (every column it selects exists)', async (name) => {
+  it.for(modelNames)('model %s: the client reads it (every column it selects exists)', async (name, { t }) => {
     const delegate = name.charAt(0).toLowerCase() + name.slice(1);
     const client = t.app.ctx.db as unknown as Record<string, { findFirst(): Promise<unknown> }>;
     // Rejects (and fails the test) when the client selects a column the table lacks.
@@ -89,7 +88,7 @@ describe('the hand-written migrations match prisma/schema (PGlite, or PostgreSQL
     expect(row === null || typeof row === 'object').toBe(true);
   });
 
-  it('applies nothing twice: a second migrate finds every migration applied', async () => {
+  it('applies nothing twice: a second migrate finds every migration applied', async ({ t }) => {
     const report = await migrate(t.app.ctx.database);
     expect(report.applied).toEqual([]);
     expect(report.alreadyApplied).toEqual((await listMigrations()).map((m) => m.name));

@@ -1,8 +1,9 @@
 // Start-up failures an operator can fix answer one line naming the variable (no stack trace, no credentials), the
 // database gets a bounded retry at start, and /readyz reports the event bus (Redis) beside the database.
 import { createServer, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp, tempDir } from '../helpers/app.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { tempDir } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { runEntry, type Spawned } from '../helpers/process.js';
 
 /** A port nothing listens on (bound, read, released). */
@@ -80,15 +81,10 @@ describe('start-up errors name the variable at fault, in one line', { timeout: 1
   });
 });
 
-describe('/readyz reports the event bus', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    // A Redis that is not there: the service still starts (live delivery degrades to replay), but is not ready.
-    t = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` } });
-  });
-  afterAll(() => t.close());
+const it = appTest({ env: { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` } });
 
-  it('answers 503 naming REDIS_URL while Redis is unreachable, with the database up', async () => {
+describe('/readyz reports the event bus', () => {
+  it('answers 503 naming REDIS_URL while Redis is unreachable, with the database up', async ({ t }) => {
     const res = await fetch(`${t.url}/readyz`);
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({

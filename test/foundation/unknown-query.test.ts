@@ -1,16 +1,16 @@
 // Unknown query parameters answer 400 on every REST route (issue 22, item 6), also on routes that take no query
 // at all, where they used to be ignored silently.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
 
 describe('unknown query parameters', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   it('answer 400 VALIDATION_FAILED naming each, on routes with and without a query schema', async () => {
     const hook = await a.request('POST', '/api/webhooks', { url: 'https://example.com/q', events: ['sms.*'] });

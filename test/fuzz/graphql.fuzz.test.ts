@@ -7,9 +7,10 @@ import {
   getNamedType,
   isLeafType,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { accountFingerprint, FIXED_SEED, hostileString, hostileValue, RANDOM_SEED, RUNS } from './helpers.js';
 
 /**
@@ -32,17 +33,19 @@ function documentFor(target: Target, present: boolean[]): string {
   return `${target.kind}${defs ? `(${defs})` : ''} { ${target.field.name}${call ? `(${call})` : ''}${selection} }`;
 }
 
+const it = appTest({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
+
 describe('GraphQL bad-input fuzzing through the schema', () => {
-  let t: TestApp;
   let a: TestAccount;
   let schema: GraphQLSchema;
   let targets: Target[];
   const ids: string[] = [];
   const figures = { requests: 0, withErrors: 0, internalErrors: 0, fiveHundreds: 0 };
 
-  beforeAll(async () => {
-    // Rate limits off: a fuzzer's bad credentials would otherwise be answered 429 before their input is read.
-    t = await startApp({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     a = await t.newAccount();
     const introspection = await a.request('POST', '/graphql', { query: getIntrospectionQuery() });
     schema = buildClientSchema(introspection.body.data);
@@ -65,7 +68,6 @@ describe('GraphQL bad-input fuzzing through the schema', () => {
   });
   afterAll(async () => {
     console.log(`GraphQL fuzz: ${JSON.stringify(figures)} (seeds ${FIXED_SEED} and ${RANDOM_SEED})`);
-    await t?.close();
   });
 
   const generated = () =>

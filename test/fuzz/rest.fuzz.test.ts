@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { accountFingerprint, FIXED_SEED, hostileString, hostileValue, RANDOM_SEED, RUNS } from './helpers.js';
 
 /**
@@ -79,22 +80,22 @@ interface Generated {
 const ZOD_WORDING =
   /Invalid (input|option|string|email|url|uuid|UUID|ISO|element|key)|expected [\w ]+, received|Too (small|big)|Unrecognized key/;
 
+const it = appTest({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
+
 describe('REST bad-input fuzzing from /openapi.json', () => {
-  let t: TestApp;
   let a: TestAccount;
   let ops: Operation[];
   let queryNames: string[] = [];
   const ids: string[] = [];
   const figures = { requests: 0, status: {} as Record<string, number>, fiveHundreds: 0 };
 
-  beforeAll(async () => {
-    // Rate limits off: a fuzzer's bad credentials would otherwise be answered 429 before their input is read.
-    t = await startApp({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     a = await t.newAccount();
     ops = await loadOperations(t);
-    // Every query parameter any operation declares, so each is fuzzed (issue 26: `?brandId=%00` was a 500).
     queryNames = [...new Set(ops.flatMap((o) => o.params.filter((p) => p.in === 'query').map((p) => p.name)))];
-    // Real ids of the account, so mutated requests also reach existing rows.
     const brand = await a.request('POST', '/compliance/brands', {
       name: 'Fuzz LLC',
       ein: '12-3456789',
@@ -109,7 +110,6 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
   });
   afterAll(async () => {
     console.log(`REST fuzz: ${JSON.stringify(figures)} (seeds ${FIXED_SEED} and ${RANDOM_SEED})`);
-    await t?.close();
   });
 
   const generated = (): fc.Arbitrary<Generated> =>

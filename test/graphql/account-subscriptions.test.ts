@@ -1,30 +1,29 @@
 // Account-wide and newly typed subscriptions on one instance (issue 22, item 1): brandUpdated, emailIdentityUpdated,
 // webhookUpdated without an id; campaignUpdated by brandId; carrierStatusChanged with the carrier row, its previous
 // status and the campaign. The two-instance run is test/distributed/graphql-account-subscriptions.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { activeBrand, campaignBody } from '../compliance/fixtures.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { accountWideScenario } from './account-subscriptions.scenario.js';
 import { collect, latestEventId } from './typed-subscriptions.scenario.js';
 
-describe('account-wide typed subscriptions (one instance)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
-  });
-  afterAll(() => t.close());
+const clock = new ManualClock();
+const it = appTest({ clock });
 
-  it('brandUpdated, emailIdentityUpdated and webhookUpdated without an id follow the whole account', async () => {
-    const a = await t.newAccount();
+describe('account-wide typed subscriptions (one instance)', () => {
+  it('brandUpdated, emailIdentityUpdated and webhookUpdated without an id follow the whole account', async ({
+    t,
+    a,
+  }) => {
     const other = await t.newAccount();
     await accountWideScenario({ url: t.url, account: a }, { account: a }, other);
   });
 
-  it('campaignUpdated(brandId) keeps to the brand; carrierStatusChanged carries the carrier, its previous status and the campaign', async () => {
-    const a = await t.newAccount();
+  it('campaignUpdated(brandId) keeps to the brand; carrierStatusChanged carries the carrier, its previous status and the campaign', async ({
+    t,
+    a,
+  }) => {
     const brand = await activeBrand(t, a);
     const otherBrand = await activeBrand(t, a);
     const cursor = await latestEventId(a);

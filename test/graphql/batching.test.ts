@@ -1,27 +1,27 @@
 // Nested fields are resolved per request, not per parent: the number of SQL statements of a campaigns page with
 // brand, numbers and carriers is the same for 2 campaigns as for 20 (the DataLoader plugin batches every parent's
 // key into one account-scoped domain read).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { activeBrand, campaignBody, freshNumbers } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const QUERY = `query Page($first: Int!) {
   campaigns(first: $first) { edges { node { id brand { id vettings { status } feedback { status } } numbers { number } carriers { carrier status } } } }
 }`;
 
+const it = appTest({ clock: new ManualClock(), logQueries: true });
+
 describe('GraphQL nested fields without a query per parent', () => {
-  let t: TestApp;
   let a: TestAccount;
   const statements: string[] = [];
   let counting = false;
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock(), logQueries: true });
+  it.beforeAll(async ({ t }) => {
     (t.app.ctx.db as any).$on('query', (e: { query: string }) => {
       if (counting) statements.push(e.query);
     });
     a = await t.newAccount();
-    // 20 campaigns over 4 brands, each with 2 numbers.
     const brands = [];
     for (let i = 0; i < 4; i++) brands.push(await activeBrand(t, a, { name: `Brand ${i} LLC` }));
     const numbers = freshNumbers(40);
@@ -35,7 +35,6 @@ describe('GraphQL nested fields without a query per parent', () => {
       expect(assigned.status).toBe(200);
     }
   });
-  afterAll(() => t.close());
 
   const countFor = async (first: number) => {
     statements.length = 0;

@@ -6,9 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { brandBody } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -17,17 +18,16 @@ if (!available) {
   console.warn(`SKIPPED: browser test needs Chromium at ${CHROMIUM} (apt-get install chromium); .ci/run installs it.`);
 }
 
+const it = appTest();
+
 describe.skipIf(!available)('GraphiQL in Chromium', () => {
-  let t: TestApp;
   let a: TestAccount;
   let browser: BrowserContext;
   let profile: string;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     expect((await a.request('POST', '/compliance/brands', brandBody({ name: 'Browser Test Brand' }))).status).toBe(201);
     profile = await mkdtemp(path.join(tmpdir(), 'switchboard-chromium-'));
-    // A new, empty profile directory (--user-data-dir) per run.
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
@@ -45,11 +45,10 @@ describe.skipIf(!available)('GraphiQL in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
-  it('loads from packaged assets, keeps the key across a reload, runs a query and shows the result', async () => {
+  it('loads from packaged assets, keeps the key across a reload, runs a query and shows the result', async ({ t }) => {
     const page = await browser.newPage();
     const foreign: string[] = [];
     page.on('request', (req) => {
@@ -81,7 +80,9 @@ describe.skipIf(!available)('GraphiQL in Chromium', () => {
     await page.close();
   });
 
-  it('fetches the schema again once a key is saved, without a reload (no lasting "Error fetching schema")', async () => {
+  it('fetches the schema again once a key is saved, without a reload (no lasting "Error fetching schema")', async ({
+    t,
+  }) => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/graphql`);
     await page.locator('.graphiql-execute-button').waitFor({ timeout: 60_000 });

@@ -1,7 +1,8 @@
 // CORS for browsers on other origins (CORS_ORIGINS): preflights answered without a key, allowed origins echoed on
 // real responses, other origins get no Access-Control-* header; with no CORS_ORIGINS there is no CORS at all.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const APP_ORIGIN = 'http://localhost:5173';
 const preflight = (url: string, origin: string) =>
@@ -14,16 +15,15 @@ const preflight = (url: string, origin: string) =>
     },
   });
 
+const it = appTest({ env: { CORS_ORIGINS: `${APP_ORIGIN}, https://app.example.com` } });
+
 describe('CORS with CORS_ORIGINS', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp({ env: { CORS_ORIGINS: `${APP_ORIGIN}, https://app.example.com` } });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
-  it('answers a preflight for /graphql and REST without a key', async () => {
+  it('answers a preflight for /graphql and REST without a key', async ({ t }) => {
     for (const path of ['/graphql', '/compliance/brands', '/api/events']) {
       const res = await preflight(`${t.url}${path}`, APP_ORIGIN);
       expect(res.status, path).toBe(204);
@@ -33,7 +33,7 @@ describe('CORS with CORS_ORIGINS', () => {
     }
   });
 
-  it('lets an allowed origin read responses, errors included', async () => {
+  it('lets an allowed origin read responses, errors included', async ({ t }) => {
     const ok = await a.request('POST', '/graphql', { query: '{ viewer { accountId } }' }, { origin: APP_ORIGIN });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
@@ -48,7 +48,7 @@ describe('CORS with CORS_ORIGINS', () => {
     expect(((await denied.json()) as any).errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 
-  it('sends the CORS headers on the SSE stream (GET /api/events), whose response is written by hand', async () => {
+  it('sends the CORS headers on the SSE stream (GET /api/events), whose response is written by hand', async ({ t }) => {
     const ac = new AbortController();
     const res = await fetch(`${t.url}/api/events`, {
       headers: { origin: APP_ORIGIN, authorization: `Bearer ${a.apiKey}` },
@@ -63,7 +63,7 @@ describe('CORS with CORS_ORIGINS', () => {
     await res.body?.cancel().catch(() => {});
   });
 
-  it('gives other origins no CORS headers', async () => {
+  it('gives other origins no CORS headers', async ({ t }) => {
     const res = await preflight(`${t.url}/graphql`, 'http://evil.example');
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const get = await a.request(
@@ -76,14 +76,12 @@ describe('CORS with CORS_ORIGINS', () => {
   });
 });
 
-describe('CORS by default', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp();
-  });
-  afterAll(() => t.close());
+const it2 = appTest();
 
-  it('sends no Access-Control-* header when CORS_ORIGINS is unset', async () => {
+describe('CORS by default', () => {
+  const it = it2;
+
+  it('sends no Access-Control-* header when CORS_ORIGINS is unset', async ({ t }) => {
     const res = await preflight(`${t.url}/graphql`, APP_ORIGIN);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });

@@ -2,8 +2,9 @@
 // delivered over real SMTP reaches the identity's subscribers as the stored thread and message; another account's
 // identity answers NOT_FOUND.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { smtpSend } from '../helpers/mail-peers.js';
 import { collect, latestEventId } from './typed-subscriptions.scenario.js';
 
@@ -14,20 +15,21 @@ const MESSAGE_RECEIVED = `subscription ($id: ID!, $lastEventId: String) {
   messageReceived(identityId: $id, lastEventId: $lastEventId) { eventId message { messageId from subject body direction status } }
 }`;
 
+const it = appTest({ env: { SMTP_PORT: '0' } });
+
 describe('email subscriptions (one instance)', () => {
-  let t: TestApp;
   let a: TestAccount;
   let b: TestAccount;
   let port: number;
-  beforeAll(async () => {
-    t = await startApp({ env: { SMTP_PORT: '0' } });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     b = await t.newAccount();
     port = t.app.smtpPort()!;
   });
-  afterAll(() => t.close());
 
-  it('threadUpdated and messageReceived yield the stored thread and message, resumable, tenancy-scoped', async () => {
+  it('threadUpdated and messageReceived yield the stored thread and message, resumable, tenancy-scoped', async ({
+    t,
+  }) => {
     const created = await a.request('POST', '/api/email/identities', { localPart: `subs-${randomUUID().slice(0, 8)}` });
     expect(created.status).toBe(201);
     const box = created.body as { id: string; address: string };

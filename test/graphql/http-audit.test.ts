@@ -3,17 +3,20 @@
 // validation or variable coercion answers 200 (the legacy media type's rule), while
 // `application/graphql-response+json` answers 4xx.
 import { serverAudits } from 'graphql-http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount, TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
 
 describe('GraphQL over HTTP audit (graphql-http serverAudits)', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  /** The file's app, for the helpers below (tests get it as the `t` fixture). */
+  let t: TestApp;
+  it.beforeAll(async ({ t: app }) => {
+    t = app;
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   const audits = serverAudits({
     url: () => `${t.url}/graphql`,

@@ -1,8 +1,9 @@
 // GraphQL inputs default like REST (issue 22, item 5): for every mutation that has a REST twin (the REST operation
 // with the same operationId in /openapi.json), the input fields GraphQL requires are exactly the body fields REST
 // requires, plus the REST path parameters (which GraphQL carries in the input, e.g. `id`).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 interface TypeRef {
   kind: string;
@@ -10,14 +11,13 @@ interface TypeRef {
   ofType: TypeRef | null;
 }
 
+const it = appTest();
+
 describe('GraphQL inputs require what REST requires', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   it('each mutation’s required input fields equal its REST route’s required body fields and path parameters', async () => {
     const schema = await a.request('POST', '/graphql', {

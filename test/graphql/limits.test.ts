@@ -1,16 +1,16 @@
 // Request limits and client mistakes over HTTP: every refusal is a coded 4xx GraphQL error that runs no resolver.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { brandBody } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest({ env: { GRAPHQL_MAX_TOKENS: '20000' } });
 
 describe('GraphQL limits and client mistakes', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp({ env: { GRAPHQL_MAX_TOKENS: '20000' } });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   const post = (body: unknown) => a.request('POST', '/graphql', body);
   const brandCount = async () => (await a.request('GET', '/compliance/brands?limit=200')).body.brands.length;

@@ -1,8 +1,9 @@
 // Relay: node(id:)/nodes(ids:) over the service's ids, scoped to the caller's account; totalCount on connections.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { activeBrand, brandBody, campaignBody } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 
 const NODES = `query ($id: ID!, $ids: [ID!]!) {
@@ -10,24 +11,23 @@ const NODES = `query ($id: ID!, $ids: [ID!]!) {
   nodes(ids: $ids) { __typename id ... on Campaign { brand { id } } ... on Brand { status } }
 }`;
 
+const clock = new ManualClock();
+const it = appTest({ clock });
+
 describe('Relay node, nodes and totalCount', () => {
-  let t: TestApp;
   let a: TestAccount;
   let b: TestAccount;
   let receiver: Receiver;
-  beforeAll(async () => {
-    const clock = new ManualClock();
-    t = await startApp({ clock });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     b = await t.newAccount();
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('reads any own object by id and gives null for another account’s or an unknown id', async () => {
+  it('reads any own object by id and gives null for another account’s or an unknown id', async ({ t }) => {
     const brand = await activeBrand(t, a, { name: 'Node Brand LLC' });
     const campaign = (await a.request('POST', '/compliance/campaigns', campaignBody(brand.id))).body;
     const theirs = (await b.request('POST', '/compliance/brands', brandBody())).body;
@@ -110,7 +110,7 @@ describe('Relay node, nodes and totalCount', () => {
     expect(gone.body).toEqual({ data: { node: null } });
   });
 
-  it('counts the whole list in totalCount, whatever the page', async () => {
+  it('counts the whole list in totalCount, whatever the page', async ({ t }) => {
     const c = await t.newAccount();
     for (let i = 0; i < 3; i++) expect((await c.request('POST', '/compliance/brands', brandBody())).status).toBe(201);
     for (const name of ['One', 'Two']) expect((await c.request('POST', '/api/agents', { name })).status).toBe(201);

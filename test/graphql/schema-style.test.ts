@@ -1,8 +1,9 @@
 // One schema style (issue 11), read from the running service by introspection: every mutation is
 // `verbNoun(input: VerbNounInput!): VerbNounResult!`, a union of its payload and the typed errors; every object type
 // with a service id is a Node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const INTROSPECT = `{
   __schema {
@@ -19,14 +20,13 @@ interface Ref {
 
 const upperFirst = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)}`;
 
+const it = appTest();
+
 describe('GraphQL schema style', () => {
-  let t: TestApp;
   let a: TestAccount;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   it('every mutation takes one required input and answers its payload or a typed error', async () => {
     const res = await a.request('POST', '/graphql', { query: INTROSPECT });

@@ -1,22 +1,22 @@
 // One JSON operation POSTed to /graphql with a simple `Accept` (none, */*, application/json,
 // application/graphql-response+json) skips Yoga's WHATWG adapter (src/graphql/http.ts); any other `Accept` takes Yoga's
 // full path. Both must answer alike: same status, media type and body, errors and refusals included.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { brandBody } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
 
 describe('GraphQL over either transport path', () => {
-  let t: TestApp;
   let a: TestAccount;
   let brandId: string;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     const created = await a.request('POST', '/compliance/brands', brandBody());
     expect(created.status).toBe(201);
     brandId = created.body.id;
   });
-  afterAll(() => t.close());
 
   /** The same request through the fast path (`fast` Accept) and Yoga's full path (an equivalent Accept it parses). */
   async function both(body: unknown, fast: string | undefined, full: string) {
@@ -63,7 +63,9 @@ describe('GraphQL over either transport path', () => {
     }
   });
 
-  it('streams a subscription POSTed with Accept */* as Yoga does, and refuses it as application/json', async () => {
+  it('streams a subscription POSTed with Accept */* as Yoga does, and refuses it as application/json', async ({
+    t,
+  }) => {
     const query = `subscription { brandUpdated(id: "${brandId}") { eventId } }`;
     const open = async (accept: string) => {
       const controller = new AbortController();

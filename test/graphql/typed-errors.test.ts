@@ -9,12 +9,12 @@
 // 422 through GraphQL and answer typed, with details.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { EXPECTED_ERRORS } from '../../src/graphql/builder.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { ERROR_CODES } from '../../src/rest/error-codes.js';
 import { freshNumbers, newCampaign } from '../compliance/fixtures.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const DOMAIN = path.resolve(import.meta.dirname, '../../src/domain');
 const TYPED = new Set(EXPECTED_ERRORS.map((c) => c.name));
@@ -50,13 +50,9 @@ async function domainSources(dir = DOMAIN): Promise<{ file: string; text: string
   return out;
 }
 
-describe('typed errors of every mutation', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock() });
-  });
-  afterAll(() => t.close());
+const it = appTest({ clock: new ManualClock() });
 
+describe('typed errors of every mutation', () => {
   it('every error the domain raises is a typed class, and every domain code maps to one', async () => {
     const raised = new Map<string, Set<string>>(); // class → codes (or '' when the class fixes it)
     for (const { file, text } of await domainSources()) {
@@ -84,8 +80,7 @@ describe('typed errors of every mutation', () => {
     }
   });
 
-  it('every mutation answers its payload or any typed error, never a bare top-level domain error', async () => {
-    const a = await t.newAccount();
+  it('every mutation answers its payload or any typed error, never a bare top-level domain error', async ({ a }) => {
     const res = await a.request('POST', '/graphql', {
       query:
         '{ __schema { mutationType { fields { name type { ofType { name } } } } types { name possibleTypes { name } } } }',
@@ -107,8 +102,10 @@ describe('typed errors of every mutation', () => {
     }
   });
 
-  it('assignCampaignNumbers and removeCampaignNumbers answer their 422 typed, with a detail per number', async () => {
-    const a = await t.newAccount();
+  it('assignCampaignNumbers and removeCampaignNumbers answer their 422 typed, with a detail per number', async ({
+    t,
+    a,
+  }) => {
     const { campaign } = await newCampaign(t, a);
     const [n1, n2] = freshNumbers(2);
     const fields = '__typename ... on Error { code field details { code field } }';

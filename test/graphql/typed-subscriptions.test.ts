@@ -1,28 +1,30 @@
 // Typed subscriptions on one instance (embedded database, in-process bus) over graphql-sse, both connection modes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { activeBrand, campaignBody, freshNumbers } from '../compliance/fixtures.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { brandUpdatedScenario, collect, latestEventId } from './typed-subscriptions.scenario.js';
 
+const it = appTest({ clock: new ManualClock() });
+
 describe('typed subscriptions (one instance)', () => {
-  let t: TestApp;
   let a: TestAccount;
   let b: TestAccount;
-  beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock() });
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     b = await t.newAccount();
   });
-  afterAll(() => t.close());
 
   for (const single of [false, true]) {
-    it(`brandUpdated: live, resumable, tenancy-scoped (${single ? 'single' : 'distinct'} connection)`, async () => {
+    it(`brandUpdated: live, resumable, tenancy-scoped (${single ? 'single' : 'distinct'} connection)`, async ({
+      t,
+    }) => {
       await brandUpdatedScenario({ url: t.url, account: a }, { account: a }, { url: t.url, account: b }, single);
     });
   }
 
-  it('campaignUpdated and numberAssignmentChanged yield the typed objects re-read after each change', async () => {
+  it('campaignUpdated and numberAssignmentChanged yield the typed objects re-read after each change', async ({ t }) => {
     const brand = await activeBrand(t, a);
     const campaign = await a.request('POST', '/compliance/campaigns', campaignBody(brand.id));
     expect(campaign.status).toBe(201);

@@ -1,8 +1,9 @@
 // webhookDeliveryAttempted over graphql-sse (embedded database, in-process PubSub): each attempt of a delivery to a
 // real HTTP receiver reaches the webhook's subscriber with the delivery log entry re-read; another account's webhook
 // answers NOT_FOUND.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { afterAll, describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { collect } from './typed-subscriptions.scenario.js';
 
@@ -12,23 +13,22 @@ const ATTEMPTED = `subscription ($id: ID!) {
   }
 }`;
 
+const it = appTest();
+
 describe('webhookDeliveryAttempted (one instance)', () => {
-  let t: TestApp;
   let a: TestAccount;
   let b: TestAccount;
   let receiver: Receiver;
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
     b = await t.newAccount();
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('yields each attempt with the delivery re-read, tenancy-scoped', async () => {
+  it('yields each attempt with the delivery re-read, tenancy-scoped', async ({ t }) => {
     const created = await a.request('POST', '/api/webhooks', { url: `${receiver.url}/subs`, events: ['sms.*'] });
     expect(created.status).toBe(201);
     const id = created.body.id as string;

@@ -2,9 +2,10 @@
 // the graphql-ws client: the key or a stream token in connectionParams, the same schema and limits as HTTP, and
 // subscriptions that deliver events published over REST.
 import { type Client, createClient } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import WebSocket from 'ws';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 
 const EVENTS = `subscription { events(channels: ["sms"]) { __typename ... on Event { id eventType customerId payload } } }`;
 
@@ -49,20 +50,19 @@ function subscribeUntil(client: Client, query: string, until: (r: any) => boolea
   return { first, dispose: () => dispose() };
 }
 
+const it = appTest();
+
 describe('graphql-ws on /graphql', () => {
-  let t: TestApp;
   let a: TestAccount;
   const clients: Client[] = [];
-  beforeAll(async () => {
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
   });
   afterAll(async () => {
     for (const c of clients) await c.dispose();
-    await t.close();
   });
 
-  it('runs a query with the API key in connectionParams (authorization: Bearer)', async () => {
+  it('runs a query with the API key in connectionParams (authorization: Bearer)', async ({ t }) => {
     const c = wsClient(t.url, { authorization: `Bearer ${a.apiKey}` });
     clients.push(c);
     const { results, error } = await run(c, '{ viewer { accountId } }');
@@ -70,7 +70,9 @@ describe('graphql-ws on /graphql', () => {
     expect(results).toEqual([{ data: { viewer: { accountId: a.accountId } } }]);
   });
 
-  it('delivers an event published over REST to an `events` subscription, and the key as `apiKey` works', async () => {
+  it('delivers an event published over REST to an `events` subscription, and the key as `apiKey` works', async ({
+    t,
+  }) => {
     const c = wsClient(t.url, { apiKey: a.apiKey });
     clients.push(c);
     // Publish repeatedly until one arrives: the subscription is live from some point we cannot observe directly.
@@ -93,7 +95,7 @@ describe('graphql-ws on /graphql', () => {
     expect(got.data.events).toMatchObject({ __typename: 'Event', eventType: 'sms.sent', customerId: a.accountId });
   });
 
-  it('a stream token opens subscriptions only: a query answers UNAUTHENTICATED', async () => {
+  it('a stream token opens subscriptions only: a query answers UNAUTHENTICATED', async ({ t }) => {
     const token = (await a.request('POST', '/api/events/tokens')).body.token as string;
     const c = wsClient(t.url, { token });
     clients.push(c);
@@ -116,7 +118,7 @@ describe('graphql-ws on /graphql', () => {
     }
   });
 
-  it('closes a connection without a key, or with a wrong one, with 4403 and the reason', async () => {
+  it('closes a connection without a key, or with a wrong one, with 4403 and the reason', async ({ t }) => {
     for (const params of [undefined, { authorization: 'Bearer sb_0000000000000000_wrong' }]) {
       const closes: { code: number; reason: string }[] = [];
       const c = wsClient(t.url, params, closes);
@@ -128,7 +130,7 @@ describe('graphql-ws on /graphql', () => {
     }
   });
 
-  it('applies the HTTP limits and validation: unknown fields, aliases, NUL in literals', async () => {
+  it('applies the HTTP limits and validation: unknown fields, aliases, NUL in literals', async ({ t }) => {
     const c = wsClient(t.url, { authorization: `Bearer ${a.apiKey}` });
     clients.push(c);
     const unknown = await run(c, '{ nope }');
@@ -142,7 +144,7 @@ describe('graphql-ws on /graphql', () => {
     expect(nulErrors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
-  it('refuses a WebSocket upgrade on another path', async () => {
+  it('refuses a WebSocket upgrade on another path', async ({ t }) => {
     const ws = new WebSocket(`${t.url.replace(/^http/, 'ws')}/api/events`, 'graphql-transport-ws');
     const outcome = await new Promise<string>((resolve) => {
       ws.on('open', () => resolve('open'));

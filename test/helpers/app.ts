@@ -93,24 +93,25 @@ export function testDatabaseUrl(): Promise<string> | undefined {
   return fileDatabase;
 }
 
+/** Options of {@link startApp}. */
+export interface StartOptions {
+  clock?: Clock;
+  env?: Record<string, string>;
+  dataDir?: string;
+  startWorkers?: boolean;
+  /** A logger to capture log lines (default: the app's own, at TEST_LOG_LEVEL or silent). */
+  logger?: Logger;
+  /** Events whose bus publish is dropped (BuildOptions.dropPublish: a lost publish, for live-delivery tests). */
+  dropPublish?: BuildOptions['dropPublish'];
+  /** Prisma `query` events on `app.ctx.db` (BuildOptions.logQueries), to count SQL statements. */
+  logQueries?: boolean;
+}
+
 /**
  * Starts the app on 127.0.0.1:0. Database: PostgreSQL when TEST_DATABASE_URL is set, else PGlite in memory (or in
  * `dataDir` to test restarts). With a {@link ManualClock}, background polling is off and tests call `drain()`.
  */
-export async function startApp(
-  opts: {
-    clock?: Clock;
-    env?: Record<string, string>;
-    dataDir?: string;
-    startWorkers?: boolean;
-    /** A logger to capture log lines (default: the app's own, at TEST_LOG_LEVEL or silent). */
-    logger?: Logger;
-    /** Events whose bus publish is dropped (BuildOptions.dropPublish: a lost publish, for live-delivery tests). */
-    dropPublish?: BuildOptions['dropPublish'];
-    /** Prisma `query` events on `app.ctx.db` (BuildOptions.logQueries), to count SQL statements. */
-    logQueries?: boolean;
-  } = {},
-): Promise<TestApp> {
+export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',

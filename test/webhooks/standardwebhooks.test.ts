@@ -2,22 +2,22 @@
 // `npm i standardwebhooks`), as docs/webhooks.md tells them: the whsec_ secret as given at registration, the raw
 // body and the webhook-id / webhook-timestamp / webhook-signature headers. A tampered body is refused.
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 
+let receiver: Receiver;
+const it = appTest(async ({ onCleanup }) => {
+  receiver = await startReceiver();
+  onCleanup(() => receiver.close());
+  return {};
+});
+
 describe('deliveries verify with the standardwebhooks package', () => {
-  let t: TestApp;
   let a: TestAccount;
-  let receiver: Receiver;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startApp();
+  it.beforeAll(async ({ t }) => {
     a = await t.newAccount();
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
   });
 
   it('verifies a real delivery, and refuses it with another body or another secret', async () => {

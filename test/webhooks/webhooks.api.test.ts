@@ -1,25 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { logsOf, publish, registerWebhook } from './helpers.js';
 
+const clock = new ManualClock();
+const it = appTest({ clock });
+
 describe('webhooks: registration, fan-out, signatures, logs', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('registers a webhook, returns the secret once, lists it without the secret', async () => {
-    const a = await t.newAccount();
+  it('registers a webhook, returns the secret once, lists it without the secret', async ({ t, a }) => {
     const res = await a.request('POST', '/api/webhooks', { url: 'https://example.com/hook', events: ['sms.*'] });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ url: 'https://example.com/hook', events: ['sms.*'], active: true });
@@ -46,8 +43,9 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(JSON.stringify(stored)).not.toContain(res.body.secret.slice(6));
   });
 
-  it('refuses bad input naming every entry: unknown types, globs matching nothing, bad URLs, missing fields', async () => {
-    const a = await t.newAccount();
+  it('refuses bad input naming every entry: unknown types, globs matching nothing, bad URLs, missing fields', async ({
+    a,
+  }) => {
     const res = await a.request('POST', '/api/webhooks', {
       url: 'ftp://example.com/x',
       events: ['sms.delivered', '*', 'sms.teleported', 'fax.*', 'voice.*'],
@@ -75,8 +73,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect((await a.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
   });
 
-  it('needs the webhooks scope and hides other accounts’ webhooks (404)', async () => {
-    const a = await t.newAccount();
+  it('needs the webhooks scope and hides other accounts’ webhooks (404)', async ({ t, a }) => {
     const b = await t.newAccount();
     const noScope = await t.newAccount(['events:write']);
     expect((await noScope.request('GET', '/api/webhooks')).status).toBe(403);
@@ -93,8 +90,10 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect((await b.request('GET', '/api/webhooks')).body.webhooks).toEqual([]);
   });
 
-  it('a registered brand (one-statement write) reaches a webhook added after earlier writes of the account, once', async () => {
-    const a = await t.newAccount();
+  it('a registered brand (one-statement write) reaches a webhook added after earlier writes of the account, once', async ({
+    t,
+    a,
+  }) => {
     const brand = { name: 'Hook Brand LLC', ein: '12-3456789', vertical: 'RETAIL', entityType: 'PRIVATE_PROFIT' };
     // The first registration is written while the account has no webhook (the write remembers that) …
     const first = await a.request('POST', '/compliance/brands', { ...brand, referenceId: 'Ref-1' });
@@ -123,8 +122,10 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(registered).toHaveLength(2);
   });
 
-  it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async () => {
-    const a = await t.newAccount();
+  it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async ({
+    t,
+    a,
+  }) => {
     const all = await registerWebhook(a, receiver, ['*']);
     const voice = await registerWebhook(a, receiver, ['voice.*']);
     const sms = await registerWebhook(a, receiver, ['sms.{delivered,failed}']);
@@ -170,8 +171,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(receiver.on(all.path).filter((r) => r.body.eventType === 'webhook.created')).toHaveLength(3);
   });
 
-  it('signs the exact raw bytes of non-ASCII payloads', async () => {
-    const a = await t.newAccount();
+  it('signs the exact raw bytes of non-ASCII payloads', async ({ t, a }) => {
     const hook = await registerWebhook(a, receiver, ['sms.received']);
     const text = 'Grüße 👋 — ¿qué tal? 你好 \u2028 "quoted" \\ back';
     await publish(a, 'sms.received', { id: 'm', from: '+14155550100', to: '+14155550101', status: 'received', text });
@@ -193,8 +193,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     ).toBe(false);
   });
 
-  it('logs deliveries newest first with status, attempts, response code; default and max limit', async () => {
-    const a = await t.newAccount();
+  it('logs deliveries newest first with status, attempts, response code; default and max limit', async ({ t, a }) => {
     const hook = await registerWebhook(a, receiver, ['sms.*']);
     for (const type of ['sms.sent', 'sms.delivered', 'sms.failed']) {
       await publish(a, type);
@@ -221,8 +220,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect((await a.request('GET', `/api/webhooks/${hook.id}/logs?limit=200`)).status).toBe(200);
   });
 
-  it('deletes a webhook, cancels its pending deliveries and stops delivering', async () => {
-    const a = await t.newAccount();
+  it('deletes a webhook, cancels its pending deliveries and stops delivering', async ({ t, a }) => {
     const hook = await registerWebhook(a, receiver, ['sms.sent']);
     receiver.respond(hook.path, () => ({ status: 500 }));
     await publish(a, 'sms.sent');
@@ -243,8 +241,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(stored.secretCiphertext).toBe('');
   });
 
-  it('sends a signed test delivery of a chosen type and logs it', async () => {
-    const a = await t.newAccount();
+  it('sends a signed test delivery of a chosen type and logs it', async ({ a }) => {
     const hook = await registerWebhook(a, receiver, ['voice.*']);
     const res = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'sms.delivered' });
     expect(res.status).toBe(200);
@@ -268,8 +265,7 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(bad.status).toBe(400);
   });
 
-  it('rotates the secret: new secret once, both signatures for 24 h, then only the new one', async () => {
-    const a = await t.newAccount();
+  it('rotates the secret: new secret once, both signatures for 24 h, then only the new one', async ({ t, a }) => {
     const hook = await registerWebhook(a, receiver, ['sms.sent']);
     const rot = await a.request('POST', `/api/webhooks/${hook.id}/rotate-secret`);
     expect(rot.status).toBe(200);
@@ -304,8 +300,10 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(receiver.on(hook.path)[3]!.standardValid).toBe(false);
   });
 
-  it('Standard Webhooks: re-signed per attempt with a fresh timestamp; a stale timestamp fails verification', async () => {
-    const a = await t.newAccount();
+  it('Standard Webhooks: re-signed per attempt with a fresh timestamp; a stale timestamp fails verification', async ({
+    t,
+    a,
+  }) => {
     const hook = await registerWebhook(a, receiver, ['sms.sent']);
     let calls = 0;
     receiver.respond(hook.path, () => ({ status: calls++ === 0 ? 500 : 200 }));

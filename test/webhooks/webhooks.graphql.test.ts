@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { graphql } from '../generated/gql.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { payload, typedError } from '../helpers/graphql.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { publish } from './helpers.js';
@@ -64,22 +64,22 @@ const Delete = graphql(`
   }
 `);
 
+const clock = new ManualClock();
+const it = appTest({ clock });
+
 describe('webhooks over GraphQL', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('creates, lists with logs, tests, rotates, redelivers and deletes through the same domain rules', async () => {
-    const a = await t.newAccount();
+  it('creates, lists with logs, tests, rotates, redelivers and deletes through the same domain rules', async ({
+    t,
+    a,
+  }) => {
     const bad = await a.gql(CreateWebhook, { input: { url: 'https://example.com', events: ['sms.*', 'nope.*'] } });
     expect(bad.data?.createWebhook).toMatchObject({
       __typename: 'ValidationError',

@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { claimDue } from '../../src/domain/webhooks/webhook.dispatcher.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp, testDatabaseUrl, usingPostgres } from '../helpers/app.js';
+import { testDatabaseUrl, usingPostgres } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import {
   type HoldingReceiver,
@@ -13,26 +14,24 @@ import {
   startHoldingReceiver,
 } from './helpers.js';
 
+const clock = new ManualClock();
+const it = appTest({ clock, env: { WEBHOOK_TIMEOUT_MS: '2000' } });
+
 /** EventLog's advisory lock key ("sb-evts"), which every event-writing transaction takes first. */
 
 describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   let holder: HoldingReceiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock, env: { WEBHOOK_TIMEOUT_MS: '2000' } });
     receiver = await startReceiver(() => clock.now());
     holder = await startHoldingReceiver();
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
     await holder.close();
   });
 
-  it("a receiver that never answers does not hold back another account's delivery", async () => {
+  it("a receiver that never answers does not hold back another account's delivery", async ({ t }) => {
     const b = await t.newAccount();
     const a = await t.newAccount();
     const stuck = await registerHeldWebhook(b, holder, ['sms.sent']);
@@ -57,8 +56,7 @@ describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', 
     expect(bLogs.every((l) => l.status === 'pending' && l.attempts === 1 && l.responseCode === null)).toBe(true);
   });
 
-  it('keeps at most 50 attempts in flight per instance, and attempts the rest as slots free up', async () => {
-    const a = await t.newAccount();
+  it('keeps at most 50 attempts in flight per instance, and attempts the rest as slots free up', async ({ t, a }) => {
     const stuck = await registerHeldWebhook(a, holder, ['sms.sent']);
     for (let i = 0; i < 55; i++) await publish(a, 'sms.sent', { n: i });
     holder.maxOpen = 0;
@@ -71,8 +69,10 @@ describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', 
     );
   });
 
-  it('deleting a webhook cancels its claimed deliveries too, and the attempt in flight does not revive them', async () => {
-    const a = await t.newAccount();
+  it('deleting a webhook cancels its claimed deliveries too, and the attempt in flight does not revive them', async ({
+    t,
+    a,
+  }) => {
     const hook = await registerHeldWebhook(a, holder, ['sms.*']);
     await publish(a, 'sms.sent', { n: 1 });
     const drained = t.drain();
@@ -98,8 +98,7 @@ describe('webhooks: attempts in flight (slow receivers, deletion mid-attempt)', 
   // PGlite has a single connection, so another session cannot hold the lock there.
   it.skipIf(!usingPostgres)(
     'records an attempt that emits nothing without waiting for event-writing transactions (PostgreSQL)',
-    async () => {
-      const a = await t.newAccount();
+    async ({ t, a }) => {
       const hook = await registerWebhook(a, receiver, ['sms.sent']);
       await publish(a, 'sms.sent');
       // Another session holds the account's event-order row (docs/events.md), as a long or queued event transaction

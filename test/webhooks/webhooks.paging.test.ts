@@ -1,28 +1,25 @@
 // The one paging rule on the webhook lists (issue 22, item 6): GET /api/webhooks and GET /api/webhooks/{id}/logs take
 // `limit` (1–200, default 50) and `cursor`, answer `{<items>, nextCursor}` with nextCursor null on the last page,
 // and refuse unknown query parameters; logs are newest first and every older entry is reachable.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { publish, registerWebhook } from './helpers.js';
 
+const clock = new ManualClock();
+const it = appTest({ clock });
+
 describe('webhook lists: limit and cursor', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('pages GET /api/webhooks oldest first and refuses unknown parameters', async () => {
-    const a = await t.newAccount();
+  it('pages GET /api/webhooks oldest first and refuses unknown parameters', async ({ a }) => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await registerWebhook(a, receiver, ['sms.*'])).id);
     const first = await a.request('GET', '/api/webhooks?limit=2');
@@ -41,8 +38,7 @@ describe('webhook lists: limit and cursor', () => {
     expect(bad.body.error.code).toBe('INVALID_CURSOR');
   });
 
-  it('pages a webhook’s logs newest first; older entries are reachable through nextCursor', async () => {
-    const a = await t.newAccount();
+  it('pages a webhook’s logs newest first; older entries are reachable through nextCursor', async ({ t, a }) => {
     const hook = await registerWebhook(a, receiver, ['sms.*']);
     const published: string[] = [];
     for (let i = 0; i < 5; i++) {

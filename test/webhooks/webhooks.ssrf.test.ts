@@ -1,22 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { logsOf } from './helpers.js';
 
+const it = appTest({ clock: new ManualClock(), env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' } });
+
 describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
-  let t: TestApp;
   let receiver: Receiver;
   beforeAll(async () => {
-    t = await startApp({ clock: new ManualClock(), env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' } });
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
-  it('refuses at registration, with 422 URL_NOT_PUBLIC on `url`, literal loopback, private, link-local/metadata, CGNAT, NAT64, IPv4-compatible, IPv4-mapped and unspecified addresses', async () => {
+  it('refuses at registration, with 422 URL_NOT_PUBLIC on `url`, literal loopback, private, link-local/metadata, CGNAT, NAT64, IPv4-compatible, IPv4-mapped and unspecified addresses', async ({
+    t,
+  }) => {
     const port = new URL(receiver.url).port;
     const targets: [string, RegExp][] = [
       [`http://127.0.0.1:${port}/a`, /127\.0\.0\.1 is not a public address \(loopback\)/],
@@ -60,7 +61,9 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     ).toBe(201);
   });
 
-  it('still judges names when connecting: a name resolving to loopback is accepted, then refused on every attempt', async () => {
+  it('still judges names when connecting: a name resolving to loopback is accepted, then refused on every attempt', async ({
+    t,
+  }) => {
     const port = new URL(receiver.url).port;
     const a = await t.newAccount();
     const res = await a.request('POST', '/api/webhooks', { url: `http://localhost:${port}/b`, events: ['sms.sent'] });

@@ -2,23 +2,22 @@
 // updateWebhook change url, events, description and enabled; re-enabling after a 410 auto-disable makes the
 // deliveries the disable cancelled pending again (nothing pending is lost); webhook.created / updated / deleted are
 // events of the `webhook` channel, in history, on the stream and to webhooks, never with a secret.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { logsOf, publish, registerWebhook } from './helpers.js';
 
+const clock = new ManualClock();
+const it = appTest({ clock });
+
 describe('webhooks: update, disable and re-enable, lifecycle events', () => {
-  let t: TestApp;
-  let clock: ManualClock;
   let receiver: Receiver;
   beforeAll(async () => {
-    clock = new ManualClock();
-    t = await startApp({ clock });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await t.close();
     await receiver.close();
   });
 
@@ -28,8 +27,10 @@ describe('webhooks: update, disable and re-enable, lifecycle events', () => {
       payload: Record<string, any>;
     }[];
 
-  it('PATCH changes url, events and description; created/updated/deleted are events without the secret', async () => {
-    const a = await t.newAccount();
+  it('PATCH changes url, events and description; created/updated/deleted are events without the secret', async ({
+    t,
+    a,
+  }) => {
     const created = await a.request('POST', '/api/webhooks', {
       url: `${receiver.url}/one`,
       events: ['sms.*'],
@@ -85,8 +86,10 @@ describe('webhooks: update, disable and re-enable, lifecycle events', () => {
     expect(text).not.toMatch(/whsec_/);
   });
 
-  it('re-enabling after a 410 auto-disable resumes deliveries: the pending ones the disable cancelled are sent', async () => {
-    const a = await t.newAccount();
+  it('re-enabling after a 410 auto-disable resumes deliveries: the pending ones the disable cancelled are sent', async ({
+    t,
+    a,
+  }) => {
     const hook = await registerWebhook(a, receiver, ['sms.*']);
     const watcher = await registerWebhook(a, receiver, ['webhook.updated']);
     let calls = 0;
@@ -128,8 +131,10 @@ describe('webhooks: update, disable and re-enable, lifecycle events', () => {
     ]);
   });
 
-  it('enabled: false stops deliveries and holds the pending ones; enabled: true sends them (GraphQL updateWebhook)', async () => {
-    const a = await t.newAccount();
+  it('enabled: false stops deliveries and holds the pending ones; enabled: true sends them (GraphQL updateWebhook)', async ({
+    t,
+    a,
+  }) => {
     const hook = await registerWebhook(a, receiver, ['sms.*']);
     let fail = true;
     receiver.respond(hook.path, () => ({ status: fail ? 503 : 200 }));
