@@ -1,5 +1,5 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
-import { parseDnsServers } from './infra/dns/resolver.js';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -329,4 +329,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError([`EMAIL_DOMAINS: must include EMAIL_DOMAIN (${EMAIL_DOMAIN})`]);
   }
   return result.data;
+}
+
+/**
+ * Parses `DNS_SERVERS` (comma-separated `ip[:port]`, IPv6 as `[addr]:port` or bare) into node:dns server strings.
+ * @throws Error naming the first entry that is not an IP address with an optional port 1–65535.
+ */
+export function parseDnsServers(value: string | undefined): string[] {
+  if (!value?.trim()) return [];
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+      const [host, port] = v6 ? [v6[1], v6[2]] : isIP(entry) === 6 ? [entry, undefined] : entry.split(':');
+      const p = port === undefined ? undefined : Number(port);
+      if (!host || isIP(host) === 0 || (p !== undefined && !(Number.isInteger(p) && p >= 1 && p <= 65535))) {
+        throw new Error(`"${entry}" is not an IP address with an optional port`);
+      }
+      return entry;
+    });
 }

@@ -40,84 +40,13 @@ const root = path.resolve(import.meta.dirname, '../..');
  * being grown from its `*.batch.ts` and services in parallel changes). Each names what it still holds, measured with
  * `npm run house -- --sites`; an entry leaves when its file holds none (the test fails on an entry that is clean).
  */
-const PENDING_QUERIES: Record<string, string> = {
-  'src/domain/accounts/account.service.ts': 'Prisma calls (8): to accounts.store.ts',
-  'src/domain/accounts/admin.service.ts': 'Prisma calls (6): to accounts.store.ts',
-  'src/domain/compliance/brand.service.ts':
-    'Prisma calls, $queryRaw, Prisma.sql and database.read (17): to compliance.store.ts',
-  'src/domain/compliance/campaign-lint.service.ts': 'Prisma call (1): to compliance.store.ts',
-  'src/domain/compliance/campaign.service.ts': 'Prisma calls (16): to compliance.store.ts',
-  'src/domain/compliance/compliance.batch.ts': 'Prisma calls (7): becomes compliance.store.ts',
-  'src/domain/compliance/did-lifecycle.ts': 'Prisma calls and Prisma.sql (8): to compliance.store.ts',
-  'src/domain/compliance/history.service.ts': 'Prisma calls (3): to compliance.store.ts',
-  'src/domain/compliance/number.service.ts': 'Prisma calls (14): to compliance.store.ts',
-  'src/domain/compliance/registry.decisions.ts': 'Prisma calls (7): to compliance.store.ts',
-  'src/domain/contacts/contact.service.ts': 'Prisma calls (13): to contacts.store.ts',
-  'src/domain/email/agent.context.ts': 'Prisma calls (3): to email.store.ts',
-  'src/domain/email/agent.responder.ts': 'Prisma calls, $executeRaw and Prisma.sql (14): to email.store.ts',
-  'src/domain/email/agent.service.ts': 'Prisma calls (13): to email.store.ts',
-  'src/domain/email/attachments.ts': 'Prisma calls (4): to email.store.ts',
-  'src/domain/email/blobs.ts': 'Prisma calls (6): to email.store.ts',
-  'src/domain/email/blocklist.service.ts': 'Prisma calls (5): to email.store.ts',
-  'src/domain/email/bounces.ts': 'Prisma calls (4): to email.store.ts',
-  'src/domain/email/dkim.service.ts': 'Prisma calls (4): to email.store.ts',
-  'src/domain/email/domain.service.ts': 'Prisma calls (9): to email.store.ts',
-  'src/domain/email/email.batch.ts': 'Prisma calls (5): becomes email.store.ts',
-  'src/domain/email/identity.service.ts': 'Prisma calls (10): to email.store.ts',
-  'src/domain/email/inbound.service.ts': 'Prisma calls (10): to email.store.ts',
-  'src/domain/email/labels.ts': 'Prisma calls (6): to email.store.ts',
-  'src/domain/email/operator-mail.service.ts': 'Prisma calls (3): to email.store.ts',
-  'src/domain/email/outbound.service.ts': 'Prisma calls and Prisma.sql (10): to email.store.ts',
-  'src/domain/email/smtp-credentials.service.ts': 'Prisma calls (3): to email.store.ts',
-  'src/domain/email/submission.service.ts': 'Prisma calls (4): to email.store.ts',
-  'src/domain/email/suppressions.service.ts': 'Prisma calls (3): to email.store.ts',
-  'src/domain/email/thread.service.ts': 'Prisma calls (5): to email.store.ts',
-  'src/domain/events/event-retention.ts': '$executeRaw (1): to the event log or an events store',
-  'src/domain/events/event-stream.ts': '$queryRaw and Prisma.sql (6): to the event log or an events store',
-  'src/domain/events/event.service.ts': 'Prisma calls (2): to the event log or an events store',
-  'src/domain/webhooks/webhook.batch.ts': 'Prisma calls (2): becomes webhook.store.ts',
-  'src/domain/webhooks/webhook.dispatcher.ts':
-    'Prisma calls, $queryRaw, Prisma.sql, database.statement (25): to webhook.store.ts',
-  'src/domain/webhooks/webhook.service.ts': 'Prisma calls (22): to webhook.store.ts',
-  'src/domain/webhooks/webhooks.module.ts': 'Prisma call (1): to webhook.store.ts',
-};
+const PENDING_QUERIES: Record<string, string> = {};
 
 /**
  * Files of src/domain outside stores still naming generated Prisma types or values (issue 23 steps 2 and 3: no Prisma
  * type in a service signature; one domain shape per noun). Same rule as {@link PENDING_QUERIES}.
  */
-const PENDING_GENERATED: Record<string, string> = {
-  'src/domain/compliance/brand.service.ts': 'Brand, Prisma: domain shapes and the store',
-  'src/domain/compliance/campaign-lint.service.ts': 'Brand, Campaign: domain shapes',
-  'src/domain/compliance/campaign.service.ts': 'Campaign: a domain shape',
-  'src/domain/compliance/compliance.batch.ts': 'Brand: becomes compliance.store.ts',
-  'src/domain/compliance/compliance.dto.ts':
-    'Brand, Campaign, CampaignCarrier, PhoneNumber, Vetting: domain shapes (step 3)',
-  'src/domain/compliance/did-lifecycle.ts': 'PhoneNumber, Prisma: a domain shape and the store',
-  'src/domain/compliance/registry.decisions.ts': 'Brand, Campaign, Vetting: domain shapes',
-  'src/domain/compliance/registry.port.ts': 'Brand, Campaign, Prisma, Vetting: the port takes domain shapes',
-  'src/domain/contacts/contact.service.ts': 'Contact: a domain shape',
-  'src/domain/email/agent.context.ts': 'Agent, Contact, EmailMessage, KnowledgeDocument: domain shapes',
-  'src/domain/email/agent.events.ts': 'a generated type: a domain shape',
-  'src/domain/email/agent.responder.ts': 'AgentJob, EmailMessage, Prisma: domain shapes and the store',
-  'src/domain/email/agent.service.ts': 'Agent, KnowledgeDocument: domain shapes',
-  'src/domain/email/attachments.ts': 'EmailAttachment, EmailMessage: domain shapes',
-  'src/domain/email/blocklist.service.ts': 'EmailBlockEntry: a domain shape',
-  'src/domain/email/bounces.ts': 'EmailMessage: a domain shape',
-  'src/domain/email/dkim.service.ts': 'DkimKey: a domain shape',
-  'src/domain/email/domain.service.ts': 'EmailDomain: a domain shape',
-  'src/domain/email/email.batch.ts': 'Agent, EmailIdentity, EmailThread: becomes email.store.ts',
-  'src/domain/email/identity.service.ts': 'EmailIdentity: a domain shape',
-  'src/domain/email/inbound.service.ts': 'EmailIdentity, EmailThread: domain shapes',
-  'src/domain/email/outbound.service.ts':
-    'EmailIdentity, EmailMessage, EmailThread, Prisma: domain shapes and the store',
-  'src/domain/email/smtp-credentials.service.ts': 'EmailIdentity: a domain shape',
-  'src/domain/email/submission.service.ts': 'EmailIdentity: a domain shape',
-  'src/domain/email/suppressions.service.ts': 'EmailSuppression: a domain shape',
-  'src/domain/email/thread.service.ts': 'AgentJob, EmailAttachment, EmailMessage, EmailThread: domain shapes',
-  'src/domain/events/event-stream.ts': 'Prisma: to the event log or an events store',
-  'src/domain/webhooks/webhook.dispatcher.ts': 'Prisma: to webhook.store.ts',
-};
+const PENDING_GENERATED: Record<string, string> = {};
 
 /** Where each non-store file of src/domain reaches the database or names generated Prisma code. */
 async function domainDataSites(): Promise<Map<string, DataSite[]>> {

@@ -5,8 +5,7 @@
 import type { Brand, Vetting } from '../../generated/prisma/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { WRITE_OK } from '../events/event-log.js';
-import type { DomainContext } from '../kernel/context.js';
-import type { Db, Statement, Tx } from '../kernel/db.js';
+import type { Database, Db, Statement, Tx } from '../kernel/db.js';
 import type { KeysetWindow } from '../paging.js';
 
 /** A stored brand (table compliance_brands). */
@@ -112,13 +111,21 @@ function brandPageStatement(after: boolean, before: boolean, inverted: boolean):
 }
 
 /** The brand `id` of `accountId` as a row of API columns (hot path: one prepared statement), or undefined. */
-export async function readBrandRow(ctx: DomainContext, accountId: string, id: string): Promise<BrandRow | undefined> {
+export async function readBrandRow(
+  ctx: { database: Pick<Database, 'read'> },
+  accountId: string,
+  id: string,
+): Promise<BrandRow | undefined> {
   const [row] = await ctx.database.read<BrandRow>(BRAND_BY_ID, [id, accountId]);
   return row;
 }
 
 /** Brand rows of `accountId` in a keyset window, ascending by id (descending when `inverted`); hot path. */
-export function readBrandPage(ctx: DomainContext, accountId: string, window: KeysetWindow): Promise<BrandRow[]> {
+export function readBrandPage(
+  ctx: { database: Pick<Database, 'read'> },
+  accountId: string,
+  window: KeysetWindow,
+): Promise<BrandRow[]> {
   const params: unknown[] = [accountId];
   if (window.after !== undefined) params.push(window.after);
   if (window.before !== undefined) params.push(window.before);

@@ -1,5 +1,4 @@
 import { Resolver } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { DnsRecordType, DnsResolver, MxRecord } from '../../domain/email/dns.port.js';
 
@@ -29,26 +28,7 @@ function dnsError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/**
- * Parses `DNS_SERVERS` (comma-separated `ip[:port]`, IPv6 as `[addr]:port` or bare) into node:dns server strings.
- * @throws Error naming the first entry that is not an IP address with an optional port 1–65535.
- */
-export function parseDnsServers(value: string | undefined): string[] {
-  if (!value?.trim()) return [];
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-      const [host, port] = v6 ? [v6[1], v6[2]] : isIP(entry) === 6 ? [entry, undefined] : entry.split(':');
-      const p = port === undefined ? undefined : Number(port);
-      if (!host || isIP(host) === 0 || (p !== undefined && !(Number.isInteger(p) && p >= 1 && p <= 65535))) {
-        throw new Error(`"${entry}" is not an IP address with an optional port`);
-      }
-      return entry;
-    });
-}
+export { parseDnsServers } from '../../config.js';
 
 /**
  * The DNS adapter of the {@link DnsResolver} port: `node:dns` `Resolver` (c-ares) on the configured servers, with

@@ -1,5 +1,4 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../app-context.js';
 import {
   applyBrandDecision,
   applyCarrierDecision,
@@ -7,6 +6,7 @@ import {
 } from '../../domain/compliance/registry.decisions.js';
 import type { CampaignRegistry } from '../../domain/compliance/registry.port.js';
 import { WRITE_OK } from '../../domain/events/event-log.js';
+import type { DomainContext } from '../../domain/kernel/context.js';
 import { type Brand, type Campaign, Prisma, type RegistryTask, type Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../db.js';
 import type { ClaimedJob, JobKind } from '../jobs/job-queue.js';
@@ -27,7 +27,7 @@ const RETRY_MS = 60_000;
 export class SandboxRegistry implements CampaignRegistry {
   readonly name = 'sandbox';
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: DomainContext) {}
 
   #at(delayMs: number): Date {
     return new Date(this.ctx.clock.now().getTime() + delayMs / this.ctx.config.REGISTRY_TIME_SCALE);

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { AppContext } from '../../../app-context.js';
 import type { CarrierStatus, IdentityStatus } from '../../../domain/compliance/compliance.enums.js';
 import { CARRIERS } from '../../../domain/compliance/compliance.enums.js';
 import {
@@ -7,6 +6,7 @@ import {
   applyCarrierDecision,
   applyVettingDecision,
 } from '../../../domain/compliance/registry.decisions.js';
+import type { DomainContext } from '../../../domain/kernel/context.js';
 
 /**
  * One TCR webhook event (research §4.14: `{eventType, cspId, cspName, brandId, brandName, brandReferenceId,
@@ -78,7 +78,7 @@ function brandDecisionOf(
  * exists, so an early notification is not lost.
  */
 async function localId(
-  ctx: AppContext,
+  ctx: DomainContext,
   entity: 'brand' | 'campaign' | 'vetting',
   tcrId: string | undefined,
   referenceId?: string,
@@ -99,7 +99,7 @@ async function localId(
  * in that status is left as is (webhooks may repeat). @returns how many carriers changed.
  */
 export async function applyOperationStatus(
-  ctx: AppContext,
+  ctx: DomainContext,
   campaignId: string,
   statuses: Record<string, string>,
   reason: string | null,
@@ -136,7 +136,7 @@ export async function applyOperationStatus(
  * that MNO. `enqueueSync` queues an operation-status fetch when an MNO event names no MNO.
  */
 export async function applyTcrEvent(
-  ctx: AppContext,
+  ctx: DomainContext,
   event: TcrEvent,
   enqueueSync: (campaignId: string) => Promise<void>,
 ): Promise<TcrEventOutcome> {

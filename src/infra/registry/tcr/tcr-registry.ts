@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { AppContext } from '../../../app-context.js';
 import { applyBrandDecision, applyCarrierDecision } from '../../../domain/compliance/registry.decisions.js';
 import type { CampaignRegistry } from '../../../domain/compliance/registry.port.js';
+import type { DomainContext } from '../../../domain/kernel/context.js';
 import {
   type Brand,
   type Campaign,
@@ -135,7 +135,7 @@ export class TcrRegistry implements CampaignRegistry {
   readonly name = 'tcr';
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: DomainContext,
     private readonly client: TcrClient,
   ) {}
 
