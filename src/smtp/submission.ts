@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import { authenticateSubmission } from '../domain/email/smtp-credentials.service.js';
@@ -158,7 +159,13 @@ export async function startSubmissionListener(
           if (!raw) return tooBig(maxBytes);
           const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
           const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
-          await submitMessage(ctx, String(session.user), await ctx.mail.parse(raw), envelope);
+          await submitMessage(ctx, String(session.user), await ctx.mail.parse(raw), envelope, async (position) => {
+            const stream = await ctx.mail.extractAttachment(Readable.from([raw]), position);
+            if (!stream) return null;
+            const parts: Buffer[] = [];
+            for await (const chunk of stream) parts.push(Buffer.from(chunk as Buffer));
+            return Buffer.concat(parts);
+          });
           return null;
         })
         .then(

@@ -127,6 +127,48 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     });
   });
 
+  it('keeps what the client wrote: HTML, an attachment, To and Cc as headed, the rest of the envelope as Bcc', async ({
+    a,
+  }) => {
+    const box = await identity(a);
+    const creds = await credentials(a, box.id);
+    const [to, cc, hidden] = ['to', 'cc', 'bcc'].map((p) => `${unique(p)}@example.net`);
+    const info = await submit(
+      { user: creds.smtpUser, pass: creds.smtpPass },
+      {
+        from: box.address,
+        to,
+        cc,
+        bcc: hidden,
+        subject: 'Rich',
+        text: 'Plain part.',
+        html: '<p>Rich <b>part</b>.</p>',
+        attachments: [{ filename: 'notes.txt', content: 'attached bytes', contentType: 'text/plain' }],
+      },
+    );
+    expect(info.response).toMatch(/^250/);
+    const relayed = await vi.waitFor(
+      () => {
+        const m = sink.messages.find((x) => x.rcptTo.includes(to!));
+        expect(m).toBeDefined();
+        return m!;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect([...relayed.rcptTo].sort()).toEqual([to, cc, hidden].sort());
+    expect(relayed.raw).not.toMatch(/^Bcc:/im);
+    expect(relayed.raw).toMatch(/^Cc: .*\bcc/im);
+    expect(relayed.parsed.html).toContain('<b>part</b>');
+    expect(relayed.parsed.attachments.map((x: { filename?: string }) => x.filename)).toEqual(['notes.txt']);
+    expect(relayed.parsed.attachments[0]!.content.toString()).toBe('attached bytes');
+    const [th] = await threadsOf(a, box.id);
+    const detail = await a.request('GET', `/api/email/identities/${box.id}/threads/${th!.threadId}`);
+    const m = detail.body.messages[0];
+    expect(m).toMatchObject({ to: [to], cc: [cc], bcc: [hidden], body: 'Plain part.' });
+    expect(m.html).toContain('<b>part</b>');
+    expect(m.attachments).toMatchObject([{ filename: 'notes.txt', contentType: 'text/plain', size: 14 }]);
+  });
+
   it('AUTH LOGIN works too; a reply is threaded by In-Reply-To and delivered locally to another identity', async ({
     a,
   }) => {
