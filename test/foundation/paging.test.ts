@@ -1,7 +1,8 @@
 // The one REST paging rule (issue 22, item 6; docs/conventions.md "Paging"): every list that can grow takes `limit`
 // (1–200, default 50) and `cursor`, answers `{<items>, nextCursor}` with `nextCursor: null` on the last page, refuses
 // a cursor it did not return (400 INVALID_CURSOR, field `cursor`) and any unknown query parameter (400). Proven here
-// for the lists that used to answer everything at once: agents, identities, campaigns' numbers, knowledge documents.
+// for the lists that used to answer everything at once (agents, identities, campaigns' numbers, knowledge documents)
+// and for contacts, whose query schema is now the shared one (src/domain/paging.ts pageQuery).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { freshNumbers, newCampaign } from '../compliance/fixtures.js';
@@ -127,5 +128,13 @@ describe('one REST paging rule', () => {
       a.request('POST', `/api/agents/${agent.body.id}/knowledge`, { title: `doc ${i}`, content: `text ${i}` }),
     );
     await checkPaging(a, `/api/agents/${agent.body.id}/knowledge`, 'documents', [...ids].sort(), byId);
+  }, 120_000);
+
+  it('GET /api/contacts pages with the same schema, oldest first', async () => {
+    const a = await t.newAccount();
+    const ids = await createMany(TOTAL, (i) =>
+      a.request('POST', '/api/contacts', { name: `Contact ${i}`, emails: [`c${i}@example.com`] }),
+    );
+    await checkPaging(a, '/api/contacts', 'contacts', [...ids].sort(), byId);
   }, 120_000);
 });
