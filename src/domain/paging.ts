@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { BadRequestError } from './errors.js';
+import { decimalInt } from './validation.js';
 
 /**
  * Keyset paging, the one helper for every list (REST `{items, nextCursor}` pages, GraphQL Relay connections,
@@ -12,6 +14,20 @@ export interface KeysetWindow {
   limit: number;
   inverted?: boolean;
 }
+
+/**
+ * `?limit&cursor` of a REST list, the one paging rule (docs/conventions.md "Paging"): `limit` 1–200 (default 50),
+ * `cursor` the `nextCursor` of the previous page; any other query parameter answers 400 VALIDATION_FAILED
+ * (`UNKNOWN_FIELD`, `.strict()`). A bad `cursor` is refused later, by {@link decodeCursor} (400 INVALID_CURSOR).
+ */
+export const pageQuery = z
+  .object({
+    limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
+    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
+  })
+  .strict();
+/** Parsed pageQuery: `{limit, cursor?}`. */
+export type PageQuery = z.output<typeof pageQuery>;
 
 /** Opaque REST cursor for a key (base64url). */
 export function encodeCursor(key: string): string {

@@ -372,9 +372,12 @@ describe('email REST API (spec 4.4, 4.5)', () => {
       content: 'Open 9-5.',
       createdAt: expect.any(String),
     });
-    expect((await a.request('GET', `/api/agents/${id}/knowledge`)).body).toEqual({ documents: [doc.body] });
+    expect((await a.request('GET', `/api/agents/${id}/knowledge`)).body).toEqual({
+      documents: [doc.body],
+      nextCursor: null,
+    });
     expect((await a.request('DELETE', `/api/agents/${id}/knowledge/${doc.body.id}`)).status).toBe(204);
-    expect((await a.request('GET', `/api/agents/${id}/knowledge`)).body).toEqual({ documents: [] });
+    expect((await a.request('GET', `/api/agents/${id}/knowledge`)).body).toEqual({ documents: [], nextCursor: null });
 
     expect((await a.request('DELETE', `/api/agents/${id}`)).status).toBe(204);
     expect((await a.request('GET', `/api/agents/${id}`)).status).toBe(404);

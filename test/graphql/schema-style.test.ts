@@ -96,6 +96,7 @@ describe('GraphQL schema style', () => {
         'EmailThreadConnection',
         'PhoneNumberConnection',
         'WebhookConnection',
+        'WebhookDeliveryConnection',
       ].sort(),
     );
   });

@@ -23,8 +23,11 @@ const Webhooks = graphql(`
 `);
 
 const WebhookLogs = graphql(`
-  query WebhookLogs($webhookId: ID!) {
-    webhookLogs(webhookId: $webhookId) { id status attempts responseCode attemptHistory { attempt responseCode } }
+  query WebhookLogs($webhookId: ID!, $first: Int, $after: String, $last: Int, $before: String) {
+    webhookLogs(webhookId: $webhookId, first: $first, after: $after, last: $last, before: $before) {
+      edges { cursor node { id status attempts responseCode attemptHistory { attempt responseCode } } }
+      pageInfo { hasNextPage endCursor }
+    }
   }
 `);
 
@@ -121,8 +124,8 @@ describe('webhooks over GraphQL', () => {
       },
     ]);
     const logs = await a.gql(WebhookLogs, { webhookId: hook.webhook.id });
-    expect(logs.data!.webhookLogs[0]!.attemptHistory.map((h) => h.attempt)).toEqual([1, 2, 3, 4, 5]);
-    const failedId = logs.data!.webhookLogs[0]!.id;
+    expect(logs.data!.webhookLogs.edges[0]!.node.attemptHistory.map((h) => h.attempt)).toEqual([1, 2, 3, 4, 5]);
+    const failedId = logs.data!.webhookLogs.edges[0]!.node.id;
 
     receiver.respond('/gql', () => ({ status: 204 }));
     const test = await a.gql(Test, { input: { id: hook.webhook.id, eventType: 'sms.delivered' } });
@@ -166,5 +169,43 @@ describe('webhooks over GraphQL', () => {
       cancelledDeliveries: 0,
     });
     expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual({ totalCount: 0, edges: [] });
+  });
+
+  it('webhookLogs is a Relay connection with the REST log cursors: first/after walk to the oldest entry', async () => {
+    const a = await t.newAccount();
+    const created = await a.gql(CreateWebhook, { input: { url: `${receiver.url}/paged`, events: ['sms.*'] } });
+    const hook = payload(created.data!.createWebhook, 'CreateWebhookPayload');
+    receiver.setSecrets('/paged', [hook.secret]);
+    receiver.respond('/paged', () => ({ status: 204 }));
+    for (let i = 0; i < 5; i += 1) await publish(a, 'sms.sent', { i });
+    await t.drain();
+    const rest = await a.request('GET', `/api/webhooks/${hook.webhook.id}/logs`);
+    const newestFirst = rest.body.logs.map((l: { id: string }) => l.id);
+    expect(newestFirst).toHaveLength(5);
+
+    const walked: string[] = [];
+    let after: string | null | undefined;
+    for (let pages = 0; pages < 5; pages += 1) {
+      const res = await a.gql(WebhookLogs, { webhookId: hook.webhook.id, first: 2, after });
+      walked.push(...res.data!.webhookLogs.edges.map((e) => e.node.id));
+      if (!res.data!.webhookLogs.pageInfo.hasNextPage) break;
+      after = res.data!.webhookLogs.pageInfo.endCursor;
+    }
+    expect(walked).toEqual(newestFirst);
+
+    // REST's nextCursor is a GraphQL cursor too, and the other way round.
+    const page = await a.request('GET', `/api/webhooks/${hook.webhook.id}/logs?limit=2`);
+    const fromRest = await a.gql(WebhookLogs, { webhookId: hook.webhook.id, first: 10, after: page.body.nextCursor });
+    expect(fromRest.data!.webhookLogs.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(2));
+    const last = await a.gql(WebhookLogs, { webhookId: hook.webhook.id, last: 2 });
+    expect(last.data!.webhookLogs.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(3));
+    const restAfter = await a.request(
+      'GET',
+      `/api/webhooks/${hook.webhook.id}/logs?cursor=${last.data!.webhookLogs.edges[0]!.cursor}`,
+    );
+    expect(restAfter.body.logs.map((l: { id: string }) => l.id)).toEqual(newestFirst.slice(4));
+
+    const bad = await a.gql(WebhookLogs, { webhookId: hook.webhook.id, first: 2, after: '!!' });
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_CURSOR' });
   });
 });

@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from 'zod';
 import type { ErrorDetail } from '../errors.js';
+import { type PageQuery, pageQuery } from '../paging.js';
 import { decimalInt, resourceId } from '../validation.js';
 import {
   ALT_BUSINESS_ID_TYPES,
@@ -397,15 +398,8 @@ export const numbersInput = z
 /** Parsed numbersInput. */
 export type NumbersInput = z.output<typeof numbersInput>;
 
-/** `?limit&cursor` of the paged lists (README "Paging"). */
-export const pageQuery = z
-  .object({
-    limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
-    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
-  })
-  .strict();
-/** Parsed pageQuery. */
-export type PageQuery = z.output<typeof pageQuery>;
+/** `?limit&cursor` of the paged lists: the one paging rule's schema (src/domain/paging.ts), re-exported. */
+export { type PageQuery, pageQuery };
 
 /**
  * `?limit&cursor` of GET /compliance/brands: without `limit`, every brand after `cursor` (spec 4.1: "all brands of

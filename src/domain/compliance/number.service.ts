@@ -8,11 +8,13 @@ import { ENUMS } from './compliance.enums.js';
 import type { DidMappingQuery, NumbersInput, PageQuery } from './compliance.schemas.js';
 import { onCampaignStatus, startCooldown, startWarmup } from './did-lifecycle.js';
 import {
+  campaignNumberPage,
   deleteUnlinkedNumber,
   findNumber,
   insertNumbers,
   linkedNumbersIn,
   linkNumbers,
+  type NumberRecord,
   numberMappingPage,
   numberPage,
   numbersIn,
@@ -167,7 +169,15 @@ export interface AssignedNumberDto extends ReturnType<typeof numberState> {
   assignedAt: string;
 }
 
-/** GET /compliance/campaigns/{id}/numbers: `{campaignId, numbers: [{number, assignedAt}]}`. @throws NotFoundError. */
+/** One assigned number as the campaign's number lists show it. */
+function assignedNumberDto(n: NumberRecord): AssignedNumberDto {
+  return { number: n.number, assignedAt: (n.assignedAt ?? n.createdAt).toISOString(), ...numberState(n) };
+}
+
+/**
+ * Every number of the campaign, ascending (GraphQL `numberAssignmentChanged`): `{campaignId, numbers}`.
+ * @throws NotFoundError.
+ */
 export async function listCampaignNumbers(
   ctx: DomainContext,
   actor: Actor,
@@ -176,13 +186,29 @@ export async function listCampaignNumbers(
   requireScope(actor, 'compliance');
   await findOwnCampaign(ctx.db, actor, id);
   const rows = await numbersOfCampaign(ctx.db, id);
+  return { campaignId: id, numbers: rows.map(assignedNumberDto) };
+}
+
+/**
+ * GET /compliance/campaigns/{id}/numbers: a page of the numbers assigned to the campaign, ascending by number, with
+ * the one paging rule (`limit` 1–200 default 50, `cursor`; docs/conventions.md).
+ * @returns `{campaignId, numbers: [{number, assignedAt, …}], nextCursor}`, nextCursor null on the last page.
+ * @throws BadRequestError INVALID_CURSOR; NotFoundError.
+ */
+export async function pageCampaignNumbers(
+  ctx: DomainContext,
+  actor: Actor,
+  id: string,
+  q: PageQuery,
+): Promise<{ campaignId: string; numbers: AssignedNumberDto[]; nextCursor: string | null }> {
+  requireScope(actor, 'compliance');
+  const after = decodeCursor(q.cursor);
+  await findOwnCampaign(ctx.db, actor, id);
+  const page = await keysetPage(q.limit, (limit) => campaignNumberPage(ctx.db, id, { after, limit }));
   return {
     campaignId: id,
-    numbers: rows.map((n) => ({
-      number: n.number,
-      assignedAt: (n.assignedAt ?? n.createdAt).toISOString(),
-      ...numberState(n),
-    })),
+    numbers: page.items.map(assignedNumberDto),
+    nextCursor: page.last ? encodeCursor(page.last.number) : null,
   };
 }
 

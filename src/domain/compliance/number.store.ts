@@ -93,6 +93,12 @@ export function numbersOfCampaign(db: Db | Tx, campaignId: string): Promise<Numb
   return db.phoneNumber.findMany({ where: { campaignId }, orderBy: { number: 'asc' } });
 }
 
+/** Numbers linked to `campaignId` in a keyset window by number (GET /compliance/campaigns/{id}/numbers). */
+export function campaignNumberPage(db: Db | Tx, campaignId: string, window: KeysetWindow): Promise<NumberRecord[]> {
+  const args = keysetArgs('number', window);
+  return db.phoneNumber.findMany({ ...args, where: { campaignId, ...args.where } });
+}
+
 /** Numbers of `accountId` linked to any of `campaignIds`, ascending by number. */
 export function numbersOfCampaigns(
   db: Db | Tx,

@@ -1,10 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { z } from 'zod';
-import { decimalInt } from '../validation.js';
+import { pageQuery } from '../paging.js';
 
-/** Contacts page size when `limit` is absent, and the largest accepted `limit` (docs/email.md "Contacts"). */
-export const CONTACTS_DEFAULT_LIMIT = 50;
-export const CONTACTS_MAX_LIMIT = 200;
 /** Most addresses and most numbers one contact holds. */
 export const MAX_CONTACT_HANDLES = 20;
 
@@ -73,13 +70,8 @@ export const updateContactInput = z
 /** Parsed updateContactInput. */
 export type UpdateContactInput = z.output<typeof updateContactInput>;
 
-/** Query of GET /api/contacts. */
-export const listContactsInput = z
-  .object({
-    limit: decimalInt(1, CONTACTS_MAX_LIMIT).default(CONTACTS_DEFAULT_LIMIT),
-    cursor: z.string().max(500).optional(),
-  })
-  .strict();
+/** Query of GET /api/contacts: the one paging rule (`limit` 1–200 default 50, `cursor`; docs/conventions.md). */
+export const listContactsInput = pageQuery;
 /** Parsed listContactsInput. */
 export type ListContactsInput = z.output<typeof listContactsInput>;
 

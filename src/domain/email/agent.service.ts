@@ -3,8 +3,10 @@ import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
+import { decodeCursor, encodeCursor, keysetPage, type PageQuery } from '../paging.js';
 import {
   type Agent,
+  agentPage,
   agentRowSelected,
   agentsOf,
   countKnowledge,
@@ -14,7 +16,7 @@ import {
   insertAgent,
   insertKnowledge,
   type KnowledgeDocument,
-  knowledgeOf,
+  knowledgePage,
   knowledgeRowSelected,
   updateAgentRow,
 } from './agent.store.js';
@@ -77,11 +79,20 @@ export async function createAgent(ctx: DomainContext, actor: Actor, data: Create
   return agentView(agent);
 }
 
-/** The account's agents, oldest first. */
-export async function listAgents(ctx: DomainContext, actor: Actor): Promise<AgentView[]> {
+/**
+ * GET /api/agents: a page of the account's agents, oldest first (uuidv7 ids, so id order), with the one paging rule
+ * (`limit` 1–200 default 50, `cursor`; docs/conventions.md).
+ * @returns `{agents, nextCursor}`, nextCursor null on the last page. @throws BadRequestError INVALID_CURSOR.
+ */
+export async function listAgents(
+  ctx: DomainContext,
+  actor: Actor,
+  query: PageQuery,
+): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
   requireScope(actor, 'email');
-  const rows = await agentsOf(ctx.db, actor.accountId);
-  return rows.map(agentView);
+  const after = decodeCursor(query.cursor);
+  const page = await keysetPage(query.limit, (take) => agentPage(ctx.db, actor.accountId, after, take));
+  return { agents: page.items.map(agentView), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
 /** One agent. @throws NotFoundError. */
@@ -160,16 +171,23 @@ export async function addKnowledgeDocument(
   return knowledgeView(doc);
 }
 
-/** The agent's knowledge documents, oldest first. @throws NotFoundError. */
+/**
+ * GET /api/agents/{id}/knowledge: a page of the agent's knowledge documents, oldest first (id order), with the one
+ * paging rule (`limit` 1–200 default 50, `cursor`; docs/conventions.md).
+ * @returns `{documents, nextCursor}`, nextCursor null on the last page.
+ * @throws BadRequestError INVALID_CURSOR; NotFoundError for an unknown agent.
+ */
 export async function listKnowledgeDocuments(
   ctx: DomainContext,
   actor: Actor,
   agentId: string,
-): Promise<KnowledgeDocumentView[]> {
+  query: PageQuery,
+): Promise<{ documents: KnowledgeDocumentView[]; nextCursor: string | null }> {
   requireScope(actor, 'email');
+  const after = decodeCursor(query.cursor);
   await findAgent(ctx, actor.accountId, agentId);
-  const rows = await knowledgeOf(ctx.db, agentId);
-  return rows.map(knowledgeView);
+  const page = await keysetPage(query.limit, (take) => knowledgePage(ctx.db, agentId, after, take));
+  return { documents: page.items.map(knowledgeView), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
 /** Deletes one knowledge document. @throws NotFoundError for an unknown agent or document. */

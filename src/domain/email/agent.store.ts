@@ -6,6 +6,7 @@ import {
   Prisma,
 } from '../../generated/prisma/client.js';
 import type { Tx } from '../kernel/db.js';
+import { keysetArgs } from '../paging.js';
 
 /*
  * The store of agents, their knowledge documents and agent jobs (issue 23): every Prisma call and SQL text about
@@ -48,6 +49,12 @@ export function agentsOf(db: Tx, accountId: string, selection: RowSelection = {}
     where: { accountId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   }) as Promise<Agent[]>;
+}
+
+/** One keyset page of the account's agents in id order (uuidv7: creation order): after the id `after`, at most `take` rows. */
+export function agentPage(db: Tx, accountId: string, after: string | undefined, take: number): Promise<Agent[]> {
+  const k = keysetArgs('id', { after, limit: take });
+  return db.agent.findMany({ where: { accountId, ...k.where }, orderBy: k.orderBy, take });
 }
 
 /** The account's agent with the adapter's `selection`, or null. */
@@ -97,9 +104,15 @@ export function insertKnowledge(
   return db.knowledgeDocument.create({ data });
 }
 
-/** The agent's knowledge documents, oldest first. */
-export function knowledgeOf(db: Tx, agentId: string): Promise<KnowledgeDocument[]> {
-  return db.knowledgeDocument.findMany({ where: { agentId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+/** One keyset page of the agent's knowledge documents in id order (uuidv7: oldest first): after `after`, at most `take`. */
+export function knowledgePage(
+  db: Tx,
+  agentId: string,
+  after: string | undefined,
+  take: number,
+): Promise<KnowledgeDocument[]> {
+  const k = keysetArgs('id', { after, limit: take });
+  return db.knowledgeDocument.findMany({ where: { agentId, ...k.where }, orderBy: k.orderBy, take });
 }
 
 /** The agent's knowledge documents in the database's order (the prompt ranks them itself). */

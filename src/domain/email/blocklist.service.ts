@@ -4,8 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
-import { decimalInt } from '../validation.js';
+import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
 import { findIdentity } from './identity.service.js';
 import { DOMAIN_NAME, normalizeAddress } from './mail.rules.js';
 import {
@@ -61,9 +60,7 @@ export const createBlockEntryInput = z
   .strict();
 
 /** Query of GET /api/email/blocklist (`limit` 1–200, default 50, `cursor`). */
-export const listBlockEntriesInput = z
-  .object({ limit: decimalInt(1, 200).default(50), cursor: z.string().max(500).optional() })
-  .strict();
+export const listBlockEntriesInput = pageQuery;
 
 /** POST /api/email/blocklist. @returns the entry. @throws NotFoundError (field `identityId`). */
 export async function createBlockEntry(

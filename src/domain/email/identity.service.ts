@@ -4,6 +4,7 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { PRUNE_INTERVAL_MS, periodicWorker } from '../kernel/workers.js';
+import { decodeCursor, encodeCursor, keysetPage, type PageQuery } from '../paging.js';
 import { findAgent } from './agent.service.js';
 import type { RowSelection } from './agent.store.js';
 import { localAddresses, requireIdentityDomain } from './domain.service.js';
@@ -16,6 +17,7 @@ import {
   identitiesOf,
   identityByAddress,
   identityByIdOrThrow,
+  identityPage,
   identityRowSelected,
   insertIdentity,
   markDeprovisioning,
@@ -144,11 +146,23 @@ export async function createIdentity(
   }
 }
 
-/** GET /api/email/identities: every identity of the account (active and deprovisioning), oldest first. */
-export async function listIdentities(ctx: DomainContext, actor: Actor): Promise<IdentityView[]> {
+/**
+ * GET /api/email/identities: a page of the account's identities (active and deprovisioning), oldest first (uuidv7
+ * ids, so id order), with the one paging rule (`limit` 1–200 default 50, `cursor`; docs/conventions.md).
+ * @returns `{identities, nextCursor}`, nextCursor null on the last page. @throws BadRequestError INVALID_CURSOR.
+ */
+export async function listIdentities(
+  ctx: DomainContext,
+  actor: Actor,
+  query: PageQuery,
+): Promise<{ identities: IdentityView[]; nextCursor: string | null }> {
   requireScope(actor, 'email');
-  const rows = await identitiesOf(ctx.db, actor.accountId);
-  return rows.map((r) => identityView(ctx, r));
+  const after = decodeCursor(query.cursor);
+  const page = await keysetPage(query.limit, (take) => identityPage(ctx.db, actor.accountId, after, take));
+  return {
+    identities: page.items.map((r) => identityView(ctx, r)),
+    nextCursor: page.last ? encodeCursor(page.last.id) : null,
+  };
 }
 
 /** GET /api/email/identities/{id}. @throws NotFoundError. */

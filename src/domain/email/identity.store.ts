@@ -1,5 +1,6 @@
 import type { EmailIdentity, SmtpCredential } from '../../generated/prisma/client.js';
 import type { Tx } from '../kernel/db.js';
+import { keysetArgs } from '../paging.js';
 import type { RowSelection } from './agent.store.js';
 
 /*
@@ -70,6 +71,20 @@ export function identitiesOf(db: Tx, accountId: string, selection: RowSelection 
     where: { accountId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   }) as Promise<EmailIdentity[]>;
+}
+
+/**
+ * One keyset page of the account's identities (any status) in id order (uuidv7: creation order): after the id
+ * `after`, at most `take` rows.
+ */
+export function identityPage(
+  db: Tx,
+  accountId: string,
+  after: string | undefined,
+  take: number,
+): Promise<EmailIdentity[]> {
+  const k = keysetArgs('id', { after, limit: take });
+  return db.emailIdentity.findMany({ where: { accountId, ...k.where }, orderBy: k.orderBy, take });
 }
 
 /** The account's identity with the adapter's `selection`, or null. */

@@ -1,10 +1,9 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
-import { decimalInt } from '../validation.js';
+import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
 import { normalizeAddress } from './mail.rules.js';
 import {
   deleteSuppressionRow,
@@ -36,9 +35,7 @@ export function suppressionView(s: EmailSuppression): SuppressionView {
 }
 
 /** Query of GET /api/email/suppressions: the project's paging convention (`limit` 1–200, default 50, `cursor`). */
-export const listSuppressionsInput = z
-  .object({ limit: decimalInt(1, 200).default(50), cursor: z.string().max(500).optional() })
-  .strict();
+export const listSuppressionsInput = pageQuery;
 
 /**
  * GET /api/email/suppressions: the account's suppressed addresses, oldest first, keyset-paged.

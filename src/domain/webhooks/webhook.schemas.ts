@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { EVENT_TYPES, isEventType } from '../events/event-catalog.js';
+import { pageQuery } from '../paging.js';
 import { decimalInt } from '../validation.js';
 
 /** Most webhooks one account may have (spec 8 leaves it open). */
@@ -134,12 +135,7 @@ export const webhookLogsQuery = z
   .strict();
 
 /** Query of GET /api/webhooks: the one paging rule (docs/conventions.md), oldest first. */
-export const webhookListQuery = z
-  .object({
-    limit: decimalInt(1, 200).default(50).describe('Page size, 1–200, default 50.'),
-    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
-  })
-  .strict();
+export const webhookListQuery = pageQuery;
 /** Parsed webhookListQuery. */
 export type WebhookListQuery = z.output<typeof webhookListQuery>;
 /** Parsed webhookLogsQuery. */

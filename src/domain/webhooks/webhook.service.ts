@@ -30,9 +30,10 @@ import {
   allWebhooks,
   cancelPendingDeliveries,
   countWebhooks,
+  type DeliveryLogKey,
   type DeliveryRecord,
   type DeliveryWithAttempts,
-  deliveryLogPage,
+  deliveryLogWindow,
   deliveryWithAttempts,
   failedDeliveriesSince,
   findDelivery,
@@ -313,6 +314,23 @@ function logCursor(row: { createdAt: Date; id: string }): string {
   return encodeCursor(`${row.createdAt.getTime()}.${row.id}`);
 }
 
+/** Decodes a log cursor ({@link webhookLogCursor}). @throws BadRequestError 400 INVALID_CURSOR. */
+function decodeLogCursor(cursor: string | undefined): DeliveryLogKey | undefined {
+  const key = decodeCursor(cursor);
+  if (key === undefined) return undefined;
+  const dot = key.indexOf('.');
+  const at = new Date(Number(key.slice(0, dot)));
+  if (dot < 1 || Number.isNaN(at.getTime())) {
+    throw new BadRequestError('INVALID_CURSOR', 'cursor is not a nextCursor this API returned', 'cursor');
+  }
+  return { at, id: key.slice(dot + 1) };
+}
+
+/** The cursor of a log entry as REST's `nextCursor` and GraphQL's edge cursors give it. */
+export function webhookLogCursor(entry: DeliveryLogEntry): string {
+  return logCursor({ createdAt: new Date(entry.createdAt), id: entry.id });
+}
+
 /**
  * Delivery log of a webhook (spec 4.6, 2.9), newest first (createdAt, then id, descending), `limit` default 50, max
  * 200, `cursor` the `nextCursor` of the previous page (older entries; the one paging rule of docs/conventions.md).
@@ -327,20 +345,38 @@ export async function listWebhookLogs(
   query: WebhookLogsQuery,
 ): Promise<{ logs: DeliveryLogEntry[]; nextCursor: string | null }> {
   requireScope(actor, 'webhooks');
-  const { limit } = query;
-  const key = decodeCursor(query.cursor);
-  let before: { at: Date; id: string } | undefined;
-  if (key !== undefined) {
-    const dot = key.indexOf('.');
-    const at = new Date(Number(key.slice(0, dot)));
-    if (dot < 1 || Number.isNaN(at.getTime())) {
-      throw new BadRequestError('INVALID_CURSOR', 'cursor is not a nextCursor this API returned', 'cursor');
-    }
-    before = { at, id: key.slice(dot + 1) };
-  }
+  const after = decodeLogCursor(query.cursor);
   await ownWebhook(ctx, actor, id);
-  const page = await keysetPage(limit, (take) => deliveryLogPage(ctx.db, actor.accountId, id, before, take));
+  const page = await keysetPage(query.limit, (limit) =>
+    deliveryLogWindow(ctx.db, actor.accountId, id, { after, limit }),
+  );
   return { logs: page.items.map(logEntry), nextCursor: page.last ? logCursor(page.last) : null };
+}
+
+/**
+ * A window of a webhook's delivery log for a Relay connection (GraphQL `webhookLogs`), in the log's newest-first
+ * order: entries after the cursor `after` (older) and before `before` (newer), at most `limit`; `inverted` (Relay
+ * `last`) reads from the `before` end and answers in reverse, the shape Pothos' `resolveCursorConnection` asks for.
+ * Cursors are REST's ({@link webhookLogCursor}).
+ * @throws NotFoundError for another account's webhook; BadRequestError INVALID_CURSOR.
+ */
+export async function pageWebhookLogs(
+  ctx: DomainContext,
+  actor: Actor,
+  id: string,
+  window: { after?: string; before?: string; limit: number; inverted: boolean },
+): Promise<DeliveryLogEntry[]> {
+  requireScope(actor, 'webhooks');
+  const after = decodeLogCursor(window.after);
+  const before = decodeLogCursor(window.before);
+  await ownWebhook(ctx, actor, id);
+  const rows = await deliveryLogWindow(ctx.db, actor.accountId, id, {
+    after,
+    before,
+    limit: window.limit,
+    inverted: window.inverted,
+  });
+  return rows.map(logEntry);
 }
 
 /**

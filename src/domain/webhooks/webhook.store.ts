@@ -226,25 +226,34 @@ export async function rotateSecretRow(
   return count > 0;
 }
 
+/** Position of a delivery in the log's order: its creation time, then its id. */
+export interface DeliveryLogKey {
+  at: Date;
+  id: string;
+}
+
 /**
- * Up to `take` deliveries of the account's webhook, newest first (createdAt, then id, descending), older than
- * `before` when given (a keyset page), each with its attempts.
+ * A keyset window of the account's webhook's deliveries in log order, newest first (createdAt, then id,
+ * descending), each with its attempts: older than `after`, newer than `before` (both optional), at most `limit`;
+ * `inverted` reads from the newest-but-`before` end backwards (Relay `last`), answering oldest first.
  */
-export async function deliveryLogPage(
+export async function deliveryLogWindow(
   db: Db,
   accountId: string,
   webhookId: string,
-  before: { at: Date; id: string } | undefined,
-  take: number,
+  w: { after?: DeliveryLogKey; before?: DeliveryLogKey; limit: number; inverted?: boolean },
 ): Promise<DeliveryWithAttempts[]> {
+  const older = (k: DeliveryLogKey) => ({ OR: [{ createdAt: { lt: k.at } }, { createdAt: k.at, id: { lt: k.id } }] });
+  const newer = (k: DeliveryLogKey) => ({ OR: [{ createdAt: { gt: k.at } }, { createdAt: k.at, id: { gt: k.id } }] });
+  const dir = w.inverted ? 'asc' : 'desc';
   return db.webhookDelivery.findMany({
     where: {
       webhookId,
       accountId,
-      ...(before ? { OR: [{ createdAt: { lt: before.at } }, { createdAt: before.at, id: { lt: before.id } }] } : {}),
+      AND: [...(w.after ? [older(w.after)] : []), ...(w.before ? [newer(w.before)] : [])],
     },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take,
+    orderBy: [{ createdAt: dir }, { id: dir }],
+    take: w.limit,
     include: withAttempts,
   });
 }

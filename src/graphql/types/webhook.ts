@@ -1,4 +1,4 @@
-import { resolveArrayConnection } from '@pothos/plugin-relay';
+import { resolveArrayConnection, resolveCursorConnection } from '@pothos/plugin-relay';
 import { requireScope } from '../../domain/accounts/account.service.js';
 import {
   createWebhookInput,
@@ -21,12 +21,14 @@ import {
   listWebhookLogs,
   listWebhooks,
   openDeliveryAttempts,
+  pageWebhookLogs,
   redeliverDelivery,
   redeliverFailedSince,
   rotateWebhookSecret,
   testWebhook,
   updateWebhook,
   type WebhookView,
+  webhookLogCursor,
 } from '../../domain/webhooks/webhook.service.js';
 import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
@@ -229,18 +231,21 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => getWebhook(ctx.app, ctx.actor, String(args.id)),
   }),
-  webhookLogs: t.field({
-    type: [WebhookDelivery],
-    description: 'Delivery log of a webhook, newest first (GET /api/webhooks/{id}/logs).',
-    args: { webhookId: t.arg.id({ required: true }), limit: t.arg.int() },
-    resolve: (_root, args, ctx) =>
-      listWebhookLogs(
-        ctx.app,
-        ctx.actor,
-        String(args.webhookId),
-        parseArgs(ctx, 'webhooks', webhookLogsQuery, { limit: args.limit }),
-      ).then((p) => p.logs),
-  }),
+  webhookLogs: t.connection(
+    {
+      type: WebhookDelivery,
+      description:
+        'Delivery log of a webhook, newest first (Relay connection; GET /api/webhooks/{id}/logs with the same ' +
+        'cursors): `first`/`after` reach older entries. NOT_FOUND for another account’s webhook.',
+      args: { webhookId: t.arg.id({ required: true }) },
+      resolve: (_root, args, ctx) =>
+        resolveCursorConnection<Promise<DeliveryLogEntry[]>>({ args, toCursor: webhookLogCursor }, (window) =>
+          pageWebhookLogs(ctx.app, ctx.actor, String(args.webhookId), window),
+        ),
+    },
+    { name: 'WebhookDeliveryConnection' },
+    { name: 'WebhookDeliveryEdge' },
+  ),
 }));
 
 builder.mutationFields((t) => ({

@@ -57,8 +57,8 @@ import {
   assignNumbers,
   didMapping,
   getEnum,
-  listCampaignNumbers,
   listNumbers,
+  pageCampaignNumbers,
   provisionNumbers,
   releaseNumber,
   removeNumbers,
@@ -452,19 +452,23 @@ export async function complianceRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'listCampaignNumbers',
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: campaigns,
-        summary: 'Numbers currently assigned to the campaign.',
+        summary:
+          'Numbers currently assigned to the campaign, ascending; limit 1–200 (default 50); nextCursor null on the ' +
+          'last page.',
         params: idParams,
+        querystring: pageQuery,
         response: {
           200: z.object({
             campaignId: z.string(),
             numbers: z.array(z.object({ number: z.string(), assignedAt: ts, ...lifecycleOut })),
+            nextCursor: z.string().nullable(),
           }),
         },
       },
     },
-    (request) => listCampaignNumbers(ctx, actorOf(request), request.params.id),
+    (request) => pageCampaignNumbers(ctx, actorOf(request), request.params.id, request.query),
   );
   r.post(
     '/compliance/campaigns/:id/numbers/assign',

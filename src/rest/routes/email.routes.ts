@@ -59,6 +59,7 @@ import { isSearch, searchThreads, searchThreadsInput } from '../../domain/email/
 import { createSmtpCredentials } from '../../domain/email/smtp-credentials.service.js';
 import { deleteSuppression, listSuppressions, listSuppressionsInput } from '../../domain/email/suppressions.service.js';
 import { getThread, listThreads } from '../../domain/email/thread.service.js';
+import { pageQuery } from '../../domain/paging.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
 
@@ -111,13 +112,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         operationId: 'listEmailIdentities',
-        errors: ['FORBIDDEN'],
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags,
-        summary: 'All identities of the account.',
-        response: { 200: z.object({ identities: z.array(identity) }) },
+        summary: 'Identities of the account, oldest first; limit 1–200 (default 50); nextCursor null on the last page.',
+        querystring: pageQuery,
+        response: { 200: z.object({ identities: z.array(identity), nextCursor: z.string().nullable() }) },
       },
     },
-    async (request) => ({ identities: await listIdentities(ctx, actorOf(request)) }),
+    async (request) => listIdentities(ctx, actorOf(request), request.query),
   );
   r.get(
     '/api/email/identities/:id',
@@ -475,13 +477,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         operationId: 'listAgents',
-        errors: ['FORBIDDEN'],
+        errors: ['FORBIDDEN', 'INVALID_CURSOR'],
         tags: agentTags,
-        summary: 'All agents of the account.',
-        response: { 200: z.object({ agents: z.array(agent) }) },
+        summary: 'Agents of the account, oldest first; limit 1–200 (default 50); nextCursor null on the last page.',
+        querystring: pageQuery,
+        response: { 200: z.object({ agents: z.array(agent), nextCursor: z.string().nullable() }) },
       },
     },
-    async (request) => ({ agents: await listAgents(ctx, actorOf(request)) }),
+    async (request) => listAgents(ctx, actorOf(request), request.query),
   );
   r.get(
     '/api/agents/:id',
@@ -550,14 +553,16 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
     {
       schema: {
         operationId: 'listKnowledgeDocuments',
-        errors: ['FORBIDDEN', 'NOT_FOUND'],
+        errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags: agentTags,
-        summary: 'The agent’s knowledge documents.',
+        summary:
+          'The agent’s knowledge documents, oldest first; limit 1–200 (default 50); nextCursor null on the last page.',
         params: idParams,
-        response: { 200: z.object({ documents: z.array(knowledgeDocument) }) },
+        querystring: pageQuery,
+        response: { 200: z.object({ documents: z.array(knowledgeDocument), nextCursor: z.string().nullable() }) },
       },
     },
-    async (request) => ({ documents: await listKnowledgeDocuments(ctx, actorOf(request), request.params.id) }),
+    async (request) => listKnowledgeDocuments(ctx, actorOf(request), request.params.id, request.query),
   );
   r.delete(
     '/api/agents/:id/knowledge/:documentId',
