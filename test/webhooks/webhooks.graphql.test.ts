@@ -171,8 +171,10 @@ describe('webhooks over GraphQL', () => {
     expect((await a.gql(Webhooks, {})).data!.webhooks).toEqual({ totalCount: 0, edges: [] });
   });
 
-  it('webhookLogs is a Relay connection with the REST log cursors: first/after walk to the oldest entry', async () => {
-    const a = await t.newAccount();
+  it('webhookLogs is a Relay connection with the REST log cursors: first/after walk to the oldest entry', async ({
+    t,
+    a,
+  }) => {
     const created = await a.gql(CreateWebhook, { input: { url: `${receiver.url}/paged`, events: ['sms.*'] } });
     const hook = payload(created.data!.createWebhook, 'CreateWebhookPayload');
     receiver.setSecrets('/paged', [hook.secret]);
