@@ -6,7 +6,7 @@ import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import type { ClaimedJob, JobKind } from '../kernel/jobs.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
+import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
 import { decimalInt } from '../validation.js';
 import { decodeAttachments } from './attachments.js';
 import { assertNotBlocked } from './blocklist.service.js';
@@ -113,10 +113,8 @@ export const updateDraftInput = z
 /** Parsed updateDraftInput. */
 export type UpdateDraftInput = z.output<typeof updateDraftInput>;
 
-/** Query of GET …/drafts (`limit` 1–100, default 20, `cursor`). */
-export const listDraftsInput = z
-  .object({ limit: decimalInt(1, 100).default(20), cursor: z.string().max(500).optional() })
-  .strict();
+/** Query of GET …/drafts: the one paging rule (`limit` 1–200, default 50, `cursor`; docs/conventions.md). */
+export const listDraftsInput = pageQuery;
 
 /** Path parameters `{id}/drafts/{draftId}`. */
 export const draftParams = z.object({

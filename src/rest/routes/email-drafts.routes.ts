@@ -93,7 +93,7 @@ export async function emailDraftRoutes(app: FastifyInstance, ctx: AppContext): P
         operationId: 'listEmailDrafts',
         errors: ['FORBIDDEN', 'NOT_FOUND', 'INVALID_CURSOR'],
         tags,
-        summary: 'The identity’s drafts, oldest first; limit default 20, max 100; nextCursor null on the last page.',
+        summary: 'The identity’s drafts, oldest first; limit 1–200, default 50; nextCursor null on the last page.',
         params: idParams,
         querystring: listDraftsInput,
         response: { 200: z.object({ drafts: z.array(draftSchema), nextCursor: z.string().nullable() }) },
