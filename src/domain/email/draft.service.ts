@@ -7,7 +7,6 @@ import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import type { ClaimedJob, JobKind } from '../kernel/jobs.js';
 import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
-import { decimalInt } from '../validation.js';
 import { decodeAttachments } from './attachments.js';
 import { assertNotBlocked } from './blocklist.service.js';
 import {
