@@ -92,6 +92,10 @@ export async function startDnsServer(zone: TestZone = {}, attempt = 0): Promise<
     },
   });
   server.on('requestError', () => {});
+  // dns2 re-emits its sockets' errors on the server object; with no listener there, that re-emit throws inside the
+  // socket's own 'error' dispatch before the handlers below run, so an EADDRINUSE on the TCP port surfaced as an
+  // uncaught exception and hung the start instead of taking another port. The handlers below decide.
+  server.on('error', () => {});
   // One port for both transports: c-ares retries a truncated UDP answer over TCP on the same port.
   const { udp, tcp } = (
     server as unknown as { servers: { udp: import('node:dgram').Socket; tcp: import('node:net').Server } }
