@@ -17,34 +17,6 @@ export interface DraftAttachmentRecord {
   blobId: string;
 }
 
-/** A stored draft (table `email_drafts`). */
-export interface DraftRecord {
-  id: string;
-  accountId: string;
-  identityId: string;
-  threadId: string | null;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  replyTo: string | null;
-  subject: string;
-  body: string | null;
-  html: string | null;
-  labels: string[];
-  inReplyTo: string | null;
-  references: string[];
-  sendAt: Date | null;
-  createdBy: 'user' | 'agent';
-  reviewReason: string | null;
-  lastError: string | null;
-  attempts: number;
-  lockedBy: string | null;
-  lockedUntil: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  attachments: DraftAttachmentRecord[];
-}
-
 /** The content fields of a draft, as written by create and update. */
 export interface DraftFields {
   threadId: string | null;
@@ -59,6 +31,22 @@ export interface DraftFields {
   inReplyTo: string | null;
   references: string[];
   sendAt: Date | null;
+}
+
+/** A stored draft (table `email_drafts`): its content fields and its bookkeeping. */
+export interface DraftRecord extends DraftFields {
+  id: string;
+  accountId: string;
+  identityId: string;
+  createdBy: 'user' | 'agent';
+  reviewReason: string | null;
+  lastError: string | null;
+  attempts: number;
+  lockedBy: string | null;
+  lockedUntil: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  attachments: DraftAttachmentRecord[];
 }
 
 const withAttachments = { attachments: { orderBy: { position: 'asc' as const } } };
