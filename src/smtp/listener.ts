@@ -3,8 +3,7 @@ import type { AppContext } from '../app-context.js';
 import { isInboundBlocked } from '../domain/email/blocklist.service.js';
 import { activeIdentitiesFor } from '../domain/email/identity.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
-import { deliverToOperator, isRoleAddress } from '../domain/email/operator-mail.service.js';
-import { customRoleOwner, deliverToDomainOwners } from '../domain/email/role-mail.service.js';
+import { customRoleOwner, deliverRoleMail, isRoleAddress } from '../domain/email/role-mail.service.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { tracingEnabled } from '../infra/tracing.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
@@ -48,7 +47,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
     authOptional: true,
     disabledCommands: ['AUTH'],
     onRcptTo(address, session, callback) {
-      // postmaster@/abuse@ of every hosted domain reach the operator mailbox (operator-mail.service.ts).
+      // postmaster@/abuse@ of every hosted domain reach the operator mailbox (role-mail.service.ts).
       if (isRoleAddress(ctx.config, address.address)) return callback();
       if (session.envelope.rcptTo.length >= ctx.config.SMTP_MAX_RECIPIENTS) {
         callback(smtpError(452, '4.5.3 Too many recipients'));
@@ -83,8 +82,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
         alsoDeliver: async (parsed) => {
-          await deliverToOperator(ctx, parsed, envelope, session.remoteAddress);
-          await deliverToDomainOwners(ctx, parsed, envelope, session.remoteAddress);
+          await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
         },
       }).then(
         (outcome) => {

@@ -1,31 +1,57 @@
 import { v7 as uuidv7 } from 'uuid';
-import { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
-import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
-import { decimalInt } from '../validation.js';
+import type { Db } from '../kernel/db.js';
+import { decodeCursor, encodeCursor, keysetPage, type PageQuery } from '../paging.js';
 import { hostedDomains, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
-import { OPERATOR_BODY_MAX, ROLE_LOCAL_PARTS } from './operator-mail.service.js';
 import {
+  accountMailbox,
+  type FullRoleMessageRow,
   insertRoleMessages,
   isActiveIdentity,
+  OPERATOR_MAILBOX,
+  type RoleMailbox,
   type RoleMessageRow,
-  roleMessageOf,
-  roleMessagesOf,
+  roleMessageById,
+  roleMessagesWindow,
   verifiedDomainOwner,
 } from './role-mail.store.js';
 
 /*
- * Role mail of custom domains (issue 26). RFC 5321 4.5.1 makes `postmaster` mandatory for every domain a server
- * accepts mail for, and RFC 2142 section 2 names `abuse`; for a custom domain (an account's verified domain) the
- * people responsible for it are the account that owns it, not the service's operator, so its postmaster@ and
- * abuse@ mail is kept for that account (GET /api/email/role-mail). An identity the account made at that very
- * address takes precedence (its mail is an ordinary inbound message). The service's own domains (EMAIL_DOMAINS)
- * keep theirs in the operator mailbox (operator-mail.service.ts); a domain that is not verified is not hosted, and
- * mail to it is refused like any unknown address.
+ * Stored role messages (issue 26): mail to `postmaster@` (RFC 5321 4.5.1: "MUST support the reserved mailbox
+ * postmaster") and `abuse@` (RFC 2142 section 2) of every hosted domain, kept in one of two mailboxes:
+ * - the service's own domains (EMAIL_DOMAINS) are shared by every account, so theirs reach the **operator mailbox**,
+ *   whatever identities exist, read through the admin API (GET /admin/mail);
+ * - an account's verified custom domain is that account's, so theirs are kept **for the account** (REST
+ *   GET /api/email/role-mail, GraphQL `roleMail`, event `email.role_mail.received`), unless an identity of that
+ *   very address exists (its mail is then an ordinary inbound message). A domain that is not verified is not
+ *   hosted, and mail to it is refused like any unknown address.
+ * The two mailboxes are one module parameterized by the mailbox ({@link RoleMailbox}): one delivery, one view, one
+ * list and one read.
  */
+
+export { OPERATOR_MAILBOX, type RoleMailbox };
+
+/** The role local parts every hosted domain accepts (RFC 5321 2.4: the local part `postmaster` is case-insensitive). */
+export const ROLE_LOCAL_PARTS: readonly string[] = ['postmaster', 'abuse'];
+
+/** Longest body kept of a message to a role address, in characters (the rest is cut, with a note). */
+export const ROLE_BODY_MAX = 1_000_000;
+
+/**
+ * Whether `address` is a role address of this service: `postmaster@` or `abuse@` one of the hosted domains (any
+ * case), or `postmaster` alone (RFC 5321 4.5.1 requires `RCPT TO:<Postmaster>` without a domain to be accepted).
+ * These reach the operator mailbox.
+ */
+export function isRoleAddress(config: DomainContext['config'], address: string): boolean {
+  const a = normalizeAddress(address);
+  if (a === 'postmaster') return true;
+  const at = a.lastIndexOf('@');
+  if (at <= 0) return false;
+  return ROLE_LOCAL_PARTS.includes(a.slice(0, at)) && hostedDomains(config).includes(a.slice(at + 1));
+}
 
 /**
  * The account that receives mail sent to `address` as a role address of its custom domain: `postmaster@` or
@@ -38,7 +64,7 @@ export async function customRoleOwner(ctx: DomainContext, address: string): Prom
   const at = a.lastIndexOf('@');
   if (at <= 0 || !ROLE_LOCAL_PARTS.includes(a.slice(0, at))) return undefined;
   const domain = a.slice(at + 1);
-  if (hostedDomains(ctx.config).includes(domain)) return undefined; // the operator's (operator-mail.service.ts)
+  if (hostedDomains(ctx.config).includes(domain)) return undefined; // the operator's (isRoleAddress)
   const owner = await verifiedDomainOwner(ctx.db, domain);
   if (!owner || (await isActiveIdentity(ctx.db, a))) return undefined;
   return owner;
@@ -46,62 +72,92 @@ export async function customRoleOwner(ctx: DomainContext, address: string): Prom
 
 const stripNul = (s: string) => s.replaceAll('\u0000', '');
 
+/** The stored copy of `parsed` for `recipient` (NUL bytes dropped, subject capped at 1000, body at ROLE_BODY_MAX). */
+function roleCopy(
+  ctx: DomainContext,
+  parsed: InboundMessage,
+  mailFrom: string,
+  remoteAddress: string,
+): (recipient: string) => FullRoleMessageRow {
+  const messageId = stripNul(parsed.messageId ?? '') || `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
+  let body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
+  if (body.length > ROLE_BODY_MAX) body = `${body.slice(0, ROLE_BODY_MAX)}\n[… cut at ${ROLE_BODY_MAX} characters]`;
+  const receivedAt = ctx.clock.now();
+  return (recipient) => ({
+    id: uuidv7(),
+    recipient,
+    messageId,
+    mailFrom: stripNul(mailFrom),
+    from: normalizeAddress(stripNul(parsed.from[0] ?? mailFrom)),
+    subject: stripNul(parsed.subject).slice(0, 1000),
+    body,
+    remoteAddress,
+    receivedAt,
+  });
+}
+
 /**
- * Keeps `parsed` for the owner of every recipient of `envelope` that is a role address of a custom domain
- * ({@link customRoleOwner}), once per account, recipient and Message-ID (a retried delivery is not doubled). The
- * text body is kept up to OPERATOR_BODY_MAX characters, as in the operator mailbox.
- * @param remoteAddress the SMTP client's address. @returns how many were stored.
+ * Keeps `parsed` for every recipient of `envelope` that is a role address: the service's own domains' in the
+ * operator mailbox ({@link isRoleAddress}), a custom domain's for the account owning it ({@link customRoleOwner}).
+ * Once per mailbox, recipient and Message-ID: a retried delivery is not doubled. Each message newly kept for an
+ * account emits `email.role_mail.received` (payload `{event, data: {id, address, from, subject, receivedAt}}`, no
+ * body) in the transaction that stores it; one transaction per account, so no two accounts' event locks are held
+ * at once.
+ * @param remoteAddress the SMTP client's address. @returns how many were stored (0 when no recipient is a role).
  */
-export async function deliverToDomainOwners(
+export async function deliverRoleMail(
   ctx: DomainContext,
   parsed: InboundMessage,
   envelope: { mailFrom: string; rcptTo: string[] },
   remoteAddress: string,
 ): Promise<number> {
-  const rows: (RoleMessageRow & { body: string })[] = [];
-  const messageId = stripNul(parsed.messageId ?? '') || `<${uuidv7()}@${ctx.config.EMAIL_DOMAIN}>`;
-  let body = stripNul(parsed.text).replace(/\r\n/g, '\n').replace(/\n+$/, '');
-  if (body.length > OPERATOR_BODY_MAX) {
-    body = `${body.slice(0, OPERATOR_BODY_MAX)}\n[… cut at ${OPERATOR_BODY_MAX} characters]`;
-  }
+  const toOperator: string[] = [];
+  const toAccounts = new Map<string, string[]>();
   for (const recipient of new Set(envelope.rcptTo.map(normalizeAddress))) {
+    if (isRoleAddress(ctx.config, recipient)) {
+      toOperator.push(recipient);
+      continue;
+    }
     const accountId = await customRoleOwner(ctx, recipient);
-    if (!accountId) continue;
-    rows.push({
-      id: uuidv7(),
-      accountId,
-      recipient,
-      messageId,
-      mailFrom: stripNul(envelope.mailFrom),
-      from: normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom)),
-      subject: stripNul(parsed.subject).slice(0, 1000),
-      body,
-      remoteAddress,
-      receivedAt: ctx.clock.now(),
+    if (accountId) toAccounts.set(accountId, [...(toAccounts.get(accountId) ?? []), recipient]);
+  }
+  if (toOperator.length === 0 && toAccounts.size === 0) return 0;
+  const copy = roleCopy(ctx, parsed, envelope.mailFrom, remoteAddress);
+  let stored = (await insertRoleMessages(ctx.db, OPERATOR_MAILBOX, toOperator.map(copy))).length;
+  for (const [accountId, recipients] of [...toAccounts].sort(([a], [b]) => a.localeCompare(b))) {
+    stored += await ctx.events.transaction(async (tx, emit) => {
+      const created = await insertRoleMessages(tx, accountMailbox(accountId), recipients.map(copy));
+      for (const m of created) {
+        await emit(accountId, 'email.role_mail.received', {
+          event: 'email.role_mail.received',
+          data: {
+            id: m.id,
+            address: m.recipient,
+            from: m.from,
+            subject: m.subject,
+            receivedAt: m.receivedAt.toISOString(),
+          },
+        });
+      }
+      return created.length;
     });
   }
-  return insertRoleMessages(ctx.db, rows);
+  return stored;
 }
 
-/** Query of GET /api/email/role-mail. */
-export const roleMailQuery = z
-  .object({
-    limit: decimalInt(1, 200).default(50).describe('Messages per page, 1–200, default 50.'),
-    cursor: z.string().min(1).max(200).optional().describe('`nextCursor` of the previous page.'),
-  })
-  .strict();
-/** Parsed roleMailQuery. */
-export type RoleMailQuery = z.output<typeof roleMailQuery>;
-
-/** A role message as the API shows it (body only in the single read). */
+/** A role message as the APIs show it (body only in the single read). */
 export interface RoleMessageView {
   id: string;
+  /** The role address it was sent to, lower-cased. */
   recipient: string;
   messageId: string;
+  /** SMTP reverse-path; empty for the null reverse-path. */
   mailFrom: string;
   from: string;
   subject: string;
+  /** The SMTP client's address. */
   remoteAddress: string;
+  /** ISO 8601 UTC. */
   receivedAt: string;
   body?: string;
 }
@@ -121,32 +177,48 @@ function view(m: RoleMessageRow): RoleMessageView {
 }
 
 /**
- * The caller's role mail (postmaster@/abuse@ of its custom domains) in arrival order (ids are UUIDv7), without
- * bodies. @returns `{messages, nextCursor}` (null on the last page).
- * @throws ForbiddenError (403) without the `email` scope; BadRequestError 400 INVALID_CURSOR.
+ * One page of `box` in arrival order (ids are UUIDv7), without bodies; `query` is `pageQuery` (src/domain/paging.ts).
+ * @returns `{messages, nextCursor}` (null on the last page). @throws BadRequestError 400 INVALID_CURSOR.
  */
-export async function listRoleMail(
-  ctx: DomainContext,
-  actor: Actor,
-  query: RoleMailQuery,
+export async function listRoleMessages(
+  db: Db,
+  box: RoleMailbox,
+  query: PageQuery,
 ): Promise<{ messages: RoleMessageView[]; nextCursor: string | null }> {
-  requireScope(actor, 'email');
   const after = decodeCursor(query.cursor);
-  const page = await keysetPage(query.limit, (take) => roleMessagesOf(ctx.db, actor.accountId, after, take));
+  const page = await keysetPage(query.limit, (limit) => roleMessagesWindow(db, box, { after, limit }));
   return { messages: page.items.map(view), nextCursor: page.last ? encodeCursor(page.last.id) : null };
 }
 
-/**
- * One role message of the caller, with its text body.
- * @throws ForbiddenError (403) without the `email` scope; NotFoundError (404, field `id`; another account's too).
- */
-export async function getRoleMail(
-  ctx: DomainContext,
-  actor: Actor,
+/** One message of `box` with its text body. @throws NotFoundError (404, field `id`; another account's too). */
+export async function getRoleMessage(
+  db: Db,
+  box: RoleMailbox,
   id: string,
 ): Promise<RoleMessageView & { body: string }> {
-  requireScope(actor, 'email');
-  const m = await roleMessageOf(ctx.db, actor.accountId, id);
-  if (!m) throw new NotFoundError('role message', id, 'id');
+  const m = await roleMessageById(db, box, id);
+  if (!m) throw new NotFoundError(box.kind === 'operator' ? 'operator message' : 'role message', id, 'id');
   return { ...view(m), body: m.body };
+}
+
+/**
+ * The caller's role mail (postmaster@/abuse@ of its custom domains), REST GET /api/email/role-mail.
+ * @throws ForbiddenError (403) without the `email` scope; BadRequestError 400 INVALID_CURSOR.
+ */
+export function listRoleMail(
+  ctx: DomainContext,
+  actor: Actor,
+  query: PageQuery,
+): Promise<{ messages: RoleMessageView[]; nextCursor: string | null }> {
+  requireScope(actor, 'email');
+  return listRoleMessages(ctx.db, accountMailbox(actor.accountId), query);
+}
+
+/**
+ * One role message of the caller, with its text body (REST GET /api/email/role-mail/{id}).
+ * @throws ForbiddenError (403) without the `email` scope; NotFoundError (404, field `id`; another account's too).
+ */
+export function getRoleMail(ctx: DomainContext, actor: Actor, id: string): Promise<RoleMessageView & { body: string }> {
+  requireScope(actor, 'email');
+  return getRoleMessage(ctx.db, accountMailbox(actor.accountId), id);
 }

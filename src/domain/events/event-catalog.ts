@@ -80,7 +80,7 @@ export const EVENT_CATALOG = {
   },
   email: {
     description:
-      'Identities (created, updated, deprovisioned), inbound mail, agent answers, outbound delivery, bounces, custom domains verified',
+      'Identities (created, updated, deprovisioned), inbound mail, agent answers, outbound delivery, bounces, custom domains verified, drafts, role mail of custom domains',
     types: [
       'email.identity.created',
       'email.identity.updated',
@@ -98,6 +98,7 @@ export const EVENT_CATALOG = {
       'email.draft.sent',
       'email.draft.deleted',
       'email.draft.failed',
+      'email.role_mail.received',
     ],
   },
 } as const satisfies Record<string, { description: string; types: readonly string[] }>;

@@ -12,19 +12,14 @@ import {
   adminListQuery,
   adminRevokeKey,
 } from '../../domain/accounts/admin.service.js';
-import { getOperatorMail, listOperatorMail, operatorMailQuery } from '../../domain/email/operator-mail.service.js';
+import { getRoleMessage, listRoleMessages, OPERATOR_MAILBOX } from '../../domain/email/role-mail.service.js';
+import { pageQuery } from '../../domain/paging.js';
 import { idParams, resourceId } from '../../domain/validation.js';
+import { roleMessageSchemas } from './role-mail.routes.js';
 
-const operatorMessage = z.object({
-  id: z.string(),
-  recipient: z.string().describe('The role address: postmaster@<hosted domain>, abuse@<hosted domain> or postmaster.'),
-  messageId: z.string(),
-  mailFrom: z.string().describe('SMTP reverse-path; empty for the null reverse-path.'),
-  from: z.string(),
-  subject: z.string(),
-  remoteAddress: z.string().describe("The SMTP client's address."),
-  receivedAt: z.string(),
-});
+const operatorMessage = roleMessageSchemas(
+  'The role address: postmaster@<hosted domain>, abuse@<hosted domain> or postmaster.',
+);
 
 const issued = z.object({
   accountId: z.string(),
@@ -154,11 +149,11 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
         tags,
         summary: 'The operator mailbox: mail to postmaster@ and abuse@ of every hosted domain, in arrival order.',
         errors: ['INVALID_CURSOR'],
-        querystring: operatorMailQuery,
-        response: { 200: z.object({ messages: z.array(operatorMessage), nextCursor: z.string().nullable() }) },
+        querystring: pageQuery,
+        response: { 200: operatorMessage.page },
       },
     },
-    async (request) => listOperatorMail(ctx.db, request.query),
+    async (request) => listRoleMessages(ctx.db, OPERATOR_MAILBOX, request.query),
   );
 
   r.get(
@@ -171,9 +166,9 @@ export async function adminRoutes(app: FastifyInstance, ctx: AppContext): Promis
         summary: 'One message of the operator mailbox, with its text body.',
         errors: ['NOT_FOUND'],
         params: idParams,
-        response: { 200: operatorMessage.extend({ body: z.string() }) },
+        response: { 200: operatorMessage.one },
       },
     },
-    async (request) => getOperatorMail(ctx.db, request.params.id),
+    async (request) => getRoleMessage(ctx.db, OPERATOR_MAILBOX, request.params.id),
   );
 }
