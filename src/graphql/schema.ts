@@ -16,6 +16,7 @@ import './types/email-domain.js';
 import './types/email-mailbox.js';
 import './types/email-draft.js';
 import './types/email-search.js';
+import './types/role-mail.js';
 
 /** The executable schema, built once from every type file. */
 export const schema = builder.toSchema();

@@ -3,9 +3,26 @@
 // through a real DNS server (dns2) on loopback. Never another account's, never the operator mailbox; a pending
 // domain is not hosted; an identity the account made at the role address takes it as ordinary mail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphql } from '../generated/gql.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { smtpSend } from '../helpers/mail-peers.js';
+import { openSse } from '../helpers/sse.js';
+
+const RoleMail = graphql(`
+  query RoleMailPage($first: Int, $after: String, $last: Int, $before: String) {
+    roleMail(first: $first, after: $after, last: $last, before: $before) {
+      edges { cursor node { id recipient messageId mailFrom from subject remoteAddress receivedAt } }
+      pageInfo { hasNextPage hasPreviousPage endCursor }
+    }
+  }
+`);
+const RoleMailBodies = graphql(`
+  query RoleMailBodies { roleMail(first: 10) { edges { node { id body } } } }
+`);
+const RoleMailNode = graphql(`
+  query RoleMailNode($id: ID!) { node(id: $id) { __typename id ... on RoleMessage { recipient subject body } } }
+`);
 
 const ADMIN_TOKEN = 'role-mail-admin-token-0123456789abcdef';
 type DnsRecord = { type: string; name: string; value: string; purpose: string };
@@ -144,6 +161,104 @@ describe('postmaster@ and abuse@ of a custom domain reach the account that owns 
     const threads = await a.request('GET', `/api/email/identities/${box.body.id}/threads`);
     expect(threads.body.threads.map((th: { subject: string }) => th.subject)).toEqual(['to the identity']);
     expect((await a.request('GET', '/api/email/role-mail')).body.messages).toEqual([]);
+  });
+
+  it('announces each new message as email.role_mail.received (SSE), without its body, to the owner only', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const domain = await customDomain(a, true);
+    const types = ['email.role_mail.received'];
+    const sseA = openSse(`${t.url}/api/events?token=${a.apiKey}&channels=email`, types);
+    const sseB = openSse(`${t.url}/api/events?token=${b.apiKey}&channels=email`, types);
+    try {
+      await Promise.all([sseA.opened(), sseB.opened()]);
+      await send([`postmaster@${domain}`, `abuse@${domain}`], 'announced', '<announce-1@example.org>');
+      await send(`postmaster@${domain}`, 'announced', '<announce-1@example.org>'); // a retry: no second event
+      await sseA.waitFor((m) => m.length >= 2);
+      const stored = (await a.request('GET', '/api/email/role-mail')).body.messages as { id: string }[];
+      // A later message proves the retry above announced nothing more: events of an account arrive in order.
+      await send(`abuse@${domain}`, 'later', '<announce-2@example.org>');
+      await sseA.waitFor((m) => m.some((e) => e.data.payload.data.subject === 'later'));
+      const announced = sseA.messages.filter((e) => e.data.payload.data.subject === 'announced');
+      expect(announced.map((e) => e.data.payload.data.address).sort()).toEqual([
+        `abuse@${domain}`,
+        `postmaster@${domain}`,
+      ]);
+      for (const e of announced) {
+        expect(e.type).toBe('email.role_mail.received');
+        expect(e.data).toMatchObject({ channel: 'email', customerId: a.accountId });
+        expect(e.data.payload).toEqual({
+          event: 'email.role_mail.received',
+          data: {
+            id: expect.any(String),
+            address: expect.stringMatching(/^(postmaster|abuse)@/),
+            from: 'reporter@example.org',
+            subject: 'announced',
+            receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          },
+        });
+      }
+      expect(announced.map((e) => e.data.payload.data.id).sort()).toEqual(stored.map((m) => m.id).sort());
+      expect(sseB.messages).toEqual([]);
+    } finally {
+      sseA.close();
+      sseB.close();
+    }
+  });
+
+  it('pages the same mail through GraphQL roleMail (REST cursors), with bodies and node(id), for the owner only', async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const domain = await customDomain(a, true);
+    await send(`postmaster@${domain}`, 'first', '<gql-1@example.org>');
+    await send(`abuse@${domain}`, 'second', '<gql-2@example.org>');
+    await send(`postmaster@${domain}`, 'third', '<gql-3@example.org>');
+
+    const all = await a.gql(RoleMail, { first: 10 });
+    expect(all.errors).toBeUndefined();
+    const nodes = all.data!.roleMail.edges.map((e) => e.node);
+    expect(nodes.map((n) => n.subject)).toEqual(['first', 'second', 'third']);
+    const rest = await a.request('GET', '/api/email/role-mail');
+    expect(nodes).toEqual(
+      rest.body.messages.map((m: Record<string, unknown>) => ({ ...m, receivedAt: expect.any(String) })),
+    );
+
+    // Forward by one: the edge cursor is REST's nextCursor, so one cursor moves between the two.
+    const p1 = await a.gql(RoleMail, { first: 1 });
+    expect(p1.data!.roleMail.pageInfo.hasNextPage).toBe(true);
+    const restPage = await a.request('GET', '/api/email/role-mail?limit=1');
+    expect(p1.data!.roleMail.pageInfo.endCursor).toBe(restPage.body.nextCursor);
+    const p2 = await a.gql(RoleMail, { first: 2, after: p1.data!.roleMail.pageInfo.endCursor });
+    expect(p2.data!.roleMail.edges.map((e) => e.node.subject)).toEqual(['second', 'third']);
+    expect(p2.data!.roleMail.pageInfo.hasNextPage).toBe(false);
+    // Backward: the last one before the third.
+    const back = await a.gql(RoleMail, { last: 1, before: p2.data!.roleMail.edges[1]!.cursor });
+    expect(back.data!.roleMail.edges.map((e) => e.node.subject)).toEqual(['second']);
+
+    const bodies = await a.gql(RoleMailBodies);
+    expect(bodies.data!.roleMail.edges.map((e) => e.node.body)).toEqual([
+      'Report about first.',
+      'Report about second.',
+      'Report about third.',
+    ]);
+    const id = nodes[1]!.id;
+    expect((await a.gql(RoleMailNode, { id })).data!.node).toEqual({
+      __typename: 'RoleMessage',
+      id,
+      recipient: `abuse@${domain}`,
+      subject: 'second',
+      body: 'Report about second.',
+    });
+
+    // Another account: an empty connection, and null for the id.
+    expect((await b.gql(RoleMail, { first: 10 })).data!.roleMail.edges).toEqual([]);
+    expect((await b.gql(RoleMailNode, { id })).data!.node).toBeNull();
+    // A key without the email scope: FORBIDDEN; a cursor we did not issue: INVALID_CURSOR.
+    const narrow = await t.newAccount(['compliance']);
+    expect((await narrow.gql(RoleMail, { first: 1 })).errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await a.gql(RoleMail, { first: 1, after: '!!' })).errors?.[0]?.extensions).toMatchObject({
+      code: 'INVALID_CURSOR',
+    });
   });
 
   it('answers 400 for a bad cursor or id and 403 without the email scope', async () => {

@@ -71,7 +71,17 @@ describe('GraphQL schema style', () => {
       types: { name: string; kind: string; interfaces: { name: string }[] | null; fields: { name: string }[] | null }[];
     };
     const byName = new Map(schema.types.map((x) => [x.name, x]));
-    for (const name of ['Brand', 'Campaign', 'Agent', 'EmailIdentity', 'EmailThread', 'Webhook', 'WebhookDelivery']) {
+    const nodes = [
+      'Brand',
+      'Campaign',
+      'Agent',
+      'EmailIdentity',
+      'EmailThread',
+      'RoleMessage',
+      'Webhook',
+      'WebhookDelivery',
+    ];
+    for (const name of nodes) {
       expect(
         byName.get(name)?.interfaces?.map((i) => i.name),
         name,
@@ -95,6 +105,7 @@ describe('GraphQL schema style', () => {
         'EmailIdentityConnection',
         'EmailThreadConnection',
         'PhoneNumberConnection',
+        'RoleMessageConnection',
         'WebhookConnection',
         'WebhookDeliveryConnection',
       ].sort(),

@@ -15,6 +15,7 @@ import {
   type RoleMailbox,
   type RoleMessageRow,
   roleMessageById,
+  roleMessagesByIds,
   roleMessagesWindow,
   verifiedDomainOwner,
 } from './role-mail.store.js';
@@ -221,4 +222,47 @@ export function listRoleMail(
 export function getRoleMail(ctx: DomainContext, actor: Actor, id: string): Promise<RoleMessageView & { body: string }> {
   requireScope(actor, 'email');
   return getRoleMessage(ctx.db, accountMailbox(actor.accountId), id);
+}
+
+/** The cursor of a role message: REST's `nextCursor` for it, also GraphQL `roleMail`'s edge cursor. */
+export function roleMailCursor(m: { id: string }): string {
+  return encodeCursor(m.id);
+}
+
+/**
+ * A window of the caller's role mail for a Relay connection (GraphQL `roleMail`), arrival order: messages after
+ * the cursor `after` and before `before` (cursors of {@link roleMailCursor}, the same as REST's), at most `limit`;
+ * `inverted` (Relay `last`) reads from the `before` end and answers in reverse, the shape Pothos'
+ * `resolveCursorConnection` asks for. No bodies.
+ * @throws ForbiddenError without the `email` scope; BadRequestError 400 INVALID_CURSOR.
+ */
+export async function pageRoleMail(
+  ctx: DomainContext,
+  actor: Actor,
+  window: { after?: string; before?: string; limit: number; inverted: boolean },
+): Promise<RoleMessageView[]> {
+  requireScope(actor, 'email');
+  const rows = await roleMessagesWindow(ctx.db, accountMailbox(actor.accountId), {
+    after: decodeCursor(window.after),
+    before: decodeCursor(window.before),
+    limit: window.limit,
+    inverted: window.inverted,
+  });
+  return rows.map(view);
+}
+
+/**
+ * The caller's role messages with these ids, in the ids' order, null where unknown or another account's (GraphQL
+ * `node(id:)`, and the batched `body` of a page with `withBody`). Scope: email.
+ */
+export async function roleMailByIds(
+  ctx: DomainContext,
+  actor: Actor,
+  ids: readonly string[],
+  withBody = false,
+): Promise<(RoleMessageView | null)[]> {
+  requireScope(actor, 'email');
+  const rows = await roleMessagesByIds(ctx.db, accountMailbox(actor.accountId), ids, withBody);
+  const byId = new Map(rows.map((r) => [r.id, view(r)]));
+  return ids.map((id) => byId.get(id) ?? null);
 }

@@ -8,6 +8,7 @@ import type { Actor, Scope } from '../../domain/accounts/account.service.js';
 import { brandsByIds, campaignsByIds } from '../../domain/compliance/compliance.batch.js';
 import { contactRowsByIds } from '../../domain/contacts/contact.service.js';
 import { agentRowsByIds, identityRowsByIds, threadRowsByIds } from '../../domain/email/email.batch.js';
+import { roleMailByIds } from '../../domain/email/role-mail.service.js';
 import { ValidationError } from '../../domain/errors.js';
 import { deliveriesByIds, webhooksByIds } from '../../domain/webhooks/webhook.batch.js';
 import { builder } from '../builder.js';
@@ -34,6 +35,7 @@ const NODE_LOADERS: [typename: string, scope: Scope, load: Loader][] = [
   ['EmailIdentity', 'email', identityRowsByIds],
   ['EmailThread', 'email', threadRowsByIds],
   ['Contact', 'email', contactRowsByIds],
+  ['RoleMessage', 'email', roleMailByIds],
   ['Webhook', 'webhooks', webhooksByIds],
   ['WebhookDelivery', 'webhooks', deliveriesByIds],
 ];
