@@ -3,10 +3,6 @@
 // OTLP exporter): a REST request's statements are children of its HTTP span and carry no values; a message
 // delivered over real SMTP has a session span, a DATA span under it with the reply code, and its storing statements
 // under the DATA span; the agent's answer to it is a `chat <model>` span with the model and provider and no text.
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracingEnabled } from '../../src/infra/tracing.js';
@@ -14,23 +10,19 @@ import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { SPF_LOOPBACK } from '../helpers/mail-auth.js';
 import { smtpSend } from '../helpers/mail-peers.js';
+import { type InMemoryTracing, installInMemoryTracing } from '../helpers/tracing.js';
 
 describe('OpenTelemetry spans for SQL, SMTP and model calls (in-memory exporter)', () => {
-  const exporter = new InMemorySpanExporter();
-  let provider: TracerProvider;
+  let tracing: InMemoryTracing;
   let t: TestApp;
   let a: TestAccount;
   let dns: TestDnsServer;
-  const spans = () => exporter.getFinishedSpans();
-  const childrenOf = (parent: ReadableSpan) =>
-    spans().filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
+  const spans = () => tracing.spans();
+  const childrenOf: InMemoryTracing['childrenOf'] = (parent) => tracing.childrenOf(parent);
 
   beforeAll(async () => {
     expect(tracingEnabled()).toBe(false); // off by default
-    provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    tracing = installInMemoryTracing();
     // The loopback client may send for example.com (SPF pass): its mail is authenticated, so the agent answers.
     dns = await startDnsServer({ 'example.com': { TXT: [SPF_LOOPBACK] } });
     // No LLM_BASE_URL: the sandbox model answers. A 64 KiB message limit keeps the oversize case small.
@@ -40,11 +32,7 @@ describe('OpenTelemetry spans for SQL, SMTP and model calls (in-memory exporter)
   afterAll(async () => {
     await t?.close();
     await dns?.close();
-    await provider?.shutdown();
-    // Later files in this worker run without tracing again.
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    await tracing?.uninstall(); // later files in this worker run without tracing again
   });
 
   it('records each SQL statement of a request as a child of its HTTP span, with the statement but no values', async () => {

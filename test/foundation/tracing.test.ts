@@ -3,27 +3,20 @@
 // trace in the HTTP span, which carries the event id; the webhook attempt that delivers the event is a CLIENT span
 // with the same event id and sends traceparent to the receiver; GraphQL operations have their own spans; without a
 // provider nothing is recorded.
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_ID_ATTRIBUTE, tracingEnabled } from '../../src/infra/tracing.js';
 import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { type InMemoryTracing, installInMemoryTracing } from '../helpers/tracing.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 
 describe('OpenTelemetry traces (in-memory exporter)', () => {
-  const exporter = new InMemorySpanExporter();
-  let provider: TracerProvider;
+  let tracing: InMemoryTracing;
   let t: TestApp;
   let a: TestAccount;
   let receiver: Receiver;
   beforeAll(async () => {
     expect(tracingEnabled()).toBe(false); // off by default
-    provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
+    tracing = installInMemoryTracing();
     expect(tracingEnabled()).toBe(true);
     receiver = await startReceiver();
     t = await startApp();
@@ -32,11 +25,7 @@ describe('OpenTelemetry traces (in-memory exporter)', () => {
   afterAll(async () => {
     await t?.close();
     await receiver?.close();
-    await provider?.shutdown();
-    // Later files in this worker run without tracing again.
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    await tracing?.uninstall(); // later files in this worker run without tracing again
   });
 
   it('carries the event id from the ingest request (continuing the caller trace) to the webhook attempt', async () => {
@@ -53,7 +42,7 @@ describe('OpenTelemetry traces (in-memory exporter)', () => {
     expect(posted.status).toBe(202);
     const [delivery] = await receiver.waitFor('/traced', 1);
 
-    const spans = () => exporter.getFinishedSpans();
+    const spans = tracing.spans;
     const ingest = spans().find((s) => s.name === 'POST /api/events');
     expect(ingest?.spanContext().traceId).toBe(callerTrace);
     expect(ingest?.attributes[EVENT_ID_ATTRIBUTE]).toBe(posted.body.id);
@@ -82,10 +71,10 @@ describe('OpenTelemetry traces (in-memory exporter)', () => {
   it('records a span per GraphQL operation, inside the HTTP request span', async () => {
     const res = await a.request('POST', '/graphql', { query: 'query WhoAmI { viewer { accountId } }' });
     expect(res.status).toBe(200);
-    const op = exporter.getFinishedSpans().find((s) => s.name === 'graphql query WhoAmI');
+    const op = tracing.spans().find((s) => s.name === 'graphql query WhoAmI');
     expect(op?.attributes['graphql.operation.type']).toBe('query');
-    const http = exporter
-      .getFinishedSpans()
+    const http = tracing
+      .spans()
       .find((s) => s.name === 'POST /graphql' && s.spanContext().traceId === op?.spanContext().traceId);
     expect(http).toBeDefined();
     expect(op?.parentSpanContext?.spanId).toBe(http?.spanContext().spanId);
