@@ -246,6 +246,15 @@ describe('the SMTP edge', () => {
     expect(await threadCount()).toBe(before);
     expect(await deliver(nested(50))).toMatch(/^250 /);
     expect(await threadCount()).toBe(before + 1);
+
+    // A Message-ID of 990 CJK characters (2,970 UTF-8 bytes; varied, so btree cannot compress it) is an index row
+    // over btree's 2,704 bytes (SQLSTATE 54000): the same bytes fail on every retry, so the answer is permanent,
+    // not 451 4.3.0 for days.
+    const cjk = Array.from({ length: 990 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('');
+    const huge = `<${cjk}@example.org>`;
+    const raw = `From: deep@example.org\r\nTo: ${address}\r\nSubject: long id\r\nMessage-ID: ${huge}\r\n\r\nhello\r\n`;
+    expect(await deliver(raw)).toMatch(/^554 5\.6\.0 /);
+    expect(await threadCount()).toBe(before + 1);
   });
 
   it('accepts postmaster@ and abuse@ of every hosted domain into the operator mailbox, read through /admin/mail', async ({
