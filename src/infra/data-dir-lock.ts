@@ -1,4 +1,4 @@
-import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, utimes, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +11,19 @@ export const EXIT_DATA_DIR_LOCKED = 3;
 
 /** How long a holder that is dying (SIGKILL pending, or a zombie not yet reaped) is waited for, in ms. */
 export const DYING_HOLDER_WAIT_MS = 5_000;
+
+/**
+ * How often the holder refreshes the lock file's mtime, in ms: the sign of life a process on another host (another
+ * container on a shared volume) reads, since it cannot check the holder's PID.
+ */
+export const DATA_DIR_LOCK_HEARTBEAT_MS = 5_000;
+
+/**
+ * Heartbeats a lock from another host may miss before it is stale: 5, so 25 s at the default interval. Generous,
+ * because a live holder whose event loop stalls past it would lose its lock (a long synchronous step of the
+ * embedded database); a restart in a recreated container waits at most this long after the old one died.
+ */
+export const MISSED_HEARTBEATS = 5;
 
 /** What the lock file holds (JSON). */
 export interface LockInfo {
@@ -25,6 +38,11 @@ export interface LockInfo {
   startTime?: string;
   /** /proc/sys/kernel/random/boot_id of the holder's boot: a start time is only comparable within one boot. */
   bootId?: string;
+  /**
+   * The holder refreshes the file's mtime every this many ms (DATA_DIR_LOCK_HEARTBEAT_MS). Absent in lock files
+   * written before the heartbeat: such a lock from another host is never taken as stale.
+   */
+  heartbeatMs?: number;
 }
 
 /**
@@ -122,6 +140,44 @@ async function holderLives(holder: LockInfo, mine: LockInfo): Promise<boolean> {
   }
 }
 
+/** The lock file's mtime and text, read through one open file (NFS close-to-open: the open revalidates both). */
+function snapshot(file: string): { mtimeMs: number; text: string } | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const { mtimeMs } = fstatSync(fd);
+    return { mtimeMs, text: readFileSync(fd, 'utf8') };
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Whether the holder of a lock written on another host (another hostname: another container, another machine) is
+ * alive, judged by its heartbeat since its PID cannot be checked from here: the file is watched until
+ * MISSED_HEARTBEATS intervals have passed without its mtime or content changing. On the same boot (same kernel,
+ * hence the same clock: containers on one host) the wait counts from the file's last mtime, so a lock left long ago
+ * is stale at once; across boots, clocks may differ, so it counts from now.
+ * @returns true when the file changed (alive, or a new holder) within the window; false when it did not, or vanished.
+ */
+async function heartbeatGoesOn(file: string, holder: LockInfo, mine: LockInfo): Promise<boolean> {
+  const beat = Math.min(60_000, Math.max(100, holder.heartbeatMs as number)); // whatever the file claims
+  const first = snapshot(file);
+  if (!first) return false; // gone meanwhile: the caller tries again
+  const sameClock = Boolean(holder.bootId && holder.bootId === mine.bootId);
+  const deadline = (sameClock ? Math.min(first.mtimeMs, Date.now()) : Date.now()) + MISSED_HEARTBEATS * beat;
+  const poll = Math.max(20, Math.min(250, beat / 4));
+  while (Date.now() < deadline) {
+    await sleep(Math.min(poll, Math.max(1, deadline - Date.now())));
+    const now = snapshot(file);
+    if (!now) return false; // released meanwhile: the caller tries again
+    if (now.mtimeMs !== first.mtimeMs || now.text !== first.text) return true;
+  }
+  return false;
+}
+
 function youngerThan(file: string, ms: number): boolean {
   try {
     return Date.now() - statSync(file).mtimeMs < ms;
@@ -140,6 +196,7 @@ function readLock(file: string): LockInfo | undefined {
       since: String(info.since ?? ''),
       ...(typeof info.startTime === 'string' ? { startTime: info.startTime } : {}),
       ...(typeof info.bootId === 'string' ? { bootId: info.bootId } : {}),
+      ...(typeof info.heartbeatMs === 'number' && info.heartbeatMs > 0 ? { heartbeatMs: info.heartbeatMs } : {}),
     };
   } catch {
     return undefined;
@@ -152,7 +209,9 @@ function readLock(file: string): LockInfo | undefined {
  * its PID is gone; or it is this process's own PID while this process does not hold it (a container restarted after
  * `docker kill` or an OOM kill: PID 1 again); or the PID now belongs to a process with another start time
  * (/proc/<pid>/stat field 22) or from another boot; or the holder is a zombie. A holder being killed is waited for up
- * to DYING_HOLDER_WAIT_MS. A PID check answers at once, where mtime-based lock libraries (proper-lockfile) make a
+ * to DYING_HOLDER_WAIT_MS. A lock written on another host (another hostname: a container recreated after
+ * `docker kill`, another pod on the volume) is stale once its holder's heartbeat (the file's mtime, refreshed every
+ * DATA_DIR_LOCK_HEARTBEAT_MS) has stopped for MISSED_HEARTBEATS intervals; until then it is held. A PID check answers at once, where mtime-based lock libraries (proper-lockfile) make a
  * restart after `kill -9` wait out their staleness period.
  * @returns a release function (idempotent; removes the file only while it is still ours).
  * @throws DataDirLockedError when a live process (this one included, for a second open) holds it; its message
@@ -167,9 +226,15 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
       writeFileSync(file, `${JSON.stringify(mine)}\n`, { flag: 'wx', mode: 0o644 });
       heldHere.add(file);
       let released = false;
+      // The sign of life for processes on other hosts (heartbeatGoesOn); unref'd, so it never keeps a process up.
+      const heartbeat = setInterval(() => {
+        const now = new Date();
+        utimes(file, now, now, () => {});
+      }, DATA_DIR_LOCK_HEARTBEAT_MS).unref();
       return () => {
         if (released) return;
         released = true;
+        clearInterval(heartbeat);
         heldHere.delete(file);
         const current = readLock(file);
         if (current?.pid === mine.pid && current.since === mine.since) {
@@ -186,9 +251,13 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
       // Unreadable but just created: its owner is between creating and writing it.
       throw new DataDirLockedError(dataDir, { pid: 0, hostname: '', since: 'a moment ago' });
     }
-    // Another host's pid cannot be checked from here: a shared data directory across hosts is refused as in use.
-    if (holder && (holder.hostname !== mine.hostname || (await holderLives(holder, mine)))) {
-      throw new DataDirLockedError(dataDir, holder);
+    if (holder) {
+      // Another host's PID cannot be checked from here: its heartbeat decides (a lock without one stays held).
+      const lives =
+        holder.hostname !== mine.hostname
+          ? !holder.heartbeatMs || (await heartbeatGoesOn(file, holder, mine))
+          : await holderLives(holder, mine);
+      if (lives) throw new DataDirLockedError(dataDir, readLock(file) ?? holder);
     }
     // Stale (its process is gone) or unreadable (a crash mid-write): remove it and try again.
     try {
@@ -207,5 +276,6 @@ function lockInfoNow(): LockInfo {
     since: new Date().toISOString(),
     ...(self ? { startTime: self.startTime } : {}),
     ...(boot ? { bootId: boot } : {}),
+    heartbeatMs: DATA_DIR_LOCK_HEARTBEAT_MS,
   };
 }

@@ -57,6 +57,56 @@ export function badQueryFields(query: unknown): ErrorDetail[] {
   return out;
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether the percent-escapes of a query component decode to UTF-8 (a stray `%` not followed by hex is left). */
+function validUtf8Escapes(component: string): boolean {
+  if (!component.includes('%')) return true;
+  const bytes: number[] = [];
+  for (let i = 0; i < component.length; i++) {
+    const hex = component[i] === '%' ? component.slice(i + 1, i + 3) : '';
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes.push(Number.parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(component[i] as string, 'utf8'));
+  }
+  try {
+    STRICT_UTF8.decode(Uint8Array.from(bytes));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Parameters of a raw query string (what follows `?`) whose percent-escapes are not UTF-8: a lone surrogate can
+ * only reach a URL as its 3-byte escape (`%ED%A0%80` for U+D800), which is not UTF-8, and the query parser kept
+ * such values as literal escapes (a lone surrogate in a JSON body is refused, so it is here too; issue 26). Detail
+ * code INVALID_CHARACTER, field `query.<name>` (the name as sent, when the name itself is the bad part).
+ */
+export function badQueryEncoding(rawQuery: string): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  if (!rawQuery.includes('%')) return out;
+  for (const pair of rawQuery.split('&')) {
+    if (out.length >= 20) break;
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    const value = eq < 0 ? '' : pair.slice(eq + 1);
+    if (validUtf8Escapes(name) && validUtf8Escapes(value)) continue;
+    let shown = name;
+    try {
+      shown = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {}
+    if (shown.length > 64) shown = `${shown.slice(0, 64)}…`;
+    out.push({
+      code: 'INVALID_CHARACTER',
+      field: `query.${shown}`,
+      message: 'must be percent-encoded UTF-8 (a lone UTF-16 surrogate, %ED%A0%80 to %ED%BF%BF, is not)',
+    });
+  }
+  return out;
+}
+
 /** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
 function isNoBody(body: unknown): boolean {
   if (body === undefined || body === null) return true;
@@ -68,7 +118,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Installs the request rules that do not belong to one route. Call before routes are registered.
  * - Every query string, on every route but GraphQL's, is refused with 400 VALIDATION_FAILED naming the parameter
- *   when a value holds NUL or a lone surrogate or is over-long (badQueryFields), before the route's schema runs.
+ *   when a value holds NUL or a lone surrogate (also as percent-escapes that are not UTF-8: badQueryEncoding) or is
+ *   over-long (badQueryFields), before the route's schema runs.
  * - Bodies are JSON only: Fastify's built-in text/plain parser is removed, so any other media type answers
  *   415 UNSUPPORTED_MEDIA_TYPE (before, `text/plain` reached the routes as a string).
  * - An operation that takes no body (no `body` schema: revet, expedite, redeliver, deletes…) accepts none, an
@@ -79,8 +130,9 @@ export function installInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
   app.addHook('preValidation', async (request) => {
     if (request.url.startsWith('/graphql')) return; // Yoga parses its own query string (GET operations)
-    const bad = badQueryFields(request.query);
-    if (bad.length > 0) throw new ValidationError(bad);
+    const at = request.url.indexOf('?');
+    const bad = [...(at < 0 ? [] : badQueryEncoding(request.url.slice(at + 1))), ...badQueryFields(request.query)];
+    if (bad.length > 0) throw new ValidationError(bad.slice(0, 20));
   });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

@@ -164,15 +164,24 @@ export class SmtpEdge {
   attach(server: SMTPServer): void {
     const internals = server as unknown as ServerInternals;
     const connect = internals.connect.bind(server);
+    const refuse = (socket: Socket, reply: string) => {
+      this.stats.refusedConnections++;
+      // Before smtp-server sees it: no greeting, no slot of maxClients, no 100 ms early-talker wait.
+      socket.on('error', () => {});
+      socket.end(`421 4.7.0 ${reply}\r\n`);
+      setTimeout(() => socket.destroy(), 5_000).unref();
+    };
     internals.connect = (socket, options) => {
       const address = clientAddress(socket);
       const held = this.connectionsFrom(address);
       if (held >= this.limits.maxConnectionsPerAddress) {
-        this.stats.refusedConnections++;
-        // Before smtp-server sees it: no greeting, no slot of maxClients, no 100 ms early-talker wait.
-        socket.on('error', () => {});
-        socket.end(`421 4.7.0 ${address}: too many connections from your address (${held}), try again later\r\n`);
-        setTimeout(() => socket.destroy(), 5_000).unref();
+        refuse(socket, `${address}: too many connections from your address (${held}), try again later`);
+        return;
+      }
+      // The global cap, answered here too so every excess carries 4.7.0 (smtp-server's own reply has no
+      // enhanced code: "421 <host> Too many connected clients").
+      if (internals.connections.size >= this.limits.maxClients) {
+        refuse(socket, `too many connected clients (${internals.connections.size}), try again later`);
         return;
       }
       this.#connections.set(address, held + 1);

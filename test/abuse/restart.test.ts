@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,6 +46,21 @@ const UNSHARE = [
   ['unshare', '--pid', '--fork'],
   ['unshare', '--user', '--map-root-user', '--pid', '--fork'],
 ].find((cmd) => spawnSync(cmd[0] as string, [...cmd.slice(1), 'true']).status === 0);
+
+/**
+ * A wrapper that starts the entry as a container would: PID 1 of a new PID namespace, with hostname `name` in a new
+ * UTS namespace (Docker names a container's host after its id, so a recreated container has another hostname).
+ */
+const container = (name: string): string[] => [
+  ...(UNSHARE as string[]).slice(0, -2),
+  '--uts',
+  '--pid',
+  '--fork',
+  'sh',
+  '-c',
+  'hostname "$0" && exec "$@"',
+  name,
+];
 
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await sleep(20);
@@ -120,6 +135,79 @@ describe('the embedded database lock after unclean stops', { timeout: 600_000 },
       }
     } finally {
       wrapper.kill('SIGKILL');
+      await cleanup();
+    }
+  });
+
+  it.skipIf(!UNSHARE)(
+    'containers on one volume: a live holder in another container is refused by name; a recreated container (another hostname) comes up once the dead one stops beating',
+    async () => {
+      const { dir, cleanup } = await tempDir();
+      const first = runEntry('main.ts', [], env(dir), container('box-a'));
+      try {
+        await first.waitFor(ADDRESS, 180_000);
+        expect(lockOf(dir)).toMatchObject({ pid: 1, hostname: 'box-a', heartbeatMs: 5000 });
+
+        // A second container on the same volume, while the first runs: its PID 1 is not ours to judge, the beat is.
+        const t0 = Date.now();
+        const second = runEntry('main.ts', [], env(dir), container('box-b'));
+        expect(await second.exited).toBe(3);
+        expect(second.stderr()).toContain('is in use by process 1 on box-a');
+        const refusedIn = Date.now() - t0;
+
+        // kill -9 the first (docker kill, an OOM kill), then start a recreated container: new hostname, PID 1.
+        process.kill(await childOf(first.child.pid as number), 'SIGKILL');
+        await first.exited;
+        const killed = Date.now();
+        const third = runEntry('main.ts', [], env(dir), container('box-c'));
+        try {
+          const [, address] = await third.waitFor(ADDRESS, 180_000);
+          const upIn = Date.now() - killed;
+          expect((await fetch(`${address}/healthz`)).status).toBe(200);
+          expect(lockOf(dir)).toMatchObject({ pid: 1, hostname: 'box-c' });
+          console.log(
+            `data-dir lock across containers: live holder refused in ${refusedIn} ms; recreated container up ${upIn} ms after kill -9 (heartbeat 5 s, 5 missed)`,
+          );
+        } finally {
+          process.kill(await childOf(third.child.pid as number), 'SIGTERM');
+          expect(await third.exited).toBe(0);
+        }
+      } finally {
+        first.child.kill('SIGKILL');
+        await cleanup();
+      }
+    },
+  );
+
+  it('a lock from another host is held while its heartbeat goes on, stale once it stops, held forever without one', async () => {
+    const { dir, cleanup } = await tempDir();
+    const file = path.join(dir, 'switchboard.lock');
+    const lock = (extra: object) =>
+      writeFileSync(
+        file,
+        JSON.stringify({ pid: 4242, hostname: 'elsewhere-1', since: '2026-01-01T00:00:00.000Z', ...extra }),
+      );
+    try {
+      // A lock file of the version before the heartbeat: nothing says its holder died, so it stays held.
+      lock({});
+      const old = runEntry('cli.ts', ['db:migrate'], { DATA_DIR: dir });
+      expect(await old.exited).toBe(3);
+      expect(old.stderr()).toContain('is in use by process 4242 on elsewhere-1');
+
+      // A live holder elsewhere, beating every 200 ms: refused.
+      lock({ heartbeatMs: 200 });
+      const beat = setInterval(() => utimesSync(file, new Date(), new Date()), 200);
+      try {
+        const live = runEntry('cli.ts', ['db:migrate'], { DATA_DIR: dir });
+        expect(await live.exited).toBe(3);
+        expect(live.stderr()).toContain('is in use by process 4242 on elsewhere-1');
+      } finally {
+        clearInterval(beat);
+      }
+      // The beat stopped: after 5 missed beats (1 s) the lock is stale and taken over.
+      const taken = runEntry('cli.ts', ['db:migrate'], { DATA_DIR: dir });
+      expect(await taken.exited).toBe(0);
+    } finally {
       await cleanup();
     }
   });

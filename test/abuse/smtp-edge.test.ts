@@ -193,6 +193,49 @@ describe('the SMTP edge', () => {
     console.log(`SMTP edge: a 10 bytes/s DATA transfer was closed after ${lasted} ms (grace 1000 ms)`);
   });
 
+  it('answers the global cap 421 4.7.0 as well, closes a session past its command budget, and an idle one at the configured RFC 5321 timeout', async () => {
+    const capped = await listener({ SMTP_MAX_CLIENTS: 3, SMTP_MAX_CONNECTIONS_PER_ADDRESS: 2 });
+    const held = ['127.0.0.11', '127.0.0.11', '127.0.0.12'].map((from) => new RawSmtp(capped, from));
+    try {
+      for (const c of held) await c.waitFor(/^220 /);
+      const over = new RawSmtp(capped, '127.0.0.13');
+      expect(await over.waitFor(/^421 /)).toMatch(/^421 4\.7\.0 too many connected clients \(3\)/);
+      await over.closed;
+      // A slot freed is a slot for anyone.
+      held[0]!.close();
+      let greeting = '';
+      for (let i = 0; i < 100 && !greeting.startsWith('220'); i++) {
+        const next = new RawSmtp(capped, '127.0.0.13');
+        greeting = await next.waitFor(/^(220|421) /).catch(() => '');
+        next.close();
+        if (!greeting.startsWith('220')) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(greeting).toMatch(/^220 /);
+    } finally {
+      for (const c of held) c.close();
+    }
+
+    const counted = await listener({ SMTP_MAX_COMMANDS: 5 });
+    const chatty = new RawSmtp(counted, '127.0.0.14');
+    await chatty.waitFor(/^220 /);
+    expect(await chatty.command('EHLO client.example')).toMatch(/^250 /);
+    for (let i = 0; i < 4; i++) expect(await chatty.command('RSET')).toMatch(/^250/);
+    expect(await chatty.command('RSET')).toMatch(/^421 4\.7\.0 too many commands in this session/);
+    await chatty.closed;
+
+    // RFC 5321 4.5.3.2.7 (at least 5 minutes by default; SMTP_IDLE_TIMEOUT_MS): 1 s here.
+    const idle = await listener({ SMTP_IDLE_TIMEOUT_MS: 1000 });
+    const quiet = new RawSmtp(idle, '127.0.0.14');
+    await quiet.waitFor(/^220 /);
+    expect(await quiet.command('EHLO client.example')).toMatch(/^250 /);
+    const since = Date.now();
+    expect(await quiet.waitFor(/^421 /)).toMatch(/^421 .*Timeout/);
+    await quiet.closed;
+    const waited = Date.now() - since;
+    expect(waited).toBeGreaterThanOrEqual(900);
+    console.log(`SMTP edge: an idle session was closed ${waited} ms after its last reply (SMTP_IDLE_TIMEOUT_MS 1000)`);
+  });
+
   it('answers 451 4.7.1 with a retry hint past the message rate of an address and of a sender domain', async () => {
     const port = await listener({ SMTP_MESSAGES_PER_ADDRESS: 3, SMTP_MESSAGES_PER_SENDER_DOMAIN: 5 });
     const c = new RawSmtp(port, '127.0.0.5');
@@ -245,6 +288,15 @@ describe('the SMTP edge', () => {
     expect(await deliver(nested(1200))).toMatch(/^554 5\.6\.0 /);
     expect(await threadCount()).toBe(before);
     expect(await deliver(nested(50))).toMatch(/^250 /);
+    expect(await threadCount()).toBe(before + 1);
+
+    // A Message-ID of 990 CJK characters (2,970 UTF-8 bytes; varied, so btree cannot compress it) is an index row
+    // over btree's 2,704 bytes (SQLSTATE 54000): the same bytes fail on every retry, so the answer is permanent,
+    // not 451 4.3.0 for days.
+    const cjk = Array.from({ length: 990 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('');
+    const huge = `<${cjk}@example.org>`;
+    const raw = `From: deep@example.org\r\nTo: ${address}\r\nSubject: long id\r\nMessage-ID: ${huge}\r\n\r\nhello\r\n`;
+    expect(await deliver(raw)).toMatch(/^554 5\.6\.0 /);
     expect(await threadCount()).toBe(before + 1);
   });
 

@@ -80,7 +80,13 @@ interface Generated {
 const ZOD_WORDING =
   /Invalid (input|option|string|email|url|uuid|UUID|ISO|element|key)|expected [\w ]+, received|Too (small|big)|Unrecognized key/;
 
-const it = appTest({ clock: new ManualClock(), env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0' } });
+/** The operator token: /admin/* operations take it instead of an API key, so their inputs are reached too. */
+const ADMIN_TOKEN = 'rest-fuzz-admin-token-0123456789abcdef';
+
+const it = appTest({
+  clock: new ManualClock(),
+  env: { AUTH_FAILURE_LIMIT: '0', RATE_LIMIT_MAX: '0', ADMIN_TOKEN },
+});
 
 describe('REST bad-input fuzzing from /openapi.json', () => {
   let a: TestAccount;
@@ -88,6 +94,8 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
   let queryNames: string[] = [];
   const ids: string[] = [];
   const figures = { requests: 0, status: {} as Record<string, number>, fiveHundreds: 0 };
+  /** Operations (`METHOD path`) and declared query parameters (`METHOD path ?name`) the requests reached. */
+  const reached = { ops: new Set<string>(), params: new Set<string>() };
 
   /** The file's app, for the helpers below (tests get it as the `t` fixture). */
   let t: TestApp;
@@ -109,27 +117,37 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
     expect(ids.length).toBeGreaterThanOrEqual(3);
   });
   afterAll(async () => {
-    console.log(`REST fuzz: ${JSON.stringify(figures)} (seeds ${FIXED_SEED} and ${RANDOM_SEED})`);
+    const coverage = `${reached.ops.size}/${ops.length} operations, ${reached.params.size} declared query parameters`;
+    console.log(`REST fuzz: ${JSON.stringify(figures)}, ${coverage} (seeds ${FIXED_SEED} and ${RANDOM_SEED})`);
   });
 
-  const generated = (): fc.Arbitrary<Generated> =>
+  /**
+   * A mutated request: to any operation, or to operation `opIndex` with its declared query parameter `param` always
+   * among the query's (with a hostile value), so a sweep reaches every operation and every parameter.
+   */
+  const generated = (opIndex?: number, param?: string): fc.Arbitrary<Generated> =>
     fc.record({
-      op: fc.nat({ max: ops.length - 1 }),
+      op: opIndex === undefined ? fc.nat({ max: ops.length - 1 }) : fc.constant(opIndex),
       pathValues: fc.array(fc.oneof(fc.constantFrom(...ids, '+14155550100'), hostileString), {
         minLength: 3,
         maxLength: 3,
       }),
       rawPath: fc.boolean(),
-      query: fc.array(
-        fc.tuple(
-          fc.oneof(
-            fc.constantFrom('limit', 'cursor', 'after', 'brandId', 'channels', 'token', ...queryNames),
-            hostileString,
+      query: fc
+        .tuple(
+          param === undefined ? fc.constant([]) : fc.tuple(fc.constant(param), hostileString).map((p) => [p]),
+          fc.array(
+            fc.tuple(
+              fc.oneof(
+                fc.constantFrom('limit', 'cursor', 'after', 'brandId', 'channels', 'token', ...queryNames),
+                hostileString,
+              ),
+              hostileString,
+            ),
+            { maxLength: 3 },
           ),
-          hostileString,
-        ),
-        { maxLength: 3 },
-      ),
+        )
+        .map(([own, more]) => [...own, ...more]),
       contentType: fc.constantFrom(
         'application/json',
         'application/json',
@@ -182,7 +200,8 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
     });
     const query = g.query.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
     const url = `${t.url}${path}${query ? `?${query}` : ''}`;
-    const headers: Record<string, string> = { authorization: `Bearer ${a.apiKey}` };
+    const credential = op.path.startsWith('/admin/') ? ADMIN_TOKEN : a.apiKey;
+    const headers: Record<string, string> = { authorization: `Bearer ${credential}` };
     for (const [k, v] of g.headers) if (/^[\t\x20-\x7e]*$/.test(v)) headers[k] = v;
     const body = ['GET', 'HEAD'].includes(op.method) ? undefined : shapedBody(op, g);
     if (body !== undefined && g.contentType) headers['content-type'] = g.contentType;
@@ -197,6 +216,11 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
     }
     const text = await res.text();
     figures.requests++;
+    reached.ops.add(`${op.method} ${op.path}`);
+    for (const [name] of g.query) {
+      if (op.params.some((p) => p.in === 'query' && p.name === name))
+        reached.params.add(`${op.method} ${op.path} ?${name}`);
+    }
     figures.status[res.status] = (figures.status[res.status] ?? 0) + 1;
     const label = `${op.method} ${url.slice(0, 200)} body=${String(body).slice(0, 200)} -> ${res.status} ${text.slice(0, 300)}`;
     if (res.status >= 500) figures.fiveHundreds++;
@@ -216,6 +240,23 @@ describe('REST bad-input fuzzing from /openapi.json', () => {
 
   it(`answers every mutated request below 500, 4xx in the envelope, changing nothing when refused (seed ${FIXED_SEED})`, async () => {
     await fc.assert(fc.asyncProperty(generated(), check), { seed: FIXED_SEED, numRuns: RUNS, endOnFailure: true });
+  }, 600_000);
+
+  it('reaches every operation of /openapi.json and every query parameter it declares, 2 mutated requests each (issue 26)', async () => {
+    let declared = 0;
+    for (const [i, op] of ops.entries()) {
+      const own = op.params.filter((p) => p.in === 'query').map((p) => p.name);
+      declared += own.length;
+      for (const param of own.length > 0 ? own : [undefined]) {
+        await fc.assert(fc.asyncProperty(generated(i, param), check), {
+          seed: RANDOM_SEED + i,
+          numRuns: 2,
+          endOnFailure: true,
+        });
+      }
+    }
+    expect(reached.ops.size).toBe(ops.length);
+    expect(reached.params.size).toBe(declared);
   }, 600_000);
 
   it(`the same with a random seed (${RANDOM_SEED}; replay with FUZZ_SEED=${RANDOM_SEED})`, async () => {
