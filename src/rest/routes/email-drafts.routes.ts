@@ -16,9 +16,10 @@ import {
   updateDraft,
   updateDraftInput,
 } from '../../domain/email/draft.service.js';
+import { attachmentShape, sentShape } from '../../domain/email/email.shapes.js';
 import { idParams } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
-import { contentDisposition } from './email.routes.js';
+import { contentRoute, SEND_ERRORS, sendAttachment } from './email-content.js';
 
 /** REST shape of a draft (src/domain/email/draft.service.ts `DraftView`). */
 export const draftSchema = z.object({
@@ -32,14 +33,7 @@ export const draftSchema = z.object({
   subject: z.string(),
   body: z.string().nullable(),
   html: z.string().nullable(),
-  attachments: z.array(
-    z.object({
-      attachmentId: z.string(),
-      filename: z.string().nullable(),
-      contentType: z.string(),
-      size: z.number().describe('Decoded size in bytes.'),
-    }),
-  ),
+  attachments: z.array(attachmentShape.pick({ attachmentId: true, filename: true, contentType: true, size: true })),
   labels: z.array(z.string()),
   inReplyTo: z.string().nullable(),
   references: z.array(z.string()),
@@ -54,35 +48,27 @@ export const draftSchema = z.object({
   updatedAt: z.string(),
 });
 
-/** Body limit of draft create/update: the same as send (25 MiB of attachments as base64, plus the JSON). */
-const DRAFT_BODY_LIMIT = 40 * 1024 * 1024;
-
 /** REST routes of drafts and scheduled send (issue 21 item 3). */
 export async function emailDraftRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['email'];
   r.post(
     '/api/email/identities/:id/drafts',
-    {
-      bodyLimit: DRAFT_BODY_LIMIT,
-      schema: {
-        operationId: 'createEmailDraft',
-        errors: [
-          'FORBIDDEN',
-          'NOT_FOUND',
-          'IDENTITY_DEPROVISIONING',
-          'DRAFT_INCOMPLETE',
-          'DRAFT_LIMIT_REACHED',
-          'ATTACHMENTS_TOO_LARGE',
-        ],
-        tags,
-        summary:
-          'Write a draft (201): the send fields, all optional; threadId makes a reply draft; sendAt schedules it.',
-        params: idParams,
-        body: createDraftInput,
-        response: { 201: draftSchema },
-      },
-    },
+    contentRoute({
+      operationId: 'createEmailDraft',
+      errors: [
+        'FORBIDDEN',
+        'NOT_FOUND',
+        'IDENTITY_DEPROVISIONING',
+        'DRAFT_INCOMPLETE',
+        'DRAFT_LIMIT_REACHED',
+        'ATTACHMENTS_TOO_LARGE',
+      ],
+      summary: 'Write a draft (201): the send fields, all optional; threadId makes a reply draft; sendAt schedules it.',
+      params: idParams,
+      body: createDraftInput,
+      response: { 201: draftSchema },
+    }),
     async (request, reply) =>
       reply.status(201).send(await createDraft(ctx, actorOf(request), request.params.id, request.body)),
   );
@@ -134,28 +120,20 @@ export async function emailDraftRoutes(app: FastifyInstance, ctx: AppContext): P
         request.params.draftId,
         request.params.attachmentId,
       );
-      reply.header('content-type', attachment.contentType);
-      reply.header('content-length', String(attachment.size));
-      reply.header('content-disposition', contentDisposition(false, attachment.filename));
-      reply.header('x-content-type-options', 'nosniff');
-      return reply.send(stream);
+      return sendAttachment(reply, attachment, stream, attachment.size);
     },
   );
   r.patch(
     '/api/email/identities/:id/drafts/:draftId',
-    {
-      bodyLimit: DRAFT_BODY_LIMIT,
-      schema: {
-        operationId: 'updateEmailDraft',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'DRAFT_SENDING', 'DRAFT_INCOMPLETE', 'ATTACHMENTS_TOO_LARGE'],
-        tags,
-        summary:
-          'Change a draft; null clears replyTo, body, html or sendAt (clearing sendAt cancels the scheduled send).',
-        params: draftParams,
-        body: updateDraftInput,
-        response: { 200: draftSchema },
-      },
-    },
+    contentRoute({
+      operationId: 'updateEmailDraft',
+      errors: ['FORBIDDEN', 'NOT_FOUND', 'DRAFT_SENDING', 'DRAFT_INCOMPLETE', 'ATTACHMENTS_TOO_LARGE'],
+      summary:
+        'Change a draft; null clears replyTo, body, html or sendAt (clearing sendAt cancels the scheduled send).',
+      params: draftParams,
+      body: updateDraftInput,
+      response: { 200: draftSchema },
+    }),
     async (request) => updateDraft(ctx, actorOf(request), request.params.id, request.params.draftId, request.body),
   );
   r.delete(
@@ -180,19 +158,11 @@ export async function emailDraftRoutes(app: FastifyInstance, ctx: AppContext): P
     {
       schema: {
         operationId: 'sendEmailDraft',
-        errors: [
-          'FORBIDDEN',
-          'NOT_FOUND',
-          'IDENTITY_DEPROVISIONING',
-          'DRAFT_SENDING',
-          'DRAFT_INCOMPLETE',
-          'RECIPIENT_SUPPRESSED',
-          'RECIPIENT_BLOCKED',
-        ],
+        errors: [...SEND_ERRORS, 'DRAFT_SENDING', 'DRAFT_INCOMPLETE'],
         tags,
         summary: 'Send the draft now (202 {messageId, threadId}); the draft is deleted.',
         params: draftParams,
-        response: { 202: z.object({ messageId: z.string(), threadId: z.string() }) },
+        response: { 202: sentShape },
       },
     },
     async (request, reply) =>

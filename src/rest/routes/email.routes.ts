@@ -62,24 +62,7 @@ import { getThread, listThreads } from '../../domain/email/thread.service.js';
 import { pageQuery } from '../../domain/paging.js';
 import { idParams, resourceId } from '../../domain/validation.js';
 import { actorOf } from '../auth.js';
-
-/**
- * Body limit of send, reply and forward: 25 MiB of attachments is about 33.4 MiB of base64, plus the JSON around
- * it; the domain answers 413 ATTACHMENTS_TOO_LARGE naming the 25 MiB limit for anything up to this size.
- */
-const SEND_BODY_LIMIT = 40 * 1024 * 1024;
-
-/** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 `filename*` (RFC 8187). */
-export function contentDisposition(inline: boolean, filename: string | null): string {
-  const type = inline ? 'inline' : 'attachment';
-  if (!filename) return type;
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `${type}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
+import { contentRoute, SEND_ERRORS, sendAttachment } from './email-content.js';
 
 /** REST routes of the email area: identities, send/reply, threads (spec 4.4) and agents (4.5). */
 export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -182,49 +165,27 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
   );
   r.post(
     '/api/email/identities/:id/send',
-    {
-      bodyLimit: SEND_BODY_LIMIT,
-      schema: {
-        operationId: 'sendEmail',
-        errors: [
-          'FORBIDDEN',
-          'NOT_FOUND',
-          'IDENTITY_DEPROVISIONING',
-          'ATTACHMENTS_TOO_LARGE',
-          'RECIPIENT_SUPPRESSED',
-          'RECIPIENT_BLOCKED',
-        ],
-        tags,
-        summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
-        params: idParams,
-        body: sendEmailInput,
-        response: { 202: sent },
-      },
-    },
+    contentRoute({
+      operationId: 'sendEmail',
+      errors: [...SEND_ERRORS, 'ATTACHMENTS_TOO_LARGE'],
+      summary: 'Send a new message (new thread). 202; delivery status shows on the message.',
+      params: idParams,
+      body: sendEmailInput,
+      response: { 202: sent },
+    }),
     async (request, reply) =>
       reply.status(202).send(await sendEmail(ctx, actorOf(request), request.params.id, request.body)),
   );
   r.post(
     '/api/email/identities/:id/reply',
-    {
-      bodyLimit: SEND_BODY_LIMIT,
-      schema: {
-        operationId: 'replyToEmailThread',
-        errors: [
-          'FORBIDDEN',
-          'NOT_FOUND',
-          'IDENTITY_DEPROVISIONING',
-          'ATTACHMENTS_TOO_LARGE',
-          'RECIPIENT_SUPPRESSED',
-          'RECIPIENT_BLOCKED',
-        ],
-        tags,
-        summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
-        params: idParams,
-        body: replyInput,
-        response: { 202: sent },
-      },
-    },
+    contentRoute({
+      operationId: 'replyToEmailThread',
+      errors: [...SEND_ERRORS, 'ATTACHMENTS_TOO_LARGE'],
+      summary: 'Reply on a thread (Re: subject, In-Reply-To, References). 202.',
+      params: idParams,
+      body: replyInput,
+      response: { 202: sent },
+    }),
     async (request, reply) =>
       reply.status(202).send(await replyToThread(ctx, actorOf(request), request.params.id, request.body)),
   );
@@ -265,18 +226,14 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
 
   r.post(
     '/api/email/identities/:id/messages/:messageId/forward',
-    {
-      bodyLimit: SEND_BODY_LIMIT,
-      schema: {
-        operationId: 'forwardEmailMessage',
-        errors: ['FORBIDDEN', 'NOT_FOUND', 'IDENTITY_DEPROVISIONING', 'RECIPIENT_SUPPRESSED', 'RECIPIENT_BLOCKED'],
-        tags,
-        summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
-        params: messageParams,
-        body: forwardInput,
-        response: { 202: sent },
-      },
-    },
+    contentRoute({
+      operationId: 'forwardEmailMessage',
+      errors: SEND_ERRORS,
+      summary: 'Forward a message (Fwd: subject, original attachments kept) on a new thread. 202.',
+      params: messageParams,
+      body: forwardInput,
+      response: { 202: sent },
+    }),
     async (request, reply) =>
       reply
         .status(202)
@@ -301,10 +258,7 @@ export async function emailRoutes(app: FastifyInstance, ctx: AppContext): Promis
         request.params.messageId,
         request.params.attachmentId,
       );
-      reply.header('content-type', attachment.contentType);
-      reply.header('content-disposition', contentDisposition(attachment.inline, attachment.filename));
-      reply.header('x-content-type-options', 'nosniff');
-      return reply.send(stream);
+      return sendAttachment(reply, attachment, stream);
     },
   );
   r.get(
