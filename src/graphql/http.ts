@@ -166,6 +166,32 @@ function fastPathIsSafe(yoga: Yoga): boolean {
   return Array.isArray(hooks) && hooks.length === 0;
 }
 
+/** Query parameters of a GraphQL GET that Yoga reads as JSON (GraphQL over HTTP 6.1.1; graphql-sse). */
+const JSON_GET_PARAMS = ['variables', 'extensions'] as const;
+
+/**
+ * The GraphQL error body for a GET whose `variables` or `extensions` is not JSON, or undefined when both are absent
+ * or parse. Yoga's own `JSON.parse` of them threw a SyntaxError that it answered as a masked `INTERNAL_ERROR`
+ * (`status: 500`) and logged as a server error (issue 26: every query parameter parsed and refused as a client
+ * error). The shape is Yoga's other request errors' (`BAD_REQUEST`), with the parameter in `field`.
+ */
+function badJsonGetParam(req: FastifyRequest): { errors: { message: string; extensions: object }[] } | undefined {
+  if (req.method !== 'GET') return undefined;
+  const query = (req.query ?? {}) as Record<string, unknown>;
+  for (const name of JSON_GET_PARAMS) {
+    for (const value of [query[name]].flat()) {
+      if (typeof value !== 'string' || value === '') continue;
+      try {
+        JSON.parse(value);
+      } catch {
+        const message = `The "${name}" query parameter must be JSON (an object, URL-encoded).`;
+        return { errors: [{ message, extensions: { code: 'BAD_REQUEST', status: 400, field: name } }] };
+      }
+    }
+  }
+  return undefined;
+}
+
 /**
  * Mounts Yoga on `http` at /graphql and /graphql/stream. Authentication stays with the host's onRequest hook
  * (src/rest/auth.ts); its 401 is answered here in GraphQL's shape.
@@ -188,8 +214,11 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     const text = await response.text();
     return reply.status(requestErrorStatus(response.status, text, type)).send(text);
   };
-  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) =>
-    send(reply, await yoga.handleNodeRequestAndResponse(req, reply, { req, reply }));
+  const yogaHandler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const bad = badJsonGetParam(req);
+    if (bad) return reply.status(400).type('application/json; charset=utf-8').send(bad);
+    return send(reply, await yoga.handleNodeRequestAndResponse(req, reply, { req, reply }));
+  };
   const batchCheck = createBatchCheck(ctx);
   const graphqlHandler = async (req: FastifyRequest, reply: FastifyReply) => {
     // A batch is held to the limits as a whole before any of its operations runs (limits.ts, batchLimitError).

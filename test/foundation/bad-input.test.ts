@@ -178,6 +178,29 @@ describe('bad input: 4xx in the documented error body, never a 5xx (issue 13)', 
     expect((await raw(t, a, 'GET', '/api/events/history?after=1&limit=5')).status).toBe(200);
   });
 
+  it('answers a GraphQL GET whose variables or extensions are not JSON with 400 BAD_REQUEST, not a masked internal error (issue 26)', async ({
+    t,
+  }) => {
+    const q = 'query=%7B__typename%7D';
+    for (const path of ['/graphql', '/graphql/stream']) {
+      for (const bad of [
+        'variables=x',
+        'variables=%ED%A0%80',
+        'extensions=%00',
+        'extensions=%7B',
+        `variables=${'q'.repeat(3000)}`,
+      ]) {
+        const res = await raw(t, a, 'GET', `${path}?${q}&${bad}`, { headers: { accept: 'application/json' } });
+        const label = `GET ${path}?${bad.slice(0, 40)}`;
+        expect(res.status, `${label}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.errors[0].extensions, label).toMatchObject({ code: 'BAD_REQUEST', field: bad.split('=')[0] });
+      }
+    }
+    const ok = await raw(t, a, 'GET', `/graphql?${q}&variables=%7B%7D&extensions=%7B%7D`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.__typename).toBe('Query');
+  });
+
   it('answers a malformed percent-encoding (FST_ERR_BAD_URL) and a huge path parameter in the envelope', async ({
     t,
   }) => {
