@@ -57,6 +57,13 @@ export function badQueryFields(query: unknown): ErrorDetail[] {
   return out;
 }
 
+/** Whether a parsed query string has no parameter (Fastify parses an absent one to `{}`). */
+export function isEmptyQuery(query: unknown): boolean {
+  if (!query || typeof query !== 'object') return true;
+  for (const _ in query) return false;
+  return true;
+}
+
 /** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
 function isNoBody(body: unknown): boolean {
   if (body === undefined || body === null) return true;
@@ -77,10 +84,12 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function installInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
-  app.addHook('preValidation', async (request) => {
-    if (request.url.startsWith('/graphql')) return; // Yoga parses its own query string (GET operations)
+  // A callback hook (no promise per request); a request without a query string has nothing to check.
+  app.addHook('preValidation', (request, _reply, done) => {
+    // Yoga parses its own query string (GET operations).
+    if (request.url.startsWith('/graphql') || isEmptyQuery(request.query)) return done();
     const bad = badQueryFields(request.query);
-    if (bad.length > 0) throw new ValidationError(bad);
+    done(bad.length > 0 ? new ValidationError(bad) : undefined);
   });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
