@@ -211,6 +211,14 @@ export const decimalBigintString = z
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u; // with the u flag, only unpaired surrogates match
 const LONE_SURROGATE_ALL = /[\uD800-\uDFFF]/gu;
 
+/** Why `s` cannot be stored faithfully (U+0000 or a lone surrogate), or undefined when it can. */
+function textProblem(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'must not contain U+0000 (NUL)';
+  return LONE_SURROGATE.test(s)
+    ? 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)'
+    : undefined;
+}
+
 /**
  * Dotted paths of every string (or key) in a parsed JSON body that PostgreSQL cannot store faithfully, with why,
  * at most 20: U+0000 (text and jsonb cannot hold it: a 500 before) and lone UTF-16 surrogates (`"\ud800"`, valid
@@ -218,26 +226,43 @@ const LONE_SURROGATE_ALL = /[\uD800-\uDFFF]/gu;
  * INVALID_CHARACTER. Keys are checked too and reported with the offending character escaped.
  */
 export function badTextFields(value: unknown, path: string[] = [], out: ErrorDetail[] = []): ErrorDetail[] {
-  if (out.length >= 20) return out;
-  const problem = (s: string) =>
-    s.includes('\u0000')
-      ? 'must not contain U+0000 (NUL)'
-      : !LONE_SURROGATE.test(s)
-        ? undefined
-        : 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)';
+  // One path stack pushed and popped along the walk: no array per level, no closure per call (every request body).
+  walkText(value, [...path], out);
+  return out;
+}
+
+function walkText(value: unknown, path: string[], out: ErrorDetail[]): void {
+  if (out.length >= 20) return;
   if (typeof value === 'string') {
-    const message = problem(value);
+    const message = textProblem(value);
     if (message) out.push({ code: 'INVALID_CHARACTER', field: path.join('.') || '(body)', message });
   } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) badTextFields(v, [...path, String(i)], out);
+    for (let i = 0; i < value.length; i++) {
+      path.push(String(i));
+      walkText(value[i], path, out);
+      path.pop();
+    }
   } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const message = problem(k);
+    for (const k of Object.keys(value)) {
+      const message = textProblem(k);
       if (message) {
         const shown = k.replaceAll('\u0000', '\\u0000').replace(LONE_SURROGATE_ALL, '\uFFFD');
         out.push({ code: 'INVALID_CHARACTER', field: [...path, shown].join('.'), message: `key ${message}` });
-      } else badTextFields(v, [...path, k], out);
+      } else {
+        path.push(k);
+        walkText((value as Record<string, unknown>)[k], path, out);
+        path.pop();
+      }
     }
   }
-  return out;
+}
+
+/**
+ * Whether the values JSON.parse makes of `text` may hold what {@link badTextFields} refuses. They cannot when the
+ * text has no `\u` escape, no U+0000 and no lone surrogate: JSON spells U+0000 and a lone surrogate inside a string
+ * only as a `\u` escape (a raw control character is a syntax error), and every other character of a value is the
+ * text's own. The JSON body parser skips the walk of such bodies (most of them) after one scan of the text.
+ */
+export function jsonTextMayHoldBadText(text: string): boolean {
+  return text.includes('\\u') || text.includes('\u0000') || LONE_SURROGATE.test(text);
 }

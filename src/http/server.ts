@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
-import { badTextFields } from '../domain/validation.js';
+import { badTextFields, jsonTextMayHoldBadText } from '../domain/validation.js';
 import { mountGraphQL } from '../graphql/http.js';
 import { markRequestBound, requestScope } from '../infra/logger.js';
 import { tracingEnabled } from '../infra/tracing.js';
@@ -33,6 +33,12 @@ import { installHttpSpans } from './tracing.js';
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
 function requestSerializer(req: { method: string; url: string; id: string }) {
   return { method: req.method, url: req.url.replace(/([?&]token=)[^&]*/g, '$1[redacted]'), id: req.id };
+}
+
+/** Whether a child logger's options set anything (Fastify passes `{}` unless a route sets a log level or serialisers). */
+function hasOptions(opts: object): boolean {
+  for (const _ in opts) return true;
+  return false;
 }
 
 /** Fastify's trustProxy from TRUST_PROXY: `true`/`false`, a hop count, or comma-separated addresses/CIDRs. */
@@ -67,10 +73,24 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     clientErrorHandler,
     trustProxy: trustProxy(ctx.config.TRUST_PROXY),
   });
+  // Per request only pino's cheapest child (bindings, no options): the request serialiser and the reqId mark live on
+  // a base made once per parent logger, which each request's child inherits through pino's prototype chain. Passing
+  // options (even `{}`) makes pino rebuild its formatters and copy the serialisers on every request.
+  const requestBases = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>();
+  const requestBase = (logger: FastifyBaseLogger) => {
+    let base = requestBases.get(logger);
+    if (!base) {
+      // Its children carry reqId in their bindings; the logger's mixin must not add a second one (src/infra/logger.ts).
+      base = markRequestBound(logger.child({}, { serializers: { req: requestSerializer } }));
+      requestBases.set(logger, base);
+    }
+    return base;
+  };
   http.setChildLoggerFactory((logger, bindings, childOpts) => {
-    const child = logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
-    // Its bindings carry reqId; the logger's mixin must not add a second one (src/infra/logger.ts).
-    return 'reqId' in bindings ? markRequestBound(child) : child;
+    if (!('reqId' in bindings))
+      return logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
+    const base = requestBase(logger);
+    return hasOptions(childOpts) ? base.child(bindings, childOpts) : base.child(bindings);
   });
   // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
   http.addHook('onRequest', (request, reply, done) => {
@@ -80,13 +100,15 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   if (tracingEnabled()) installHttpSpans(http);
   // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
   // reach onResponse; they are counted by switchboard_open_streams instead.
-  http.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise and no extra microtask per request.
+  http.addHook('onResponse', (request, reply, done) => {
     ctx.metrics.httpRequest(
       request.method,
       request.routeOptions.url ?? 'unmatched',
       reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
   });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.
@@ -96,7 +118,9 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     return defaultJsonParser(request, body as string, (err, parsed) => {
       if (err) return done(err);
-      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (badTextFields, src/domain/validation.ts).
+      // PostgreSQL cannot store U+0000 or lone surrogates faithfully: refuse them by field (badTextFields,
+      // src/domain/validation.ts), walking the parsed body only when its text could hold one.
+      if (!jsonTextMayHoldBadText(body as string)) return done(null, parsed);
       const bad = badTextFields(parsed);
       if (bad.length > 0) return done(new ValidationError(bad));
       return done(null, parsed);

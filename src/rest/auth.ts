@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
 import { authenticateStreamToken, isStreamToken } from '../domain/accounts/stream-token.js';
@@ -49,16 +49,8 @@ function bearer(header: string | undefined): string | undefined {
  * is never held back by its address's failures (issue 26).
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthFailureGuard): void {
-  app.addHook('onRequest', async (request, reply) => {
-    // `routeOptions` is a getter that builds and freezes a new object on every access: read it once.
-    const route = request.routeOptions;
-    const config = route.config;
-    if (config?.public) return;
-    if (!route.url) return; // unknown route: the 404 handler answers
-    if (request.method === 'GET' && route.url === '/graphql' && (request.headers.accept ?? '').includes('text/html')) {
-      return; // GraphiQL page; its queries carry the key
-    }
-    if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
+  /** The rest of the check, for a credential that is not an API key verified in the last seconds. */
+  const slowPath = async (request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig | undefined) => {
     try {
       if (config?.metrics) {
         ctx.admin.verify(bearer(request.headers.authorization), 'metrics');
@@ -84,5 +76,27 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
       if (err instanceof DomainError && err.status === 401) await guard?.fail(request, reply);
       throw err;
     }
+  };
+  // A callback hook: an API key in the Authorization header that was verified in the last seconds (the common
+  // request) is answered synchronously, with no promise; everything else takes the slow path above.
+  app.addHook('onRequest', (request, reply, done) => {
+    // `routeOptions` is a getter that builds a new object on every access: read it once.
+    const route = request.routeOptions;
+    const config = route.config;
+    if (config?.public) return done();
+    if (!route.url) return done(); // unknown route: the 404 handler answers
+    if (request.method === 'GET' && route.url === '/graphql' && (request.headers.accept ?? '').includes('text/html')) {
+      return done(); // GraphiQL page; its queries carry the key
+    }
+    if (config?.metrics && ctx.config.METRICS_PUBLIC) return done();
+    if (!config?.metrics && !config?.admin) {
+      const key = bearer(request.headers.authorization);
+      const actor = key && !isStreamToken(key) ? ctx.auth.cached(key) : undefined;
+      if (actor) {
+        request.actor = actor;
+        return done();
+      }
+    }
+    slowPath(request, reply, config).then(() => done(), done);
   });
 }

@@ -107,6 +107,13 @@ export function badQueryEncoding(rawQuery: string): ErrorDetail[] {
   return out;
 }
 
+/** Whether a parsed query string has no parameter (Fastify parses an absent one to `{}`). */
+export function isEmptyQuery(query: unknown): boolean {
+  if (!query || typeof query !== 'object') return true;
+  for (const _ in query) return false;
+  return true;
+}
+
 /** Whether a parsed body counts as "no body": absent, empty, `null` or `{}` (what many clients send by habit). */
 function isNoBody(body: unknown): boolean {
   if (body === undefined || body === null) return true;
@@ -128,11 +135,13 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function installInputRules(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
-  app.addHook('preValidation', async (request) => {
-    if (request.url.startsWith('/graphql')) return; // Yoga parses its own query string (GET operations)
+  // A callback hook (no promise per request); a request without a query string has nothing to check.
+  app.addHook('preValidation', (request, _reply, done) => {
+    // Yoga parses its own query string (GET operations).
     const at = request.url.indexOf('?');
-    const bad = [...(at < 0 ? [] : badQueryEncoding(request.url.slice(at + 1))), ...badQueryFields(request.query)];
-    if (bad.length > 0) throw new ValidationError(bad.slice(0, 20));
+    if (at < 0 || request.url.startsWith('/graphql')) return done();
+    const bad = [...badQueryEncoding(request.url.slice(at + 1)), ...badQueryFields(request.query)];
+    done(bad.length > 0 ? new ValidationError(bad.slice(0, 20)) : undefined);
   });
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../domain/errors.js';
+import { isEmptyQuery } from './inputs.js';
 
 /** Path prefixes of the REST API (GraphQL, docs and probes read their own query strings, or none). */
 const API_PREFIXES = ['/api/', '/compliance/', '/admin/'];
@@ -14,15 +15,18 @@ export function refuseQueryWithoutSchema(http: FastifyInstance): void {
   http.addHook('onRoute', (route) => {
     const schema = route.schema as { querystring?: unknown } | undefined;
     if (schema?.querystring || !API_PREFIXES.some((p) => route.url.startsWith(p))) return;
-    const check = async (request: FastifyRequest) => {
-      const names = Object.keys((request.query ?? {}) as Record<string, unknown>);
-      if (names.length === 0) return;
-      throw new ValidationError(
-        names.map((name) => ({
-          code: 'UNKNOWN_FIELD',
-          field: `query.${name}`,
-          message: 'is not a query parameter of this operation',
-        })),
+    // A callback hook (no promise per request): most requests have no query string at all.
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+      if (isEmptyQuery(request.query)) return done();
+      const names = Object.keys(request.query as Record<string, unknown>);
+      done(
+        new ValidationError(
+          names.map((name) => ({
+            code: 'UNKNOWN_FIELD',
+            field: `query.${name}`,
+            message: 'is not a query parameter of this operation',
+          })),
+        ),
       );
     };
     const existing = route.preValidation;

@@ -88,17 +88,24 @@ export const brandShape = z.object({
 export type BrandDto = Omit<z.output<typeof brandShape>, 'throughput'> & { throughput: BrandThroughput };
 
 /**
- * Builds the API object of `shape` in the shape's key order: computed keys from `computed`, every other key copied
- * from `row` (the row type must carry each copied key with the API type: checked at the call site).
+ * Compiles the mapper of a response shape: `(row, computed) => object` with every key of `keys` in that order (the
+ * shape's, so JSON keeps the documented order), `computed[k]` for the keys in `computedKeys` and `row[k]` for the
+ * others (the row type must carry each copied key with the API type: checked at the call site). The mapper is one
+ * object literal made once from the shape's keys (`new Function`, as fast-json-stringify and graphql-jit compile
+ * theirs): copying 32 keys in a loop cost the brand read about 2 µs a request (issue 24), a literal a tenth of
+ * that, and a new field still needs only the shape. Keys are the shape's own identifiers, never input.
  */
-function mapRow<T>(keys: readonly string[], row: object, computed: Record<string, unknown>): T {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[k] = k in computed ? computed[k] : (row as Record<string, unknown>)[k];
-  return out as T;
+function compileMapper<T>(
+  keys: readonly string[],
+  computedKeys: readonly string[],
+): (row: object, computed: Record<string, unknown>) => T {
+  const computed = new Set(computedKeys);
+  const entries = keys.map((k) => `${JSON.stringify(k)}: ${computed.has(k) ? 'c' : 'r'}[${JSON.stringify(k)}]`);
+  return new Function('r', 'c', `return { ${entries.join(', ')} };`) as (row: object, c: Record<string, unknown>) => T;
 }
 
 const BRAND_COMPUTED = ['companyName', 'displayName', 'throughput', 'createdAt', 'updatedAt'] as const;
-const BRAND_KEYS = Object.keys(brandShape.shape);
+const brandMapper = compileMapper<BrandDto>(Object.keys(brandShape.shape), BRAND_COMPUTED);
 /** The brand fields copied by name from the row (compile-time check that the row has each with the API type). */
 type BrandCopied = Exclude<keyof BrandDto, (typeof BRAND_COMPUTED)[number]>;
 const _brandRowCarriesCopied: (r: BrandRow) => Pick<BrandDto, BrandCopied> = (r) => r;
@@ -106,7 +113,7 @@ void _brandRowCarriesCopied;
 
 /** The API shape of a brand row (every {@link brandShape} field by name, plus the computed ones). */
 export function brandDto(b: BrandRow): BrandDto {
-  return mapRow<BrandDto>(BRAND_KEYS, b, {
+  return brandMapper(b, {
     companyName: b.name,
     displayName: b.displayName ?? b.name,
     throughput: brandThroughput(b),
@@ -224,7 +231,7 @@ const CAMPAIGN_COMPUTED = [
   'createdAt',
   'updatedAt',
 ] as const;
-const CAMPAIGN_KEYS = Object.keys(campaignShape.shape);
+const campaignMapper = compileMapper<CampaignDto>(Object.keys(campaignShape.shape), CAMPAIGN_COMPUTED);
 type CampaignCopied = Exclude<keyof CampaignDto, (typeof CAMPAIGN_COMPUTED)[number]>;
 const _campaignRowCarriesCopied: (r: CampaignWithState) => Pick<CampaignDto, CampaignCopied> = (r) => r;
 void _campaignRowCarriesCopied;
@@ -236,7 +243,7 @@ export function campaignDto(c: CampaignWithState): CampaignDto {
     carriers: c.carriers,
     numberCount: c._count.numbers,
   });
-  return mapRow<CampaignDto>(CAMPAIGN_KEYS, c, {
+  return campaignMapper(c, {
     numberCount: c._count.numbers,
     carriers: c.carriers.map(carrierDto),
     sendable: readiness.sendable,

@@ -1,0 +1,123 @@
+/**
+ * In-process CPU per request of the read paths, without sockets: builds the app on a fresh PostgreSQL database
+ * (workers off), seeds one account and 60 brands, then drives each read through Fastify's `inject` with 10 in
+ * flight and prints the process's CPU time (user + system, `process.cpuUsage`) per request, per round and median.
+ * The socket writes that dominate a loaded machine's figures are absent, so what is left is the service's own work
+ * per request (plus PostgreSQL's client side): a steady figure to compare two builds on a busy box.
+ *
+ * Usage: `TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx test/bench/inproc.ts [n] [rounds]
+ * [scenario,…]` (n requests per round, default 5,000; rounds default 5). Profile with `node --cpu-prof --import tsx`.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createAccount } from '../../src/domain/accounts/account.service.js';
+
+const N = Number(process.argv[2] ?? 5000);
+const ROUNDS = Number(process.argv[3] ?? 5);
+const ONLY = process.argv[4]?.split(',');
+const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const dbName = `switchboard_inproc_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: base });
+await admin.connect();
+await admin.query(`CREATE DATABASE "${dbName}"`);
+const url = new URL(base);
+url.pathname = `/${dbName}`;
+
+const app = await buildApp(
+  loadConfig({
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_ACCOUNT: 'false',
+    DATABASE_URL: url.toString(),
+    DATA_DIR: 'memory://',
+    SMTP_PORT: '-1',
+    SMTP_SUBMISSION_PORT: '-1',
+    RATE_LIMIT_MAX: process.env.RATE_LIMIT_MAX ?? '0',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+  }),
+  { startWorkers: false },
+);
+try {
+  const { apiKey } = await createAccount(app.ctx.db, { name: 'inproc' });
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const ids: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const r = await app.http.inject({
+      method: 'POST',
+      url: '/compliance/brands',
+      headers,
+      payload: {
+        name: `Bench Brand ${i} LLC`,
+        ein: `12-${3_000_000 + i}`,
+        vertical: 'RETAIL',
+        entityType: 'PRIVATE_PROFIT',
+      },
+    });
+    if (r.statusCode !== 201) throw new Error(`seed: ${r.statusCode} ${r.body}`);
+    ids.push(r.json().id);
+  }
+  ids.sort();
+  const id = ids[7]!;
+  const FIELDS =
+    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
+  const scenarios: { name: string; method: 'GET' | 'POST'; url: string; payload?: string }[] = [
+    { name: 'rest-brand', method: 'GET', url: `/compliance/brands/${id}` },
+    { name: 'rest-list', method: 'GET', url: '/compliance/brands?limit=20' },
+    {
+      name: 'gql-brand',
+      method: 'POST',
+      url: '/graphql',
+      payload: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
+    },
+    {
+      name: 'gql-list',
+      method: 'POST',
+      url: '/graphql',
+      payload: JSON.stringify({
+        query: `query L($first: Int) { brands(first: $first) { edges { cursor node { ${FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+        variables: { first: 20 },
+      }),
+    },
+  ];
+  const run = async (s: (typeof scenarios)[number], n: number) => {
+    let next = 0;
+    let bad = 0;
+    const worker = async () => {
+      while (next++ < n) {
+        const r = await app.http.inject({ method: s.method, url: s.url, headers, payload: s.payload });
+        if (r.statusCode !== 200) bad++;
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, worker));
+    if (bad > 0) throw new Error(`${s.name}: ${bad} answers were not 200`);
+  };
+  for (const s of scenarios) {
+    if (ONLY && !ONLY.includes(s.name)) continue;
+    const sample = await app.http.inject({ method: s.method, url: s.url, headers, payload: s.payload });
+    if (process.env.INPROC_SHOW) console.log(sample.headers, sample.body.slice(0, 400));
+    await run(s, Math.min(2000, N));
+    const perReq: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const before = process.cpuUsage();
+      await run(s, N);
+      const used = process.cpuUsage(before);
+      perReq.push((used.user + used.system) / N);
+    }
+    const sorted = [...perReq].sort((a, b) => a - b);
+    console.log(
+      `${s.name.padEnd(10)} CPU/req median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} µs, min ${sorted[0]!.toFixed(1)} (${perReq.map((v) => v.toFixed(0)).join(' ')})`,
+    );
+  }
+} finally {
+  await app.close();
+  // A pool client still idle when the database goes away reports the termination; nothing to do about it here.
+  process.on('uncaughtException', (err) => {
+    if (!/terminating connection/.test(String(err))) throw err;
+  });
+  await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
+  await admin.end();
+}
