@@ -1337,6 +1337,7 @@ async function webhooks(
     };
     /** Posts `count` events over `accts` (one connection each) from the poster process, then waits for every first attempt under `tag`. */
     const deliver = async (accts: string[], count: number, tag: string, concurrency = accts.length) => {
+      const cpu0 = cpuMs(svc.child.pid);
       const posted = await postEvents(
         svc.url,
         accts.map((a) => accounts[a]!.apiKey),
@@ -1354,6 +1355,8 @@ async function webhooks(
         if ([...committed.keys()].every((id) => got.has(id))) break;
         await sleep(250);
       }
+      // The service's CPU (ingest and delivery) per event, from before the first post to the last arrival.
+      const cpuPerEventUs = ((cpuMs(svc.child.pid) - cpu0) * 1000) / count;
       const lat = [...committed].filter(([id]) => got.has(id)).map(([id, t]) => got.get(id)! - t);
       const times = [...committed.keys()].filter((id) => got.has(id)).map((id) => got.get(id)!);
       // Deliveries that kept pace with ingest: first attempts up to 1 s after the last commit, per second of
@@ -1368,6 +1371,7 @@ async function webhooks(
         ingestPerS: count / ingestS,
         p50: percentile(lat, 50),
         p99: percentile(lat, 99),
+        cpuPerEventUs,
       };
     };
     const n = Number(opts['webhook-events']);
@@ -1377,10 +1381,11 @@ async function webhooks(
       for (const a of hookAccounts) await hook(a, `${recv}/fast/volume`);
       const svcRuns: Awaited<ReturnType<typeof deliver>>[] = [];
       const bareRates: number[] = [];
+      const bareCpu: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
         receiver.child.proc.send({ reset: true });
         svcRuns.push(await deliver(hookAccounts, n, 'volume', 10));
-        const b = await jsonResult<{ sent: number; failed: number; ms: number }>(
+        const b = await jsonResult<{ sent: number; failed: number; ms: number; cpuMs: number }>(
           startChild(
             'bare-sender',
             tsNode(
@@ -1396,7 +1401,9 @@ async function webhooks(
           120_000,
         );
         bareRates.push((b.sent * 1000) / b.ms);
+        bareCpu.push((b.cpuMs * 1000) / b.sent);
       }
+      const svcCpu = median(svcRuns.map((x) => x.cpuPerEventUs));
       const rate = median(svcRuns.map((x) => x.perS));
       const p99 = median(svcRuns.map((x) => x.p99));
       const row: Row = {
@@ -1406,10 +1413,11 @@ async function webhooks(
         ratio: `${f2(rate / median(bareRates))}x`,
         p50: `${f1(median(svcRuns.map((x) => x.p50)))} / –`,
         p99: `${f1(p99)} / –`,
-        cpu: '',
+        // Service: ingest + delivery per event; bare: one signed POST (it ingests nothing).
+        cpu: `${f0(svcCpu)} / ${f0(median(bareCpu))} µs (${f2(median(bareCpu) / svcCpu)})`,
         target: '≥ 1,500/s; p99 commit→received ≤ 100 ms',
         met: rate >= 1500 && p99 <= 100,
-        raw: { svcRuns, bareRates },
+        raw: { svcRuns, bareRates, bareCpu },
       };
       printRow(row);
       rows.push(row);
