@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
@@ -105,10 +106,16 @@ const inRequest = new Map<string, { message: EmailMessage; identity: EmailIdenti
  * Runs the delivery of a message the caller's request just committed (see {@link dispatchMessage}), handing it the
  * row, the identity and the composed bytes so it reads none of them back.
  */
-async function deliverInRequest(ctx: DomainContext, message: EmailMessage, identity: EmailIdentity): Promise<void> {
+async function deliverInRequest(
+  ctx: DomainContext,
+  message: EmailMessage,
+  identity: EmailIdentity,
+  claimed?: ClaimedJob,
+): Promise<void> {
   inRequest.set(message.id, { message, identity, raw: composedRaw.get(message) });
   try {
-    await dispatchMessage(ctx, message.id);
+    if (claimed) await ctx.jobs.runner(OUTBOUND_JOB).runClaimed(claimed);
+    else await dispatchMessage(ctx, message.id);
   } finally {
     inRequest.delete(message.id);
   }
@@ -233,7 +240,9 @@ async function composeOutbound(
 /**
  * {@link queueOutbound} of a message on a new thread without attachments, written with ONE statement
  * (`insertNewThreadMessage`: blob, thread and message, only while the identity is active) instead of an interactive
- * transaction; a raw message larger than one blob chunk goes through {@link queueOutbound}.
+ * transaction, and already claimed for the delivery the request runs (its first attempt counted, the job returned:
+ * no claim statement; a crash before that delivery leaves it to the outbound job once the lease has run out). A
+ * raw message larger than one blob chunk goes through {@link queueOutbound} (unclaimed).
  * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING (the identity changed since it was cached).
  */
 async function queueNewThreadMessage(
@@ -241,21 +250,23 @@ async function queueNewThreadMessage(
   accountId: string,
   identity: EmailIdentity,
   m: OutboundContent,
-): Promise<EmailMessage> {
+): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
   const c = await composeOutbound(ctx, identity, m, ctx.db);
   if (c.raw.length > BLOB_CHUNK_BYTES) {
-    return inTransaction(ctx.db, async (tx) =>
+    const message = await inTransaction(ctx.db, async (tx) =>
       queueOutbound(tx, ctx, await findActiveIdentity(ctx, accountId, identity.id), m),
     );
+    return { message };
   }
+  const token = randomUUID();
   const row: EmailMessage = {
     ...c.fields,
     threadId: uuidv7(),
     rawBlobId: uuidv7(),
     size: c.raw.length,
-    attempts: 0,
-    lockedBy: null,
-    lockedUntil: null,
+    attempts: 1,
+    lockedBy: token,
+    lockedUntil: new Date(c.now.getTime() + ctx.jobs.runner(OUTBOUND_JOB).leaseMs),
     statusDetail: null,
     authentication: null,
     authenticationResults: null,
@@ -276,7 +287,16 @@ async function queueNewThreadMessage(
     );
   }
   composedRaw.set(row, c.raw);
-  return row;
+  const claimed: ClaimedJob = {
+    id: row.id,
+    token,
+    attempt: 1,
+    recovered: false,
+    previousLeaseUntil: null,
+    keys: [],
+    data: {},
+  };
+  return { message: row, claimed };
 }
 
 /**
@@ -315,14 +335,16 @@ export async function sendEmail(
     references: [],
     autoReplied: false,
   };
-  const message =
+  const { message, claimed } =
     attachments.length === 0
       ? await queueNewThreadMessage(ctx, actor.accountId, identity, content)
-      : await inTransaction(ctx.db, async (tx) =>
-          queueOutbound(tx, ctx, await findActiveIdentity(ctx, actor.accountId, identityId), content),
-        );
+      : {
+          message: await inTransaction(ctx.db, async (tx) =>
+            queueOutbound(tx, ctx, await findActiveIdentity(ctx, actor.accountId, identityId), content),
+          ),
+        };
   // The delivery this request runs sends the row and bytes just written, without reading them back.
-  await deliverInRequest(ctx, message, identity);
+  await deliverInRequest(ctx, message, identity, claimed);
   return { messageId: message.messageId, threadId: message.threadId };
 }
 
