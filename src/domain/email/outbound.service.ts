@@ -253,10 +253,10 @@ async function queueNewThreadMessage(
 ): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
   const c = await composeOutbound(ctx, identity, m, ctx.db);
   if (c.raw.length > BLOB_CHUNK_BYTES) {
-    const message = await inTransaction(ctx.db, async (tx) =>
-      queueOutbound(tx, ctx, await findActiveIdentity(ctx, accountId, identity.id), m),
-    );
-    return { message };
+    // Read again, not cached: this write does not check the identity itself. Before the transaction (PGlite has
+    // one connection: a read outside an open transaction would wait for it).
+    const fresh = await findActiveIdentity(ctx, accountId, identity.id);
+    return { message: await inTransaction(ctx.db, (tx) => queueOutbound(tx, ctx, fresh, m)) };
   }
   const token = randomUUID();
   const row: EmailMessage = {
@@ -300,6 +300,20 @@ async function queueNewThreadMessage(
 }
 
 /**
+ * {@link queueOutbound} in its own transaction for a send with attachments, with the identity read again (not
+ * cached: this write does not check it itself) before the transaction opens (PGlite has one connection).
+ */
+async function queueWithAttachments(
+  ctx: DomainContext,
+  accountId: string,
+  identityId: string,
+  m: OutboundContent,
+): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
+  const fresh = await findActiveIdentity(ctx, accountId, identityId);
+  return { message: await inTransaction(ctx.db, (tx) => queueOutbound(tx, ctx, fresh, m)) };
+}
+
+/**
  * POST /api/email/identities/{id}/send (spec 4.4): starts a new thread with one outbound message and delivers it
  * (see {@link dispatchMessage}). @returns `{messageId, threadId}`.
  * `data` is parsed at the door by `sendEmailInput`. @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
@@ -338,11 +352,7 @@ export async function sendEmail(
   const { message, claimed } =
     attachments.length === 0
       ? await queueNewThreadMessage(ctx, actor.accountId, identity, content)
-      : {
-          message: await inTransaction(ctx.db, async (tx) =>
-            queueOutbound(tx, ctx, await findActiveIdentity(ctx, actor.accountId, identityId), content),
-          ),
-        };
+      : await queueWithAttachments(ctx, actor.accountId, identityId, content);
   // The delivery this request runs sends the row and bytes just written, without reading them back.
   await deliverInRequest(ctx, message, identity, claimed);
   return { messageId: message.messageId, threadId: message.threadId };
