@@ -1,5 +1,4 @@
 import { createPublicKey, generateKeyPair } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import { decryptSecret, encryptSecret } from '../kernel/secrets.js';
@@ -8,28 +7,6 @@ import type { DkimSigner } from './mail-transport.port.js';
 
 /** RSA modulus of DKIM keys: 2048 bits (RFC 8301 3.2: at least 1024, 2048 recommended; fits one 255-octet TXT split). */
 export const DKIM_KEY_BITS = 2048;
-
-/**
- * How long a domain's decrypted signer is reused before its key row is read again (ms). A key changes only when its
- * custom domain is deleted (evicted here at once, {@link deleteDkimKey}) and added again, which needs its new DNS
- * record published and verified first; another instance that still holds the old signer drops it within this time.
- */
-export const DKIM_SIGNER_TTL_MS = 60_000;
-
-/**
- * Decrypted signers per app (domain → signer; issue 24: one key read and one AES-GCM decryption less per send). In
- * memory only, never logged or written anywhere.
- */
-const signerCaches = new WeakMap<DomainContext, LRUCache<string, DkimSigner>>();
-
-function signerCache(ctx: DomainContext): LRUCache<string, DkimSigner> {
-  let cache = signerCaches.get(ctx);
-  if (!cache) {
-    cache = new LRUCache<string, DkimSigner>({ max: 1_000, ttl: DKIM_SIGNER_TTL_MS });
-    signerCaches.set(ctx, cache);
-  }
-  return cache;
-}
 
 function aad(domain: string): string {
   return `dkim:${domain}`;
@@ -82,15 +59,15 @@ export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
  * signer, or undefined (mail goes unsigned, with an error logged) when the stored key cannot be decrypted because
  * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
  * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db. A key that was already
- * stored is decrypted once and its signer reused for {@link DKIM_SIGNER_TTL_MS} (a key this call generates is not
- * cached: the transaction that wrote it may still roll back).
+ * stored is decrypted once and its signer reused for DKIM_SIGNER_TTL_MS (send-caches.ts); a key this call generates
+ * is not cached, since the transaction that wrote it may still roll back.
  */
 export async function dkimSignerFor(
   ctx: DomainContext,
   domain: string,
   db: Tx = ctx.db,
 ): Promise<DkimSigner | undefined> {
-  const cache = signerCache(ctx);
+  const cache = ctx.emailCaches.dkimSigners;
   const hit = cache.get(domain);
   if (hit) return hit;
   const stored = await dkimKeyOf(db, domain);
@@ -115,5 +92,5 @@ export async function dkimSignerFor(
 /** Removes the key of a custom domain that was deleted (a domain added again gets a new key). */
 export async function deleteDkimKey(ctx: DomainContext, domain: string): Promise<void> {
   await deleteDkimKeyRow(ctx.db, domain);
-  signerCache(ctx).delete(domain);
+  ctx.emailCaches.dkimSigners.delete(domain);
 }

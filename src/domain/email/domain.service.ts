@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js';
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
@@ -178,7 +177,7 @@ export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: str
     );
   }
   await deleteDomainRow(ctx.db, actor.accountId, row.domain);
-  customDomainCache(ctx).delete(row.domain);
+  ctx.emailCaches.customDomains.delete(row.domain);
   await deleteDkimKey(ctx, row.domain);
 }
 
@@ -206,36 +205,16 @@ export async function requireIdentityDomain(ctx: DomainContext, accountId: strin
 }
 
 /**
- * How long this instance reuses the answer "is this domain a verified custom domain?" (ms), yes or no. A domain
- * verified or deleted here is evicted at once; one verified on another instance is still relayed from here for at
- * most this long (it reaches the service anyway, through its MX), one deleted there (it had no active identity
- * left) is still tried locally and refused `550 5.1.1` as an unknown mailbox.
- */
-export const CUSTOM_DOMAIN_TTL_MS = 30_000;
-
-const customDomainCaches = new WeakMap<DomainContext, LRUCache<string, boolean>>();
-
-/** Per app: domain → whether it is a verified custom domain (issue 24: one read less per outbound send). */
-function customDomainCache(ctx: DomainContext): LRUCache<string, boolean> {
-  let cache = customDomainCaches.get(ctx);
-  if (!cache) {
-    cache = new LRUCache<string, boolean>({ max: 10_000, ttl: CUSTOM_DOMAIN_TTL_MS });
-    customDomainCaches.set(ctx, cache);
-  }
-  return cache;
-}
-
-/**
  * The addresses among `list` (lower-cased) that this service delivers locally: on a configured domain or on a
- * verified custom domain (answers cached for {@link CUSTOM_DOMAIN_TTL_MS}). Mail to any other address goes to the
- * relay.
+ * verified custom domain (answers cached for CUSTOM_DOMAIN_TTL_MS, send-caches.ts). Mail to any other address
+ * goes to the relay.
  */
 export async function localAddresses(ctx: DomainContext, list: string[]): Promise<string[]> {
   const hosted = hostedDomains(ctx.config);
   const addresses = list.map(normalizeAddress).filter((a) => a.lastIndexOf('@') > 0);
   const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1);
   const others = [...new Set(addresses.map(domainOf).filter((d) => !hosted.includes(d)))];
-  const cache = customDomainCache(ctx);
+  const cache = ctx.emailCaches.customDomains;
   const verdict = new Map(others.map((d) => [d, cache.get(d)]));
   const unknown = others.filter((d) => verdict.get(d) === undefined);
   if (unknown.length > 0) {
@@ -359,7 +338,7 @@ export async function verifyDomain(ctx: DomainContext, actor: Actor, domain: str
       }
       return 'verified' as const;
     });
-    customDomainCache(ctx).delete(d);
+    ctx.emailCaches.customDomains.delete(d);
   } else {
     await markDomainChecked(ctx.db, actor.accountId, d, now);
   }

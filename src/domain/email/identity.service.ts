@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
@@ -84,25 +83,7 @@ export async function findActiveIdentity(
 }
 
 /**
- * How long a send reuses an identity it read (ms). Safe to serve stale for this long because the send's write
- * stores nothing unless the identity is still active at its commit; a display name changed on another instance
- * shows in mail sent from here at most this much later (a change made here is seen at once).
- */
-export const SEND_IDENTITY_TTL_MS = 10_000;
-
-const sendIdentityCaches = new WeakMap<DomainContext, LRUCache<string, EmailIdentity>>();
-
-function sendIdentityCache(ctx: DomainContext): LRUCache<string, EmailIdentity> {
-  let cache = sendIdentityCaches.get(ctx);
-  if (!cache) {
-    cache = new LRUCache<string, EmailIdentity>({ max: 10_000, ttl: SEND_IDENTITY_TTL_MS });
-    sendIdentityCaches.set(ctx, cache);
-  }
-  return cache;
-}
-
-/**
- * {@link findActiveIdentity} for the send path, cached for {@link SEND_IDENTITY_TTL_MS} (issue 24: one read less
+ * {@link findActiveIdentity} for the send path, cached for SEND_IDENTITY_TTL_MS (send-caches.ts) (issue 24: one read less
  * per send). Only for a write that checks the identity is active itself (`insertNewThreadMessage`).
  * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
@@ -111,7 +92,7 @@ export async function activeIdentityForSend(
   accountId: string,
   identityId: string,
 ): Promise<EmailIdentity> {
-  const cache = sendIdentityCache(ctx);
+  const cache = ctx.emailCaches.sendIdentities;
   const hit = cache.get(identityId);
   if (hit && hit.accountId === accountId) return hit;
   const identity = await findActiveIdentity(ctx, accountId, identityId);
@@ -121,7 +102,7 @@ export async function activeIdentityForSend(
 
 /** Drops an identity from the send cache (it changed, here or as a send found). */
 export function forgetIdentity(ctx: DomainContext, identityId: string): void {
-  sendIdentityCache(ctx).delete(identityId);
+  ctx.emailCaches.sendIdentities.delete(identityId);
 }
 
 async function requireAssignableAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<void> {
