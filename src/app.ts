@@ -8,6 +8,7 @@ import { setupCompliance } from './domain/compliance/compliance.module.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
 import type { ModelProvider } from './domain/email/model.port.js';
+import { newEmailCaches } from './domain/email/send-caches.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
 import { MAX_IN_FLIGHT } from './domain/webhooks/webhook.dispatcher.js';
@@ -188,6 +189,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openStreams: new Set(),
     openFeeds: new Set(),
     smtpEndpoints: { submissionPort: undefined },
+    emailCaches: newEmailCaches(),
   };
   ctx.events.addHook({
     committed: (events) => {

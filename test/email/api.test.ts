@@ -87,6 +87,22 @@ describe('email REST API (spec 4.4, 4.5)', () => {
     expect((await a.request('POST', '/api/email/identities', { localPart: local })).status).toBe(409);
   });
 
+  it('refuses a send from an identity deprovisioned elsewhere while cached here; stores nothing', async ({ t, a }) => {
+    const box = (await a.request('POST', '/api/email/identities', { localPart: unique('cached') })).body;
+    const mail = { to: 'someone@example.com', subject: 'hello', body: 'b' };
+    expect((await a.request('POST', `/api/email/identities/${box.id}/send`, mail)).status).toBe(202);
+    // Another instance deprovisions it: this app's send path still has the identity as it read it.
+    await t.app.ctx.db.emailIdentity.updateMany({
+      where: { id: box.id },
+      data: { status: 'deprovisioning', deprovisionedAt: new Date() },
+    });
+    const refused = await a.request('POST', `/api/email/identities/${box.id}/send`, mail);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('IDENTITY_DEPROVISIONING');
+    const threads = await a.request('GET', `/api/email/identities/${box.id}/threads`);
+    expect(threads.body.threads).toHaveLength(1);
+  });
+
   it('validates identity input, reporting every problem', async ({ a }) => {
     const bad = async (body: unknown) => {
       const res = await a.request('POST', '/api/email/identities', body);

@@ -140,11 +140,25 @@ export async function assertNotBlocked(
 ): Promise<void> {
   const addresses = [...new Set(recipients.map(normalizeAddress))];
   if (addresses.length === 0) return;
-  const entries = await blockedEntries(db, identity, 'outbound', [...new Set(addresses.flatMap(candidates))]);
-  if (entries.length === 0) return;
+  const entries = await blockedEntries(db, identity, 'outbound', blockCandidates(addresses));
+  const refused = recipientsBlocked(addresses, entries);
+  if (refused) throw refused;
+}
+
+/** What a block-list entry must equal to hold `addresses` (lower-cased): each address, its domain and parents. */
+export function blockCandidates(addresses: string[]): string[] {
+  return [...new Set(addresses.flatMap(candidates))];
+}
+
+/**
+ * The error of {@link assertNotBlocked} for `addresses` (lower-cased, distinct) given the matching `outbound`
+ * entries found, or undefined when none matches.
+ */
+export function recipientsBlocked(addresses: string[], entries: string[]): UnprocessableError | undefined {
+  if (entries.length === 0) return undefined;
   const blocked = new Set(entries);
   const hits = addresses.filter((a) => candidates(a).some((c) => blocked.has(c)));
-  throw new UnprocessableError(
+  return new UnprocessableError(
     'RECIPIENT_BLOCKED',
     `${hits.join(', ')} is on the block list for outbound mail`,
     'to',

@@ -58,20 +58,28 @@ export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
  * What signs outbound mail from `domain` (issue 20 section 4: every message, whatever path sent it). @returns the
  * signer, or undefined (mail goes unsigned, with an error logged) when the stored key cannot be decrypted because
  * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
- * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db.
+ * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db. A key that was already
+ * stored is decrypted once and its signer reused for DKIM_SIGNER_TTL_MS (send-caches.ts); a key this call generates
+ * is not cached, since the transaction that wrote it may still roll back.
  */
 export async function dkimSignerFor(
   ctx: DomainContext,
   domain: string,
   db: Tx = ctx.db,
 ): Promise<DkimSigner | undefined> {
-  const key = await ensureDkimKey(ctx, domain, db);
+  const cache = ctx.emailCaches.dkimSigners;
+  const hit = cache.get(domain);
+  if (hit) return hit;
+  const stored = await dkimKeyOf(db, domain);
+  const key = stored ?? (await ensureDkimKey(ctx, domain, db));
   try {
-    return {
+    const signer: DkimSigner = {
       domainName: domain,
       keySelector: key.selector,
       privateKey: decryptSecret(ctx.secretsKey, key.privateKeyEncrypted, aad(domain)),
     };
+    if (stored) cache.set(domain, signer);
+    return signer;
   } catch {
     ctx.log.error(
       { domain, keyId: key.keyId },
@@ -84,4 +92,5 @@ export async function dkimSignerFor(
 /** Removes the key of a custom domain that was deleted (a domain added again gets a new key). */
 export async function deleteDkimKey(ctx: DomainContext, domain: string): Promise<void> {
   await deleteDkimKeyRow(ctx.db, domain);
+  ctx.emailCaches.dkimSigners.delete(domain);
 }

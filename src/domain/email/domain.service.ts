@@ -177,6 +177,7 @@ export async function deleteDomain(ctx: DomainContext, actor: Actor, domain: str
     );
   }
   await deleteDomainRow(ctx.db, actor.accountId, row.domain);
+  ctx.emailCaches.customDomains.delete(row.domain);
   await deleteDkimKey(ctx, row.domain);
 }
 
@@ -205,15 +206,25 @@ export async function requireIdentityDomain(ctx: DomainContext, accountId: strin
 
 /**
  * The addresses among `list` (lower-cased) that this service delivers locally: on a configured domain or on a
- * verified custom domain. Mail to any other address goes to the relay.
+ * verified custom domain (answers cached for CUSTOM_DOMAIN_TTL_MS, send-caches.ts). Mail to any other address
+ * goes to the relay.
  */
 export async function localAddresses(ctx: DomainContext, list: string[]): Promise<string[]> {
   const hosted = hostedDomains(ctx.config);
   const addresses = list.map(normalizeAddress).filter((a) => a.lastIndexOf('@') > 0);
   const domainOf = (a: string) => a.slice(a.lastIndexOf('@') + 1);
   const others = [...new Set(addresses.map(domainOf).filter((d) => !hosted.includes(d)))];
-  const verified = others.length > 0 ? await verifiedAmong(ctx.db, others) : new Set<string>();
-  return addresses.filter((a) => hosted.includes(domainOf(a)) || verified.has(domainOf(a)));
+  const cache = ctx.emailCaches.customDomains;
+  const verdict = new Map(others.map((d) => [d, cache.get(d)]));
+  const unknown = others.filter((d) => verdict.get(d) === undefined);
+  if (unknown.length > 0) {
+    const verified = await verifiedAmong(ctx.db, unknown);
+    for (const d of unknown) {
+      verdict.set(d, verified.has(d));
+      cache.set(d, verified.has(d));
+    }
+  }
+  return addresses.filter((a) => hosted.includes(domainOf(a)) || verdict.get(domainOf(a)) === true);
 }
 
 /** At most this many values of one lookup are echoed in a check, each cut at {@link FOUND_MAX_CHARS}. */
@@ -327,6 +338,7 @@ export async function verifyDomain(ctx: DomainContext, actor: Actor, domain: str
       }
       return 'verified' as const;
     });
+    ctx.emailCaches.customDomains.delete(d);
   } else {
     await markDomainChecked(ctx.db, actor.accountId, d, now);
   }

@@ -82,6 +82,29 @@ export async function findActiveIdentity(
   return identity;
 }
 
+/**
+ * {@link findActiveIdentity} for the send path, cached for SEND_IDENTITY_TTL_MS (send-caches.ts) (issue 24: one read less
+ * per send). Only for a write that checks the identity is active itself (`insertNewThreadMessage`).
+ * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
+ */
+export async function activeIdentityForSend(
+  ctx: DomainContext,
+  accountId: string,
+  identityId: string,
+): Promise<EmailIdentity> {
+  const cache = ctx.emailCaches.sendIdentities;
+  const hit = cache.get(identityId);
+  if (hit && hit.accountId === accountId) return hit;
+  const identity = await findActiveIdentity(ctx, accountId, identityId);
+  cache.set(identityId, identity);
+  return identity;
+}
+
+/** Drops an identity from the send cache (it changed, here or as a send found). */
+export function forgetIdentity(ctx: DomainContext, identityId: string): void {
+  ctx.emailCaches.sendIdentities.delete(identityId);
+}
+
 async function requireAssignableAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<void> {
   const agent = await findAgent(ctx, accountId, agentId);
   if (!agent.textModel) {
@@ -185,11 +208,13 @@ export async function updateIdentity(
   requireScope(actor, 'email');
   await findActiveIdentity(ctx, actor.accountId, identityId);
   if (data.agentId) await requireAssignableAgent(ctx, actor.accountId, data.agentId);
-  return ctx.events.transaction(async (tx, emit) => {
+  const view = await ctx.events.transaction(async (tx, emit) => {
     const row = await updateIdentityRow(tx, identityId, data);
     await emit(actor.accountId, 'email.identity.updated', identityEventPayload(ctx, row));
     return identityView(ctx, row);
   });
+  forgetIdentity(ctx, identityId);
+  return view;
 }
 
 /**
@@ -215,6 +240,7 @@ export async function deleteIdentity(
         await emit(actor.accountId, 'email.identity.deprovisioned', identityEventPayload(ctx, row));
       }
     });
+    forgetIdentity(ctx, identityId);
   }
   return { status: 'deprovisioning' };
 }

@@ -1,14 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import { CLAIM_LEASE_MS, type ClaimedJob, type JobKind, nextAttemptAt, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
-import { assertNotBlocked } from './blocklist.service.js';
+import { assertNotBlocked, blockCandidates, recipientsBlocked } from './blocklist.service.js';
 import { type BounceRecipient, recordBounces, statusOfReply } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { dkimSignerFor } from './dkim.service.js';
@@ -16,20 +17,30 @@ import { localAddresses } from './domain.service.js';
 import { OUTBOUND_JOB } from './email.jobs.js';
 import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendEmailInput } from './email.schemas.js';
 import type { sentShape } from './email.shapes.js';
-import { activeIdentitiesFor, findActiveIdentity } from './identity.service.js';
+import { activeIdentitiesFor, activeIdentityForSend, findActiveIdentity, forgetIdentity } from './identity.service.js';
 import { type EmailIdentity, identityByIdOrThrow } from './identity.store.js';
 import type { LocalDelivery } from './local-delivery.port.js';
-import { forwardContent, mailHostName, normalizeAddress, replyReferences, replySubject } from './mail.rules.js';
-import { readBlob, writeBlob } from './mail-blob.store.js';
-import type { OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
+import {
+  forwardContent,
+  mailHostName,
+  mergeParticipants,
+  normalizeAddress,
+  replyReferences,
+  replySubject,
+} from './mail.rules.js';
+import { BLOB_CHUNK_BYTES, readBlob, writeBlob } from './mail-blob.store.js';
+import type { InboundAttachment, OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
+import { insertNewThreadMessage, recipientHolds } from './outbound.store.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
-import { assertNotSuppressed } from './suppressions.service.js';
+import { assertNotSuppressed, recipientsSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
 import {
   addToThread,
   claimedMessage,
+  claimStillHeld,
   type EmailMessage,
   type EmailThread,
+  finishClaimedSql,
   insertMessage,
   inTransaction,
   messageById,
@@ -85,10 +96,30 @@ export interface OutboundContent {
 /** The raw bytes {@link queueOutbound} composed and stored for a row (kept as long as the row object lives). */
 const composedRaw = new WeakMap<EmailMessage, Buffer>();
 /**
- * Raw bytes of messages whose send request is delivering them right now (row id → the bytes it stored): the
- * in-request delivery sends them instead of reading the blob back (two round trips less per send; issue 24).
+ * Messages whose send request is delivering them right now (row id → the row it wrote, its identity and the raw
+ * bytes it stored): the in-request delivery uses them instead of reading the row, the identity and the blob back
+ * (four round trips less per send; issue 24). Only this instance's claim of that row reads an entry.
  */
-const inRequestRaw = new Map<string, Buffer>();
+const inRequest = new Map<string, { message: EmailMessage; identity: EmailIdentity; raw: Buffer | undefined }>();
+
+/**
+ * Runs the delivery of a message the caller's request just committed (see {@link dispatchMessage}), handing it the
+ * row, the identity and the composed bytes so it reads none of them back.
+ */
+async function deliverInRequest(
+  ctx: DomainContext,
+  message: EmailMessage,
+  identity: EmailIdentity,
+  claimed?: ClaimedJob,
+): Promise<void> {
+  inRequest.set(message.id, { message, identity, raw: composedRaw.get(message) });
+  try {
+    if (claimed) await ctx.jobs.runner(OUTBOUND_JOB).runClaimed(claimed);
+    else await dispatchMessage(ctx, message.id);
+  } finally {
+    inRequest.delete(message.id);
+  }
+}
 
 /**
  * Writes an outbound message with status `queued` (to be dispatched after commit) and updates its thread. The
@@ -102,6 +133,52 @@ export async function queueOutbound(
   identity: EmailIdentity,
   m: OutboundContent,
 ): Promise<EmailMessage> {
+  const c = await composeOutbound(ctx, identity, m, tx);
+  const blob = await writeBlob(tx, c.raw, c.now);
+  const threadId = await addToThread(tx, identity, m.thread, {
+    subject: m.subject,
+    participants: c.participants,
+    now: c.now,
+    labels: c.fields.labels,
+  });
+  const row = await insertMessage(tx, { ...c.fields, threadId, size: blob.size, rawBlobId: blob.id });
+  await storeAttachments(tx, row, c.parsed.attachments ?? []);
+  composedRaw.set(row, c.raw);
+  return row;
+}
+
+/** What {@link composeOutbound} gives: the raw bytes, their parse (when one was needed) and the row's columns. */
+interface ComposedOutbound {
+  now: Date;
+  raw: Buffer;
+  parsed: { text?: string; attachments?: InboundAttachment[] };
+  /** The thread's participants this message adds (the identity, To and Cc). */
+  participants: string[];
+  /** The message row but its thread, blob and size. */
+  fields: Omit<
+    EmailMessage,
+    | 'threadId'
+    | 'rawBlobId'
+    | 'size'
+    | 'attempts'
+    | 'lockedBy'
+    | 'lockedUntil'
+    | 'statusDetail'
+    | 'authentication'
+    | 'authenticationResults'
+  >;
+}
+
+/**
+ * Composes and DKIM-signs an outbound message once (nodemailer) and derives its row's columns (see
+ * {@link queueOutbound}). `db` is where the DKIM key is read (and, the first time, written).
+ */
+async function composeOutbound(
+  ctx: DomainContext,
+  identity: EmailIdentity,
+  m: OutboundContent,
+  db: Tx,
+): Promise<ComposedOutbound> {
   const now = ctx.clock.now();
   const unique = (list: string[]) => [...new Set(list.map(normalizeAddress))];
   const to = unique(Array.isArray(m.to) ? m.to : [m.to]);
@@ -126,26 +203,18 @@ export async function queueOutbound(
     references: m.references,
     headers: autoSubmitted ? { 'Auto-Submitted': autoSubmitted } : {},
     date: now,
-    dkim: await dkimSignerFor(ctx, identity.domain, tx),
+    dkim: await dkimSignerFor(ctx, identity.domain, db),
   });
   // Read back only for what composing decided: the attachments' positions, or the text of an HTML-only body.
   // A text mail without attachments has neither, so it is not parsed a second time (issue 24).
   const needsParse = (m.attachments?.length ?? 0) > 0 || (m.body === '' && Boolean(m.html));
   const parsed = needsParse ? await ctx.mail.parse(raw) : { text: '', attachments: [] };
-  const blob = await writeBlob(tx, raw, now);
   const labels = ['sent', ...(m.labels ?? [])];
-  const threadId = await addToThread(tx, identity, m.thread, {
-    subject: m.subject,
-    participants: [identity.address, ...to, ...cc],
-    now,
-    labels,
-  });
-  const body = m.body !== '' || !m.html ? m.body : parsed.text.replace(/\r\n/g, '\n').trim();
-  const row = await insertMessage(tx, {
+  const body = m.body !== '' || !m.html ? m.body : (parsed.text ?? '').replace(/\r\n/g, '\n').trim();
+  const fields: ComposedOutbound['fields'] = {
     id: uuidv7(),
     accountId: identity.accountId,
     identityId: identity.id,
-    threadId,
     messageId,
     direction: 'outbound',
     from: identity.address,
@@ -158,18 +227,90 @@ export async function queueOutbound(
     html: sanitizeEmailHtml(m.html),
     extractedText: extractReplyText(body),
     labels,
-    size: blob.size,
-    rawBlobId: blob.id,
     inReplyTo: m.inReplyTo,
     references: m.references,
     autoSubmitted,
     status: 'queued',
     nextAttemptAt: now,
     sentAt: now,
-  });
-  await storeAttachments(tx, row, parsed.attachments ?? []);
-  composedRaw.set(row, raw);
-  return row;
+  };
+  return { now, raw, parsed, participants: [identity.address, ...to, ...cc], fields };
+}
+
+/**
+ * {@link queueOutbound} of a message on a new thread without attachments, written with ONE statement
+ * (`insertNewThreadMessage`: blob, thread and message, only while the identity is active) instead of an interactive
+ * transaction, and already claimed for the delivery the request runs (its first attempt counted, the job returned:
+ * no claim statement; a crash before that delivery leaves it to the outbound job once the lease has run out). A
+ * raw message larger than one blob chunk goes through {@link queueOutbound} (unclaimed).
+ * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING (the identity changed since it was cached).
+ */
+async function queueNewThreadMessage(
+  ctx: DomainContext,
+  accountId: string,
+  identity: EmailIdentity,
+  m: OutboundContent,
+): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
+  const c = await composeOutbound(ctx, identity, m, ctx.db);
+  if (c.raw.length > BLOB_CHUNK_BYTES) {
+    // Read again, not cached: this write does not check the identity itself. Before the transaction (PGlite has
+    // one connection: a read outside an open transaction would wait for it).
+    const fresh = await findActiveIdentity(ctx, accountId, identity.id);
+    return { message: await inTransaction(ctx.db, (tx) => queueOutbound(tx, ctx, fresh, m)) };
+  }
+  const token = randomUUID();
+  const row: EmailMessage = {
+    ...c.fields,
+    threadId: uuidv7(),
+    rawBlobId: uuidv7(),
+    size: c.raw.length,
+    attempts: 1,
+    lockedBy: token,
+    lockedUntil: new Date(c.now.getTime() + ctx.jobs.runner(OUTBOUND_JOB).leaseMs),
+    statusDetail: null,
+    authentication: null,
+    authenticationResults: null,
+  };
+  const thread = {
+    id: row.threadId,
+    subject: m.subject,
+    participants: mergeParticipants([], c.participants),
+    labels: [...new Set(row.labels)],
+  };
+  if (!(await insertNewThreadMessage(ctx.database, c.raw, thread, row))) {
+    // Deprovisioned (or deleted) since it was cached: answer as an uncached read would.
+    forgetIdentity(ctx, identity.id);
+    await findActiveIdentity(ctx, accountId, identity.id);
+    throw new UnprocessableError(
+      'IDENTITY_DEPROVISIONING',
+      `Email identity ${identity.id} is deprovisioning; it neither sends nor receives mail.`,
+    );
+  }
+  composedRaw.set(row, c.raw);
+  const claimed: ClaimedJob = {
+    id: row.id,
+    token,
+    attempt: 1,
+    recovered: false,
+    previousLeaseUntil: null,
+    keys: [],
+    data: {},
+  };
+  return { message: row, claimed };
+}
+
+/**
+ * {@link queueOutbound} in its own transaction for a send with attachments, with the identity read again (not
+ * cached: this write does not check it itself) before the transaction opens (PGlite has one connection).
+ */
+async function queueWithAttachments(
+  ctx: DomainContext,
+  accountId: string,
+  identityId: string,
+  m: OutboundContent,
+): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
+  const fresh = await findActiveIdentity(ctx, accountId, identityId);
+  return { message: await inTransaction(ctx.db, (tx) => queueOutbound(tx, ctx, fresh, m)) };
 }
 
 /**
@@ -184,42 +325,36 @@ export async function sendEmail(
   data: SendEmailInput,
 ): Promise<SentRef> {
   requireScope(actor, 'email');
-  const identity = await findActiveIdentity(ctx, actor.accountId, identityId);
+  // Cached: the one-statement write below stores nothing unless the identity is still active at its commit.
+  const identity = await activeIdentityForSend(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
-  // Both reads at once (one round trip of waiting, not two); a recipient both blocked and suppressed still gets
-  // RECIPIENT_BLOCKED, as when they ran one after the other.
-  const recipients = [...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])];
-  const [blocked, suppressed] = await Promise.allSettled([
-    assertNotBlocked(ctx.db, identity, recipients),
-    assertNotSuppressed(ctx.db, identity.accountId, recipients),
-  ]);
-  if (blocked.status === 'rejected') throw blocked.reason;
-  if (suppressed.status === 'rejected') throw suppressed.reason;
-  const message = await inTransaction(ctx.db, (tx) =>
-    queueOutbound(tx, ctx, identity, {
-      thread: null,
-      to: data.to,
-      cc: data.cc ?? [],
-      bcc: data.bcc ?? [],
-      replyTo: data.replyTo ?? null,
-      subject: data.subject,
-      body: data.body ?? '',
-      html: data.html ?? null,
-      attachments,
-      labels: data.labels ?? [],
-      inReplyTo: null,
-      references: [],
-      autoReplied: false,
-    }),
-  );
-  // The delivery this request runs sends the bytes just composed and stored, without reading them back.
-  const raw = composedRaw.get(message);
-  if (raw) inRequestRaw.set(message.id, raw);
-  try {
-    await dispatchMessage(ctx, message.id);
-  } finally {
-    inRequestRaw.delete(message.id);
-  }
+  // The block list and the suppressions in one read (one statement, not two); a recipient both blocked and
+  // suppressed still gets RECIPIENT_BLOCKED, as when they ran one after the other.
+  const addresses = [...new Set([...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])].map(normalizeAddress))];
+  const holds = await recipientHolds(ctx.database, identity, blockCandidates(addresses), addresses);
+  const refused = recipientsBlocked(addresses, holds.blocked) ?? recipientsSuppressed(holds.suppressed);
+  if (refused) throw refused;
+  const content: OutboundContent = {
+    thread: null,
+    to: data.to,
+    cc: data.cc ?? [],
+    bcc: data.bcc ?? [],
+    replyTo: data.replyTo ?? null,
+    subject: data.subject,
+    body: data.body ?? '',
+    html: data.html ?? null,
+    attachments,
+    labels: data.labels ?? [],
+    inReplyTo: null,
+    references: [],
+    autoReplied: false,
+  };
+  const { message, claimed } =
+    attachments.length === 0
+      ? await queueNewThreadMessage(ctx, actor.accountId, identity, content)
+      : await queueWithAttachments(ctx, actor.accountId, identityId, content);
+  // The delivery this request runs sends the row and bytes just written, without reading them back.
+  await deliverInRequest(ctx, message, identity, claimed);
   return { messageId: message.messageId, threadId: message.threadId };
 }
 
@@ -298,7 +433,7 @@ export async function replyToThread(
       autoReplied: false,
     });
   });
-  await dispatchMessage(ctx, message.id);
+  await deliverInRequest(ctx, message, identity);
   return { messageId: message.messageId, threadId: message.threadId };
 }
 
@@ -336,12 +471,25 @@ export async function forwardMessage(
       autoReplied: false,
     }),
   );
-  await dispatchMessage(ctx, message.id);
+  await deliverInRequest(ctx, message, identity);
   return { messageId: message.messageId, threadId: message.threadId };
 }
 
-async function emitOutcome(emit: Emit, m: EmailMessage, type: 'email.sent' | 'email.delivery_failed') {
-  await emit(m.accountId, type, {
+type OutcomeEvent = 'email.sent' | 'email.delivery_failed';
+
+/** The event of a final status: `email.sent` on `sent`/`delivered`, `email.delivery_failed` on `undelivered`/`failed`. */
+function outcomeEvent(status: string): OutcomeEvent | undefined {
+  if (status === 'sent' || status === 'delivered') return 'email.sent';
+  if (status === 'undelivered' || status === 'failed') return 'email.delivery_failed';
+  return undefined;
+}
+
+async function emitOutcome(emit: Emit, m: EmailMessage, type: OutcomeEvent) {
+  await emit(m.accountId, type, outcomePayload(m, type));
+}
+
+function outcomePayload(m: EmailMessage, type: OutcomeEvent): Record<string, unknown> {
+  return {
     event: type,
     data: {
       identityId: m.identityId,
@@ -353,12 +501,13 @@ async function emitOutcome(emit: Emit, m: EmailMessage, type: 'email.sent' | 'em
       status: m.status,
       ...(type === 'email.delivery_failed' ? { error: m.statusDetail ?? '' } : {}),
     },
-  });
+  };
 }
 
 /**
  * Writes a message's final status and its event, fenced by the claim (`locked_by = token`): a dispatcher whose
- * lease ran out and was taken over writes nothing.
+ * lease ran out and was taken over writes nothing. Without bounces to record, status and event commit in ONE
+ * statement ({@link EventLog.write}: one round trip where the transaction took five; issue 24).
  */
 async function finish(
   ctx: DomainContext,
@@ -366,6 +515,17 @@ async function finish(
   token: string,
   outcome: { status: string; detail: string; bounces?: BounceRecipient[] },
 ): Promise<void> {
+  if ((outcome.bounces ?? []).length === 0) {
+    const type = outcomeEvent(outcome.status);
+    const updated: EmailMessage = { ...m, status: outcome.status, statusDetail: outcome.detail, nextAttemptAt: null };
+    await ctx.events.write({
+      accountId: m.accountId,
+      guard: claimStillHeld(m.id, token),
+      changes: [finishClaimedSql(m.id, token, { status: outcome.status, statusDetail: outcome.detail })],
+      events: type ? [{ eventType: type, payload: outcomePayload(updated, type) }] : [],
+    });
+    return;
+  }
   await ctx.events.transaction(async (tx, emit) => {
     const count = await updateClaimedMessage(tx, m.id, token, {
       status: outcome.status,
@@ -408,9 +568,11 @@ export function dispatchMessage(ctx: DomainContext, messageRowId: string): Promi
  * fenced by the claim token.
  */
 async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, job: ClaimedJob): Promise<void> {
-  const m = await claimedMessage(ctx.db, job.id, job.token);
+  // The row and identity the send request just wrote and read (this claim counted one more attempt), else read.
+  const inHand = inRequest.get(job.id);
+  const m = inHand ? { ...inHand.message, attempts: job.attempt } : await claimedMessage(ctx.db, job.id, job.token);
   if (!m) return;
-  const identity = await identityByIdOrThrow(ctx.db, m.identityId);
+  const identity = inHand?.identity ?? (await identityByIdOrThrow(ctx.db, m.identityId));
   // Mail stored before raw messages were kept is composed again from its fields.
   const legacy: Buffer | null = m.rawBlobId
     ? null
@@ -428,7 +590,7 @@ async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, j
         dkim: await dkimSignerFor(ctx, identity.domain),
       } satisfies OutgoingMail);
   // The raw message just stored by this request's send (identical bytes), else read back from the blob store.
-  const held = inRequestRaw.get(m.id);
+  const held = inHand?.raw;
   const raw = () =>
     held ? Readable.from([held]) : m.rawBlobId ? readBlob(ctx.db, m.rawBlobId) : Readable.from([legacy as Buffer]);
   const recipients = [...new Set([...m.to, ...m.cc, ...m.bcc])];

@@ -74,12 +74,18 @@ export async function assertNotSuppressed(db: Tx, accountId: string, recipients:
   const addresses = [...new Set(recipients.map(normalizeAddress))];
   if (addresses.length === 0) return;
   const hits = await suppressionsAmong(db, accountId, addresses);
-  if (hits.length === 0) return;
-  throw new UnprocessableError(
+  const refused = recipientsSuppressed(hits.map((h) => h.address));
+  if (refused) throw refused;
+}
+
+/** The error of {@link assertNotSuppressed} for the suppressed addresses found, or undefined when there is none. */
+export function recipientsSuppressed(suppressed: string[]): UnprocessableError | undefined {
+  if (suppressed.length === 0) return undefined;
+  return new UnprocessableError(
     'RECIPIENT_SUPPRESSED',
-    `${hits.map((h) => h.address).join(', ')} bounced permanently and is on the suppression list ` +
+    `${suppressed.join(', ')} bounced permanently and is on the suppression list ` +
       '(DELETE /api/email/suppressions/{address} to send again)',
     'to',
-    hits.map((h) => ({ field: 'recipients', code: 'SUPPRESSED', message: h.address })),
+    suppressed.map((a) => ({ field: 'recipients', code: 'SUPPRESSED', message: a })),
   );
 }

@@ -7,6 +7,7 @@ import {
   type EmailThread,
   Prisma,
 } from '../../generated/prisma/client.js';
+import { WRITE_OK } from '../events/event-log.js';
 import type { Db, Tx } from '../kernel/db.js';
 import type { RowSelection } from './agent.store.js';
 import { mergeParticipants } from './mail.rules.js';
@@ -215,6 +216,29 @@ export async function updateClaimedMessage(
     data: { ...data, lockedBy: null, lockedUntil: null },
   });
   return count;
+}
+
+/**
+ * Guard of a single-statement write (EventLog.write): the claim `token` still holds message `messageRowId`. The row
+ * is locked until the statement commits, so a dispatcher that took the message over cannot slip in between the
+ * guard and {@link finishClaimedSql}.
+ */
+export function claimStillHeld(messageRowId: string, token: string): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM email_messages WHERE id = ${messageRowId} AND locked_by = ${token} FOR UPDATE)`;
+}
+
+/**
+ * A change of a single-statement write (see WRITE_OK): the final status of a claimed message, releasing the claim
+ * (what {@link updateClaimedMessage} writes with `nextAttemptAt: null`).
+ */
+export function finishClaimedSql(
+  messageRowId: string,
+  token: string,
+  data: { status: string; statusDetail: string },
+): Prisma.Sql {
+  return Prisma.sql`UPDATE email_messages SET status = ${data.status}, status_detail = ${data.statusDetail},
+      next_attempt_at = NULL, locked_by = NULL, locked_until = NULL
+    WHERE id = ${messageRowId} AND locked_by = ${token} AND ${WRITE_OK} RETURNING id`;
 }
 
 /** The job queue's condition on `email_messages` rows (alias `j`) that are work: queued outbound mail. */

@@ -6,6 +6,7 @@ import type { CampaignRegistry } from '../compliance/registry.port.js';
 import type { DnsResolver } from '../email/dns.port.js';
 import type { MailTransport } from '../email/mail-transport.port.js';
 import type { ModelProvider } from '../email/model.port.js';
+import type { EmailCaches } from '../email/send-caches.js';
 import type { ChangeNotices } from '../events/change-notices.port.js';
 import type { OpenStream } from '../events/event.js';
 import type { EventBus } from '../events/event-bus.port.js';
@@ -76,4 +77,6 @@ export interface DomainContext {
    * listener; undefined before listen or when disabled); identities report it as `smtpPort` (issue 20 section 3).
    */
   smtpEndpoints: { submissionPort: number | undefined };
+  /** The email send path's caches of this app: identities, custom-domain verdicts, DKIM signers (send-caches.ts). */
+  emailCaches: EmailCaches;
 }

@@ -109,6 +109,15 @@ export interface JobRunnerPort {
   claim(limit: number, onlyId?: string): Promise<ClaimedJob[]>;
   /** Claims and runs the job `id` now on this instance when it is due and unclaimed; true when it ran. */
   runNow(id: string): Promise<boolean>;
+  /** Lease of this kind's claims, in ms. */
+  readonly leaseMs: number;
+  /**
+   * Runs now on this instance, waiting for it, a job its creator claimed itself: the row was committed with
+   * `locked_by = job.token`, `locked_until` = its creation + {@link leaseMs} and its attempt counted, so no claim
+   * statement is needed (issue 24). From then on it is like any claimed job: its lease is extended while it runs,
+   * and if this process dies first the job is claimed again once the lease has run out.
+   */
+  runClaimed(job: ClaimedJob): Promise<void>;
 }
 
 /** The job queue as the domain uses it (src/infra/jobs/job-queue.ts `JobQueue`). */

@@ -262,6 +262,11 @@ export class JobRunner implements Worker {
     return false;
   }
 
+  /** See {@link JobRunnerPort.runClaimed}. */
+  runClaimed(job: ClaimedJob): Promise<void> {
+    return this.#start(job);
+  }
+
   #chain: Promise<void> = Promise.resolve();
 
   #start(job: ClaimedJob): Promise<void> {
