@@ -3,7 +3,7 @@ import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { insertAgentJob } from './agent.store.js';
-import { storeAttachments } from './attachments.js';
+import { attachmentRows, storeAttachments } from './attachments.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { AGENT_JOB } from './email.jobs.js';
@@ -13,7 +13,17 @@ import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
-import { insertMessage, messageOfIdentity, outboundMessageOfIdentity, threadFor } from './thread.store.js';
+import {
+  addToThreadSql,
+  inboundDeliveryGuardSql,
+  insertAttachmentsSql,
+  insertMessage,
+  insertMessageSql,
+  messageOfIdentity,
+  outboundMessageOfIdentity,
+  threadFor,
+  threadOfAnyMessage,
+} from './thread.store.js';
 
 export type { Envelope, StoredInbound };
 
@@ -114,6 +124,32 @@ export async function deliverInbound(
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 
+  // The common case (one recipient identity without an agent, not a DSN about our mail) in ONE statement.
+  const only = identities.length === 1 ? identities[0]! : null;
+  if (only && !only.agentId && !report?.originalMessageId) {
+    const one = await deliverInOneStatement(ctx, only, {
+      from,
+      to,
+      cc,
+      replyTo,
+      messageId,
+      inReplyTo,
+      references,
+      subject,
+      body,
+      html,
+      extractedText,
+      autoSubmitted,
+      now,
+      size: parsed.size ?? 0,
+      attachments: parsed.attachments ?? [],
+      auth,
+      rawBlobId: stored.rawBlobId,
+    });
+    // null: a re-delivery, or the thread changed since it was read: the transaction below decides.
+    if (one) return [one];
+  }
+
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
     for (const identity of identities) {
@@ -200,16 +236,106 @@ export async function deliverInbound(
   });
 }
 
+/** What {@link deliverInOneStatement} stores: the message's fields as {@link deliverInbound} computed them. */
+interface OneDelivery {
+  from: string;
+  to: string[];
+  cc: string[];
+  replyTo: string | null;
+  messageId: string;
+  inReplyTo: string | null;
+  references: string[];
+  subject: string;
+  body: string;
+  html: string | null;
+  extractedText: string | null;
+  autoSubmitted: string | null;
+  now: Date;
+  size: number;
+  attachments: InboundMessage['attachments'];
+  auth: SenderAuthOutcome;
+  rawBlobId: string | null;
+}
+
+/**
+ * {@link deliverInbound} for one identity without an agent and a message that is not a DSN about our mail, as ONE
+ * SQL statement (EventLog.write, issue 24): the thread (joined or new), the message, its attachments' metadata and
+ * `email.received` commit together, where the interactive transaction took six round trips (BEGIN, the Message-ID
+ * check, the thread, the message, the event, COMMIT) and held the account's event-order lock across two of them.
+ * The thread of a reply is read before (one read, only when the message names any Message-ID); the statement's
+ * guard then checks that no message of the identity has this Message-ID and that the thread did not change since.
+ * @returns the stored copy, or null when the guard failed (nothing written; the caller's transaction decides).
+ */
+async function deliverInOneStatement(
+  ctx: DomainContext,
+  identity: EmailIdentity,
+  m: OneDelivery,
+): Promise<StoredInbound | null> {
+  const recipients = m.to.length > 0 ? m.to : [identity.address];
+  const refs = [...(m.inReplyTo ? [m.inReplyTo] : []), ...m.references];
+  const labels = ['received', ...authLabels(m.auth)];
+  const thread = refs.length > 0 ? await threadOfAnyMessage(ctx.db, identity.id, refs) : null;
+  const joined = addToThreadSql(identity, thread, uuidv7(), {
+    subject: m.subject,
+    participants: [m.from, ...recipients, ...m.cc],
+    now: m.now,
+    labels,
+  });
+  const rowId = uuidv7();
+  const attachments = attachmentRows({ id: rowId, accountId: identity.accountId }, m.attachments ?? []);
+  const events = await ctx.events.write({
+    accountId: identity.accountId,
+    guard: inboundDeliveryGuardSql(identity.id, m.messageId, thread),
+    changes: [
+      joined.sql,
+      insertMessageSql({
+        id: rowId,
+        accountId: identity.accountId,
+        identityId: identity.id,
+        threadId: joined.threadId,
+        messageId: m.messageId,
+        direction: 'inbound',
+        from: m.from,
+        to: recipients,
+        subject: m.subject,
+        body: m.body,
+        cc: m.cc,
+        replyTo: m.replyTo,
+        html: m.html,
+        extractedText: m.extractedText,
+        labels,
+        size: m.size,
+        rawBlobId: m.rawBlobId,
+        inReplyTo: m.inReplyTo,
+        references: m.references,
+        autoSubmitted: m.autoSubmitted,
+        status: 'received',
+        sentAt: m.now,
+        authentication: { ...m.auth.authentication },
+        authenticationResults: m.auth.authenticationResults || null,
+      }),
+      ...(attachments.length > 0 ? [insertAttachmentsSql(attachments)] : []),
+    ],
+    events: [
+      {
+        eventType: 'email.received',
+        payload: receivedPayload(identity, { ...m, threadId: joined.threadId, labels }),
+      },
+    ],
+  });
+  if (!events) return null;
+  return { identityId: identity.id, threadId: joined.threadId, messageId: m.messageId, created: true };
+}
+
 /**
  * Spec 6.1: `{event: "email.received", data: {identityId, from, to, subject, threadId, messageId}}`, plus ours:
  * `authentication` ({spf, dkim, dmarc, arc, authenticated, authenticatedBy}) and `labels`.
  */
-async function emitReceived(
-  emit: Emit,
+function receivedPayload(
   identity: EmailIdentity,
   m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome; labels: string[] },
-): Promise<void> {
-  await emit(identity.accountId, 'email.received', {
+): Record<string, unknown> {
+  return {
     event: 'email.received',
     data: {
       identityId: identity.id,
@@ -221,5 +347,14 @@ async function emitReceived(
       authentication: { ...m.auth.authentication },
       labels: m.labels,
     },
-  });
+  };
+}
+
+/** Records `email.received` ({@link receivedPayload}) in the caller's transaction. */
+async function emitReceived(
+  emit: Emit,
+  identity: EmailIdentity,
+  m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome; labels: string[] },
+): Promise<void> {
+  await emit(identity.accountId, 'email.received', receivedPayload(identity, m));
 }
