@@ -15,14 +15,15 @@ import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
 import {
   addToThreadSql,
-  inboundDeliveryGuardSql,
   insertAttachmentsSql,
   insertMessage,
   insertMessageSql,
+  isMessageIdTaken,
   messageOfIdentity,
   outboundMessageOfIdentity,
   threadFor,
   threadOfAnyMessage,
+  threadUnchangedSql,
 } from './thread.store.js';
 
 export type { Envelope, StoredInbound };
@@ -263,8 +264,11 @@ interface OneDelivery {
  * `email.received` commit together, where the interactive transaction took six round trips (BEGIN, the Message-ID
  * check, the thread, the message, the event, COMMIT) and held the account's event-order lock across two of them.
  * The thread of a reply is read before (one read, only when the message names any Message-ID); the statement's
- * guard then checks that no message of the identity has this Message-ID and that the thread did not change since.
- * @returns the stored copy, or null when the guard failed (nothing written; the caller's transaction decides).
+ * guard then checks that the thread did not change since. A message starting a thread has no guard, so concurrent
+ * deliveries to one account share one statement and one commit (EventLog's group commit); a Message-ID already
+ * stored fails the unique index, and nothing is written.
+ * @returns the stored copy, or null when the guard failed or the Message-ID is taken (nothing written; the
+ * caller's transaction decides).
  */
 async function deliverInOneStatement(
   ctx: DomainContext,
@@ -283,9 +287,10 @@ async function deliverInOneStatement(
   });
   const rowId = uuidv7();
   const attachments = attachmentRows({ id: rowId, accountId: identity.accountId }, m.attachments ?? []);
-  const events = await ctx.events.write({
+  const write = {
     accountId: identity.accountId,
-    guard: inboundDeliveryGuardSql(identity.id, m.messageId, thread),
+    // Only joining a thread needs a guard; unguarded writes of one account share a statement (group commit).
+    ...(thread ? { guard: threadUnchangedSql(thread) } : {}),
     changes: [
       joined.sql,
       insertMessageSql({
@@ -322,8 +327,14 @@ async function deliverInOneStatement(
         payload: receivedPayload(identity, { ...m, threadId: joined.threadId, labels }),
       },
     ],
-  });
-  if (!events) return null;
+  };
+  try {
+    if (!(await ctx.events.write(write))) return null;
+  } catch (err) {
+    // Already stored under this Message-ID (a re-delivery): nothing written; the transaction answers created: false.
+    if (isMessageIdTaken(err)) return null;
+    throw err;
+  }
   return { identityId: identity.id, threadId: joined.threadId, messageId: m.messageId, created: true };
 }
 

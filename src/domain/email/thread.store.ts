@@ -312,19 +312,26 @@ export async function threadFor(
 export type SqlFragment = Prisma.Sql;
 
 /**
- * Guard of a single-statement inbound delivery: the identity has no message with this Message-ID yet (a
- * re-delivery stores nothing), and `thread`, when the message joins one read before, still exists with the
- * participants and labels read (what {@link addToThreadSql} merged into), so a concurrent change is never overwritten.
+ * Guard of a single-statement inbound delivery that joins `thread` (read before): it still exists with the
+ * participants and labels read (what {@link addToThreadSql} merged into), so a concurrent change is never
+ * overwritten. A message already stored under its Message-ID is refused by the unique index instead (see
+ * {@link isMessageIdTaken}), so a delivery starting a thread needs no guard and can share a group commit.
  */
-export function inboundDeliveryGuardSql(
-  identityId: string,
-  messageId: string,
-  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
-): SqlFragment {
-  const fresh = Prisma.sql`NOT EXISTS (SELECT 1 FROM email_messages WHERE identity_id = ${identityId} AND message_id = ${messageId})`;
-  if (!thread) return fresh;
-  return Prisma.sql`${fresh} AND EXISTS (SELECT 1 FROM email_threads WHERE id = ${thread.id}
+export function threadUnchangedSql(thread: Pick<EmailThread, 'id' | 'participants' | 'labels'>): SqlFragment {
+  return Prisma.sql`EXISTS (SELECT 1 FROM email_threads WHERE id = ${thread.id}
     AND participants = ${thread.participants}::text[] AND labels = ${thread.labels}::text[])`;
+}
+
+/**
+ * Whether `err` (from a single-statement write) is PostgreSQL's unique violation (SQLSTATE 23505) of the identity's
+ * Message-ID (`email_messages_identity_id_message_id_key`): the message is already stored, nothing was written.
+ */
+export function isMessageIdTaken(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; constraint?: unknown };
+  return (
+    e.code === '23505' && (e.constraint === undefined || e.constraint === 'email_messages_identity_id_message_id_key')
+  );
 }
 
 /**
