@@ -21,6 +21,7 @@ import {
   isMessageIdTaken,
   messageOfIdentity,
   outboundMessageOfIdentity,
+  type SqlFragment,
   threadFor,
   threadOfAnyMessage,
   threadUnchangedSql,
@@ -85,7 +86,7 @@ export async function deliverInbound(
   parsed: InboundMessage,
   envelope: Envelope,
   auth: SenderAuthOutcome = UNCHECKED,
-  stored: { rawBlobId: string | null } = { rawBlobId: null },
+  stored: { rawBlobId: string | null; pendingBlob?: PendingBlob } = { rawBlobId: null },
 ): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
@@ -146,10 +147,13 @@ export async function deliverInbound(
       attachments: parsed.attachments ?? [],
       auth,
       rawBlobId: stored.rawBlobId,
+      blobChanges: stored.pendingBlob?.changes ?? [],
     });
     // null: a re-delivery, or the thread changed since it was read: the transaction below decides.
     if (one) return [one];
   }
+  // The transaction below names the raw message: it is stored first (the caller deletes it if nothing is kept).
+  await stored.pendingBlob?.write();
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
@@ -237,6 +241,16 @@ export async function deliverInbound(
   });
 }
 
+/**
+ * A raw message not written yet (one chunk): `changes` write it inside the single-statement delivery (EventLog.write
+ * CTE bodies, mail-blob.store.ts `singleStatementChanges`), `write` stores it on its own when the delivery takes
+ * the transaction instead.
+ */
+export interface PendingBlob {
+  changes: SqlFragment[];
+  write(): Promise<unknown>;
+}
+
 /** What {@link deliverInOneStatement} stores: the message's fields as {@link deliverInbound} computed them. */
 interface OneDelivery {
   from: string;
@@ -256,6 +270,8 @@ interface OneDelivery {
   attachments: InboundMessage['attachments'];
   auth: SenderAuthOutcome;
   rawBlobId: string | null;
+  /** Writes the raw message in the same statement (see {@link PendingBlob}); empty when it is stored already. */
+  blobChanges: SqlFragment[];
 }
 
 /**
@@ -292,6 +308,7 @@ async function deliverInOneStatement(
     // Only joining a thread needs a guard; unguarded writes of one account share a statement (group commit).
     ...(thread ? { guard: threadUnchangedSql(thread) } : {}),
     changes: [
+      ...m.blobChanges,
       joined.sql,
       insertMessageSql({
         id: rowId,
