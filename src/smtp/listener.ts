@@ -62,7 +62,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
             return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
           }
           // The account's block list (src/domain/email/blocklist.service.ts).
-          if (await isInboundBlocked(ctx.db, found[0]!, sender)) {
+          if (await isInboundBlocked(ctx, found[0]!, sender)) {
             return smtpError(550, `5.7.1 <${address.address}>: sender blocked by the recipient`);
           }
           return null;

@@ -158,6 +158,44 @@ describe('email over real SMTP: inbound listener, relay, local delivery, agents'
     expect(detail.messages[1].sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  it('a re-delivery of a stored Message-ID is accepted and stores nothing; a reply joins a thread with labels set meanwhile', async ({
+    a,
+  }) => {
+    const box = await identity(a);
+    const mail = {
+      from: 'bob@example.com',
+      to: box.address,
+      subject: 'Twice',
+      text: 'sent twice',
+      messageId: `<${unique('twice')}@example.com>`,
+    };
+    expect((await smtpSend(port, mail)).accepted).toEqual([box.address]);
+    // The sender did not see the first 250 and retries: accepted again, one copy, one email.received.
+    expect((await smtpSend(port, mail)).accepted).toEqual([box.address]);
+    const [summary] = await threads(a, box.id);
+    expect(summary).toMatchObject({ subject: 'Twice', messageCount: 1 });
+    const label = await a.request('PATCH', `/api/email/identities/${box.id}/threads/${summary!.threadId}`, {
+      addLabels: ['customer'],
+    });
+    expect(label.status).toBe(200);
+    await smtpSend(port, { ...mail, subject: 'Re: Twice', messageId: undefined, inReplyTo: mail.messageId });
+    const detail = await thread(a, box.id, summary!.threadId);
+    expect(detail.messageCount).toBe(2);
+    expect(detail.labels).toEqual(expect.arrayContaining(['customer', 'received']));
+    const received = await vi.waitFor(
+      () => {
+        const got = eventsOf(a, 'email.received').filter((e) => (e.payload.data as { to: string }).to === box.address);
+        expect(got).toHaveLength(2);
+        return got;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(received.map((e) => (e.payload.data as { threadId: string }).threadId)).toEqual([
+      summary!.threadId,
+      summary!.threadId,
+    ]);
+  });
+
   it('stores mail with NUL bytes (which PostgreSQL text cannot hold) without them instead of answering 451 forever', async ({
     a,
   }) => {

@@ -13,23 +13,25 @@ import { attachmentOfMessage, attachmentsOfMessage, type EmailMessage, insertAtt
 
 export { type AttachmentView, attachmentView };
 
+/** The attachment metadata rows of a stored message (ids drawn here; U+0000 removed, text capped). */
+export function attachmentRows(message: Pick<EmailMessage, 'id' | 'accountId'>, list: InboundAttachment[]) {
+  return list.map((a) => ({
+    id: uuidv7(),
+    accountId: message.accountId,
+    messageRowId: message.id,
+    position: a.position,
+    filename: a.filename ? a.filename.replaceAll('\u0000', '').slice(0, 255) : null,
+    contentType: a.contentType.replaceAll('\u0000', '').slice(0, 255),
+    size: a.size,
+    inline: a.inline,
+    contentId: a.contentId ? a.contentId.replaceAll('\u0000', '').slice(0, 998) : null,
+  }));
+}
+
 /** Writes the attachment metadata of a stored message (the bytes stay in its raw message). */
 export async function storeAttachments(tx: Tx, message: EmailMessage, list: InboundAttachment[]): Promise<void> {
   if (list.length === 0) return;
-  await insertAttachments(
-    tx,
-    list.map((a) => ({
-      id: uuidv7(),
-      accountId: message.accountId,
-      messageRowId: message.id,
-      position: a.position,
-      filename: a.filename ? a.filename.replaceAll('\u0000', '').slice(0, 255) : null,
-      contentType: a.contentType.replaceAll('\u0000', '').slice(0, 255),
-      size: a.size,
-      inline: a.inline,
-      contentId: a.contentId ? a.contentId.replaceAll('\u0000', '').slice(0, 998) : null,
-    })),
-  );
+  await insertAttachments(tx, attachmentRows(message, list));
 }
 
 /**

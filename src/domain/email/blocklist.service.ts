@@ -12,6 +12,7 @@ import {
   blockedEntries,
   deleteBlockEntryRow,
   type EmailBlockEntry,
+  inboundBlockHit,
   insertBlockEntry,
 } from './suppression.store.js';
 
@@ -120,13 +121,12 @@ function candidates(address: string): string[] {
  * or this one, matching the address, its domain or a parent domain). An empty sender (`<>`) is never blocked.
  */
 export async function isInboundBlocked(
-  db: Tx,
+  ctx: Pick<DomainContext, 'database'>,
   identity: { id: string; accountId: string },
   sender: string,
 ): Promise<boolean> {
   if (!sender.includes('@')) return false;
-  const hit = await blockedEntries(db, identity, 'inbound', candidates(sender), true);
-  return hit.length > 0;
+  return inboundBlockHit(ctx, identity, candidates(sender));
 }
 
 /**

@@ -301,5 +301,5 @@ export async function getIdentityRow(
 export async function activeIdentitiesFor(ctx: DomainContext, list: string[]): Promise<EmailIdentity[]> {
   const hosted = await localAddresses(ctx, list);
   if (hosted.length === 0) return [];
-  return activeIdentitiesAt(ctx.db, hosted);
+  return activeIdentitiesAt(ctx, hosted);
 }

@@ -1,5 +1,5 @@
 import type { EmailIdentity, SmtpCredential } from '../../generated/prisma/client.js';
-import type { Tx } from '../kernel/db.js';
+import type { Database, Statement, Tx } from '../kernel/db.js';
 import { keysetArgs } from '../paging.js';
 import type { RowSelection } from './agent.store.js';
 
@@ -39,9 +39,25 @@ export function identityOwnerOf(
   return db.emailIdentity.findUnique({ where: { address }, select: { id: true, accountId: true, agentId: true } });
 }
 
-/** Active identities at `addresses` (already lower-cased and hosted here). */
-export function activeIdentitiesAt(db: Tx, addresses: string[]): Promise<EmailIdentity[]> {
-  return db.emailIdentity.findMany({ where: { address: { in: addresses }, status: 'active' } });
+/** Every column of an identity row, aliased to its field name (what a Prisma row holds). */
+const IDENTITY_SELECT = `SELECT id, account_id AS "accountId", address, local_part AS "localPart", domain,
+  display_name AS "displayName", agent_id AS "agentId", status, reply_mode AS "replyMode", created_at AS "createdAt",
+  deprovisioned_at AS "deprovisionedAt" FROM email_identities`;
+
+const ACTIVE_AT: Statement = {
+  name: 'email_identities_active_at',
+  text: `${IDENTITY_SELECT} WHERE address = ANY($1::text[]) AND status = 'active'`,
+};
+
+/**
+ * Active identities at `addresses` (already lower-cased and hosted here). A prepared read below Prisma (issue 24):
+ * every inbound message asks it at RCPT and again at the end of DATA.
+ */
+export function activeIdentitiesAt(
+  ctx: { database: Pick<Database, 'read'> },
+  addresses: string[],
+): Promise<EmailIdentity[]> {
+  return ctx.database.read<EmailIdentity>(ACTIVE_AT, [addresses]);
 }
 
 /** Inserts an identity. @throws Prisma P2002 when the address is taken meanwhile. */

@@ -118,16 +118,20 @@ export async function receiveInboundStream(
     await writer.abort();
     throw checked.refusal;
   }
-  let blob: { id: string };
-  try {
-    blob = await writer.finish();
-  } catch (err) {
-    await writer.abort();
-    throw err;
+  // A one-chunk message is written by the delivery's own statement (issue 24); a larger one is finished here.
+  const changes = writer.singleStatementChanges();
+  if (!changes) {
+    try {
+      await writer.finish();
+    } catch (err) {
+      await writer.abort();
+      throw err;
+    }
   }
   let stored: StoredInbound[];
   try {
-    stored = await deliverInbound(ctx, parsed, envelope, checked.auth, { rawBlobId: blob.id });
+    const pendingBlob = changes ? { changes, write: () => writer.finish() } : undefined;
+    stored = await deliverInbound(ctx, parsed, envelope, checked.auth, { rawBlobId: writer.id, pendingBlob });
     if (!stored.some((s) => s.created)) await writer.abort();
   } catch (err) {
     await writer.abort();

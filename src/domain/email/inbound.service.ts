@@ -3,7 +3,7 @@ import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { insertAgentJob } from './agent.store.js';
-import { storeAttachments } from './attachments.js';
+import { attachmentRows, storeAttachments } from './attachments.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { AGENT_JOB } from './email.jobs.js';
@@ -13,7 +13,19 @@ import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
-import { insertMessage, messageOfIdentity, outboundMessageOfIdentity, threadFor } from './thread.store.js';
+import {
+  addToThreadSql,
+  insertAttachmentsSql,
+  insertMessage,
+  insertMessageSql,
+  isMessageIdTaken,
+  messageOfIdentity,
+  outboundMessageOfIdentity,
+  type SqlFragment,
+  threadFor,
+  threadOfAnyMessage,
+  threadUnchangedSql,
+} from './thread.store.js';
 
 export type { Envelope, StoredInbound };
 
@@ -74,7 +86,7 @@ export async function deliverInbound(
   parsed: InboundMessage,
   envelope: Envelope,
   auth: SenderAuthOutcome = UNCHECKED,
-  stored: { rawBlobId: string | null } = { rawBlobId: null },
+  stored: { rawBlobId: string | null; pendingBlob?: PendingBlob } = { rawBlobId: null },
 ): Promise<StoredInbound[]> {
   const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
   if (identities.length === 0) return [];
@@ -113,6 +125,35 @@ export async function deliverInbound(
   const senderIdentity = identities.some((i) => i.agentId) ? await identityOwnerOf(ctx.db, from) : null;
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
+
+  // The common case (one recipient identity without an agent, not a DSN about our mail) in ONE statement.
+  const only = identities.length === 1 ? identities[0]! : null;
+  if (only && !only.agentId && !report?.originalMessageId) {
+    const one = await deliverInOneStatement(ctx, only, {
+      from,
+      to,
+      cc,
+      replyTo,
+      messageId,
+      inReplyTo,
+      references,
+      subject,
+      body,
+      html,
+      extractedText,
+      autoSubmitted,
+      now,
+      size: parsed.size ?? 0,
+      attachments: parsed.attachments ?? [],
+      auth,
+      rawBlobId: stored.rawBlobId,
+      blobChanges: stored.pendingBlob?.changes ?? [],
+    });
+    // null: a re-delivery, or the thread changed since it was read: the transaction below decides.
+    if (one) return [one];
+  }
+  // The transaction below names the raw message: it is stored first (the caller deletes it if nothing is kept).
+  await stored.pendingBlob?.write();
 
   return ctx.events.transaction(async (tx, emit) => {
     const out: StoredInbound[] = [];
@@ -201,15 +242,128 @@ export async function deliverInbound(
 }
 
 /**
+ * A raw message not written yet (one chunk): `changes` write it inside the single-statement delivery (EventLog.write
+ * CTE bodies, mail-blob.store.ts `singleStatementChanges`), `write` stores it on its own when the delivery takes
+ * the transaction instead.
+ */
+export interface PendingBlob {
+  changes: SqlFragment[];
+  write(): Promise<unknown>;
+}
+
+/** What {@link deliverInOneStatement} stores: the message's fields as {@link deliverInbound} computed them. */
+interface OneDelivery {
+  from: string;
+  to: string[];
+  cc: string[];
+  replyTo: string | null;
+  messageId: string;
+  inReplyTo: string | null;
+  references: string[];
+  subject: string;
+  body: string;
+  html: string | null;
+  extractedText: string | null;
+  autoSubmitted: string | null;
+  now: Date;
+  size: number;
+  attachments: InboundMessage['attachments'];
+  auth: SenderAuthOutcome;
+  rawBlobId: string | null;
+  /** Writes the raw message in the same statement (see {@link PendingBlob}); empty when it is stored already. */
+  blobChanges: SqlFragment[];
+}
+
+/**
+ * {@link deliverInbound} for one identity without an agent and a message that is not a DSN about our mail, as ONE
+ * SQL statement (EventLog.write, issue 24): the thread (joined or new), the message, its attachments' metadata and
+ * `email.received` commit together, where the interactive transaction took six round trips (BEGIN, the Message-ID
+ * check, the thread, the message, the event, COMMIT) and held the account's event-order lock across two of them.
+ * The thread of a reply is read before (one read, only when the message names any Message-ID); the statement's
+ * guard then checks that the thread did not change since. A message starting a thread has no guard, so concurrent
+ * deliveries to one account share one statement and one commit (EventLog's group commit); a Message-ID already
+ * stored fails the unique index, and nothing is written.
+ * @returns the stored copy, or null when the guard failed or the Message-ID is taken (nothing written; the
+ * caller's transaction decides).
+ */
+async function deliverInOneStatement(
+  ctx: DomainContext,
+  identity: EmailIdentity,
+  m: OneDelivery,
+): Promise<StoredInbound | null> {
+  const recipients = m.to.length > 0 ? m.to : [identity.address];
+  const refs = [...(m.inReplyTo ? [m.inReplyTo] : []), ...m.references];
+  const labels = ['received', ...authLabels(m.auth)];
+  const thread = refs.length > 0 ? await threadOfAnyMessage(ctx.db, identity.id, refs) : null;
+  const joined = addToThreadSql(identity, thread, uuidv7(), {
+    subject: m.subject,
+    participants: [m.from, ...recipients, ...m.cc],
+    now: m.now,
+    labels,
+  });
+  const rowId = uuidv7();
+  const attachments = attachmentRows({ id: rowId, accountId: identity.accountId }, m.attachments ?? []);
+  const write = {
+    accountId: identity.accountId,
+    // Only joining a thread needs a guard; unguarded writes of one account share a statement (group commit).
+    ...(thread ? { guard: threadUnchangedSql(thread) } : {}),
+    changes: [
+      ...m.blobChanges,
+      joined.sql,
+      insertMessageSql({
+        id: rowId,
+        accountId: identity.accountId,
+        identityId: identity.id,
+        threadId: joined.threadId,
+        messageId: m.messageId,
+        direction: 'inbound',
+        from: m.from,
+        to: recipients,
+        subject: m.subject,
+        body: m.body,
+        cc: m.cc,
+        replyTo: m.replyTo,
+        html: m.html,
+        extractedText: m.extractedText,
+        labels,
+        size: m.size,
+        rawBlobId: m.rawBlobId,
+        inReplyTo: m.inReplyTo,
+        references: m.references,
+        autoSubmitted: m.autoSubmitted,
+        status: 'received',
+        sentAt: m.now,
+        authentication: { ...m.auth.authentication },
+        authenticationResults: m.auth.authenticationResults || null,
+      }),
+      ...(attachments.length > 0 ? [insertAttachmentsSql(attachments)] : []),
+    ],
+    events: [
+      {
+        eventType: 'email.received',
+        payload: receivedPayload(identity, { ...m, threadId: joined.threadId, labels }),
+      },
+    ],
+  };
+  try {
+    if (!(await ctx.events.write(write))) return null;
+  } catch (err) {
+    // Already stored under this Message-ID (a re-delivery): nothing written; the transaction answers created: false.
+    if (isMessageIdTaken(err)) return null;
+    throw err;
+  }
+  return { identityId: identity.id, threadId: joined.threadId, messageId: m.messageId, created: true };
+}
+
+/**
  * Spec 6.1: `{event: "email.received", data: {identityId, from, to, subject, threadId, messageId}}`, plus ours:
  * `authentication` ({spf, dkim, dmarc, arc, authenticated, authenticatedBy}) and `labels`.
  */
-async function emitReceived(
-  emit: Emit,
+function receivedPayload(
   identity: EmailIdentity,
   m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome; labels: string[] },
-): Promise<void> {
-  await emit(identity.accountId, 'email.received', {
+): Record<string, unknown> {
+  return {
     event: 'email.received',
     data: {
       identityId: identity.id,
@@ -221,5 +375,14 @@ async function emitReceived(
       authentication: { ...m.auth.authentication },
       labels: m.labels,
     },
-  });
+  };
+}
+
+/** Records `email.received` ({@link receivedPayload}) in the caller's transaction. */
+async function emitReceived(
+  emit: Emit,
+  identity: EmailIdentity,
+  m: { from: string; subject: string; threadId: string; messageId: string; auth: SenderAuthOutcome; labels: string[] },
+): Promise<void> {
+  await emit(identity.accountId, 'email.received', receivedPayload(identity, m));
 }

@@ -323,3 +323,123 @@ export async function threadFor(
 ): Promise<string> {
   return addToThread(tx, identity, await threadOfAnyMessage(tx, identity.id, refs), m);
 }
+
+/*
+ * Single-statement inbound delivery (issue 24): the changes of one stored inbound message as CTE bodies of an
+ * EventLog.write (see WRITE_OK), so the thread, the message, its attachments' metadata and its events commit in ONE
+ * statement instead of an interactive transaction of six round trips. Every value is cast: in `INSERT … SELECT`
+ * PostgreSQL resolves an untyped parameter as text, which it does not assign to text[], jsonb or timestamptz.
+ */
+
+/** An opaque SQL fragment for the single-statement event write (EventLog.write `guard` / `changes`). */
+export type SqlFragment = Prisma.Sql;
+
+/**
+ * Guard of a single-statement inbound delivery that joins `thread` (read before): it still exists with the
+ * participants and labels read (what {@link addToThreadSql} merged into), so a concurrent change is never
+ * overwritten. A message already stored under its Message-ID is refused by the unique index instead (see
+ * {@link isMessageIdTaken}), so a delivery starting a thread needs no guard and can share a group commit.
+ */
+export function threadUnchangedSql(thread: Pick<EmailThread, 'id' | 'participants' | 'labels'>): SqlFragment {
+  return Prisma.sql`EXISTS (SELECT 1 FROM email_threads WHERE id = ${thread.id}
+    AND participants = ${thread.participants}::text[] AND labels = ${thread.labels}::text[])`;
+}
+
+/**
+ * Whether `err` (from a single-statement write) is PostgreSQL's unique violation (SQLSTATE 23505) of the identity's
+ * Message-ID (`email_messages_identity_id_message_id_key`): the message is already stored, nothing was written.
+ */
+export function isMessageIdTaken(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; constraint?: unknown };
+  return (
+    e.code === '23505' && (e.constraint === undefined || e.constraint === 'email_messages_identity_id_message_id_key')
+  );
+}
+
+/**
+ * The changes of {@link addToThread} as a CTE body: `thread` (read before, see {@link threadUnchangedSql}) gets one
+ * more message; with no thread, a new one `newId` is inserted with `subject`. @returns the SQL and the thread id.
+ */
+export function addToThreadSql(
+  identity: Pick<EmailIdentity, 'id' | 'accountId'>,
+  thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
+  newId: string,
+  m: { subject: string; participants: string[]; now: Date; labels?: string[] },
+): { sql: SqlFragment; threadId: string } {
+  if (thread) {
+    const participants = mergeParticipants(thread.participants, m.participants);
+    const labels = [...new Set([...thread.labels, ...(m.labels ?? [])])];
+    return {
+      threadId: thread.id,
+      sql: Prisma.sql`UPDATE email_threads SET message_count = message_count + 1, last_message_at = ${m.now}::timestamptz,
+        participants = ${participants}::text[], labels = ${labels}::text[] WHERE id = ${thread.id} AND ${WRITE_OK}`,
+    };
+  }
+  return {
+    threadId: newId,
+    sql: Prisma.sql`INSERT INTO email_threads (id, account_id, identity_id, subject, participants, labels, message_count,
+        last_message_at, created_at)
+      SELECT ${newId}, ${identity.accountId}, ${identity.id}, ${m.subject}, ${mergeParticipants([], m.participants)}::text[],
+        ${[...new Set(m.labels ?? [])]}::text[], 1, ${m.now}::timestamptz, ${m.now}::timestamptz WHERE ${WRITE_OK}`,
+  };
+}
+
+/** The columns a stored inbound message writes (the rest keep their defaults). */
+export type InboundMessageRow = Pick<
+  EmailMessage,
+  | 'id'
+  | 'accountId'
+  | 'identityId'
+  | 'threadId'
+  | 'messageId'
+  | 'direction'
+  | 'from'
+  | 'to'
+  | 'subject'
+  | 'body'
+  | 'cc'
+  | 'replyTo'
+  | 'html'
+  | 'extractedText'
+  | 'labels'
+  | 'size'
+  | 'rawBlobId'
+  | 'inReplyTo'
+  | 'references'
+  | 'autoSubmitted'
+  | 'status'
+  | 'sentAt'
+  | 'authenticationResults'
+> & { authentication: Record<string, unknown> | null };
+
+/** {@link insertMessage} as a CTE body of a single-statement write (runs where WRITE_OK holds). */
+export function insertMessageSql(r: InboundMessageRow): SqlFragment {
+  return Prisma.sql`INSERT INTO email_messages (id, account_id, identity_id, thread_id, message_id, direction,
+      from_address, to_addresses, subject, body, cc_addresses, reply_to, html, extracted_text, labels, size, raw_blob_id,
+      in_reply_to, "references", auto_submitted, status, sent_at, authentication, authentication_results)
+    SELECT ${r.id}, ${r.accountId}, ${r.identityId}, ${r.threadId}, ${r.messageId}, ${r.direction}, ${r.from},
+      ${r.to}::text[], ${r.subject}, ${r.body}, ${r.cc}::text[], ${r.replyTo}::text, ${r.html}::text,
+      ${r.extractedText}::text, ${r.labels}::text[], ${r.size}::int, ${r.rawBlobId}::text, ${r.inReplyTo}::text,
+      ${r.references}::text[], ${r.autoSubmitted}::text, ${r.status}, ${r.sentAt}::timestamptz,
+      ${r.authentication === null ? null : JSON.stringify(r.authentication)}::jsonb, ${r.authenticationResults}::text
+    WHERE ${WRITE_OK}`;
+}
+
+/** {@link insertAttachments} as a CTE body of a single-statement write (runs where WRITE_OK holds). */
+export function insertAttachmentsSql(
+  rows: Pick<
+    EmailAttachment,
+    'id' | 'accountId' | 'messageRowId' | 'position' | 'filename' | 'contentType' | 'size' | 'inline' | 'contentId'
+  >[],
+): SqlFragment {
+  const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
+  return Prisma.sql`INSERT INTO email_attachments (id, account_id, message_row_id, position, filename, content_type, size,
+      inline, content_id)
+    SELECT a.id, a.account_id, a.message_row_id, a.position, a.filename, a.content_type, a.size, a.inline, a.content_id
+      FROM unnest(${col('id')}::text[], ${col('accountId')}::text[], ${col('messageRowId')}::text[],
+                  ${col('position')}::int[], ${col('filename')}::text[], ${col('contentType')}::text[],
+                  ${col('size')}::int[], ${col('inline')}::boolean[], ${col('contentId')}::text[])
+        AS a(id, account_id, message_row_id, position, filename, content_type, size, inline, content_id)
+     WHERE ${WRITE_OK}`;
+}
