@@ -34,6 +34,9 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-burst-'));
 const child = spawn(process.execPath, ['--enable-source-maps', 'dist/main.js'], {
   env: {
     ...process.env,
+    // glibc malloc as `npm start` and the image set it (docs/operations.md), unless given.
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(HTTP_PORT),
