@@ -46,6 +46,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
   const edge = new SmtpEdge(edgeLimitsFromConfig(ctx.config)); // per-address and per-session limits: edge.ts
   // One full collection once a burst of large mail is over (memory back to its baseline: idle-gc.ts).
   const idleGc = new IdleGc();
+  idleGc.soon(); // and once after start-up, whose garbage (the embedded database's load) would stay as well
   const server = new SMTPServer({
     ...sharedSmtpOptions(ctx, tls),
     ...edge.serverOptions(),
