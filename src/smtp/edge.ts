@@ -168,7 +168,7 @@ class Slots {
  * Per window: messages started (MAIL FROM) per client address and per sender domain (`451 4.7.1 …; retry in N s`:
  * a temporary refusal, so a legitimate sender's queue retries). Counts are per instance. At most
  * `maxConcurrentData` messages are read and stored at once: the DATA of others waits unread (TCP backpressure; the
- * data rate is measured from when its reading starts, the idle timeout still counts).
+ * data rate is measured from when its reading starts, and the idle timeout does not count the wait).
  */
 export class SmtpEdge {
   readonly #connections = new Map<string, number>();
@@ -251,7 +251,12 @@ export class SmtpEdge {
 
     const onData = internals.onData.bind(server);
     internals.onData = (stream, session, callback) => {
+      const conn = this.#sessions.get(session.id)?.conn;
+      // While it waits the server owes the client (not the other way round): smtp-server's idle timeout re-arms
+      // instead of closing, as while any handler is pending.
+      if (conn) conn._handlerPending = true;
       const now = this.#dataSlots.acquire((release) => {
+        if (conn) conn._handlerPending = false;
         // The connection closed while it waited (smtp-server destroyed its DATA stream): nothing to read or answer.
         if (stream.destroyed) return release();
         this.#watchDataRate(stream, session);
