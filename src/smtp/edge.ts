@@ -252,10 +252,9 @@ export class SmtpEdge {
     const onData = internals.onData.bind(server);
     internals.onData = (stream, session, callback) => {
       const conn = this.#sessions.get(session.id)?.conn;
-      // While it waits the server owes the client (not the other way round): smtp-server's idle timeout re-arms
-      // instead of closing, as while any handler is pending.
-      if (conn) conn._handlerPending = true;
+      let waiting = true;
       const now = this.#dataSlots.acquire((release) => {
+        waiting = false;
         if (conn) conn._handlerPending = false;
         // The connection closed while it waited (smtp-server destroyed its DATA stream): nothing to read or answer.
         if (stream.destroyed) return release();
@@ -265,7 +264,15 @@ export class SmtpEdge {
           callback(err);
         });
       });
-      if (!now) this.stats.dataWaits++;
+      if (!now) {
+        this.stats.dataWaits++;
+        // While it waits the server owes the client (not the other way round): smtp-server's idle timeout re-arms
+        // instead of closing, as while any handler is pending. Set after smtp-server's DATA handler returns (it
+        // clears the flag once it has called onData).
+        setImmediate(() => {
+          if (waiting && conn) conn._handlerPending = true;
+        });
+      }
     };
   }
 
