@@ -21,6 +21,10 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && n
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 SMTP_PORT=2525 SMTP_SUBMISSION_PORT=2465 DATA_DIR=/data
+# glibc malloc as `npm start` sets it (docs/operations.md "Inbound memory under a burst"): two arenas instead of 8 per
+# core, and a fixed mmap threshold, so a freed Buffer of 128 KiB or more goes back to the system instead of raising
+# the threshold and staying in the heap (RSS held after a burst of large inbound mail).
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps /app ./
 RUN mkdir -p /data && chown node:node /data

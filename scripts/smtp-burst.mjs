@@ -2,8 +2,10 @@
 // The inbound-mail memory burst of issue 26: starts the built service (dist/main.js) as a child process, sends N
 // concurrent messages of about M bytes each over SMTP (a plain SMTP client per connection, spread over the loopback
 // addresses 127.0.0.1–127.0.0.5 so the per-address connection cap does not refuse them), and samples the service's
-// resident memory (VmRSS from /proc) every 200 ms: before any mail, at its peak during the burst, and 5, 15, 30 and 60
-// s after the last reply. Prints one summary line per round and a JSON object. Linux only (/proc).
+// resident memory (VmRSS from /proc) every 200 ms: idle after the warm-up, at its peak during the burst, and 5, 15, 30 and 60
+// s after the last reply, and the V8 heap and external memory from the service's /metrics (about once a second during
+// the burst). One small message is delivered first (warm-up). Prints one summary line per round and a JSON object.
+// Linux only (/proc).
 //
 // Usage: npm run build && node scripts/smtp-burst.mjs [--messages 50] [--bytes 10000000] [--rounds 1] [--after 60]
 // (--rounds: bursts one after another on the same instance, each followed by --after seconds of sampling, at most 300)
@@ -32,6 +34,9 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-burst-'));
 const child = spawn(process.execPath, ['--enable-source-maps', 'dist/main.js'], {
   env: {
     ...process.env,
+    // glibc malloc as `npm start` and the image set it (docs/operations.md), unless given.
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(HTTP_PORT),
@@ -56,13 +61,28 @@ const rssMb = () => {
     return 0;
   }
 };
+const base = `http://127.0.0.1:${HTTP_PORT}`;
+/** V8 heap in use and memory outside it (Buffers, WASM), in MB, from the service's own /metrics (prom-client). */
+async function heapMb() {
+  try {
+    const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    const read = (name) =>
+      Math.round(Number(new RegExp(`^switchboard_${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20);
+    return {
+      heapUsed: read('nodejs_heap_size_used_bytes'),
+      heapTotal: read('nodejs_heap_size_total_bytes'),
+      external: read('nodejs_external_memory_bytes'),
+    };
+  } catch {
+    return null;
+  }
+}
 const cleanup = () => {
   child.kill('SIGTERM');
   rmSync(dataDir, { recursive: true, force: true });
 };
 process.on('exit', cleanup);
 
-const base = `http://127.0.0.1:${HTTP_PORT}`;
 async function call(method, urlPath, body, token) {
   const res = await fetch(`${base}${urlPath}`, {
     method,
@@ -107,7 +127,7 @@ const lines = Math.max(1, Math.floor((BYTES - head.length - 400) / line.length))
 const body = Buffer.concat([Buffer.from(head), Buffer.from(line.repeat(lines)), Buffer.from(`--${boundary}--\r\n`)]);
 
 /** Sends one message over its own connection from `localAddress`. @returns the final reply line. */
-function sendOne(n, localAddress) {
+function sendOne(n, localAddress, payload = body) {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: '127.0.0.1', port: SMTP_PORT, localAddress });
     let buffered = '';
@@ -148,7 +168,7 @@ function sendOne(n, localAddress) {
       ].join('\r\n');
       const done = next();
       socket.write(headers);
-      if (!socket.write(body)) await new Promise((r) => socket.once('drain', r));
+      if (!socket.write(payload)) await new Promise((r) => socket.once('drain', r));
       socket.write('.\r\n');
       const reply = await done;
       socket.end('QUIT\r\n');
@@ -157,14 +177,21 @@ function sendOne(n, localAddress) {
   });
 }
 
-await sleep(2000);
+// One small message first, so the idle figure is the service that has received mail (the MIME parser and the sender
+// authentication are loaded with the first message), not the one that never did.
+const warmUp = await sendOne('warm-up', '127.0.0.1', Buffer.from(`${head}small\r\n--${boundary}--\r\n`));
+if (!warmUp.startsWith('250')) throw new Error(`warm-up message: ${warmUp}`);
+await sleep(5000);
 const idle = rssMb();
 const rounds = [];
 let allAccepted = 0;
 for (let round = 1; round <= ROUNDS; round++) {
   const samples = [];
   const sampler = setInterval(() => samples.push(rssMb()), 200);
+  const heaps = [];
+  const heapSampler = setInterval(() => heapMb().then((h) => h && heaps.push(h)), 1000);
   const before = rssMb();
+  const heapBefore = await heapMb();
   const started = performance.now();
   let answered = 0;
   const progress = setInterval(() => {
@@ -181,12 +208,18 @@ for (let round = 1; round <= ROUNDS; round++) {
   clearInterval(progress);
   const burstS = (performance.now() - started) / 1000;
   const peak = Math.max(before, ...samples);
+  clearInterval(heapSampler);
+  const heapPeak = Object.fromEntries(
+    ['heapUsed', 'heapTotal', 'external'].map((k) => [k, Math.max(0, ...heaps.map((h) => h[k]))]),
+  );
   const after = {};
+  const heapAfter = {};
   let waited = 0;
   for (const s of [5, 15, 30, 60, 120, 180, 300].filter((x) => x <= AFTER_S)) {
     await sleep((s - waited) * 1000);
     waited = s;
     after[`${s}s`] = rssMb();
+    heapAfter[`${s}s`] = await heapMb();
   }
   clearInterval(sampler);
   const accepted = replies.filter((r) => r.startsWith('250')).length;
@@ -197,6 +230,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     refused: replies.filter((r) => !r.startsWith('250')).slice(0, 5),
     burstSeconds: Math.round(burstS * 10) / 10,
     rssMb: { before, peak, ...after },
+    heapMb: { before: heapBefore, peak: heapPeak, ...heapAfter },
   });
   console.log(
     `smtp-burst: round ${round}: ${accepted}/${MESSAGES} × ${(BYTES / 1e6).toFixed(1)} MB accepted in ${rounds.at(-1).burstSeconds} s; RSS idle ${idle} MB, before ${before} MB, peak ${peak} MB, ${Object.entries(

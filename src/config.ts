@@ -223,6 +223,11 @@ export const configSchema = z.object({
   SMTP_MIN_DATA_RATE: z.coerce.number().int().min(0).max(100_000_000).default(500),
   /** How long DATA may run before its rate is first checked, in ms. */
   SMTP_DATA_RATE_GRACE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * Messages an SMTP listener reads and stores at once (issue 26 item 3: bounds inbound memory); the DATA of other
+   * sessions waits unread (TCP backpressure) for a slot. The PostgreSQL pool has 10 connections, PGlite one.
+   */
+  SMTP_MAX_CONCURRENT_DATA: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Messages (MAIL FROM) one client address may start per SMTP_MESSAGE_RATE_WINDOW_MS; more get `451 4.7.1`. */
   SMTP_MESSAGES_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000_000).default(120),
   /** Messages (MAIL FROM) one sender domain may start per window, over every address; more get `451 4.7.1`. */

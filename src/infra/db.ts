@@ -28,6 +28,31 @@ export type { Database, Db, RawSql, Statement, Tx } from '../domain/kernel/db.js
  */
 export const TRANSACTION_OPTIONS = { maxWait: 15_000, timeout: 30_000 } as const;
 
+/** PostgreSQL's type oid of `bytea`. */
+const BYTEA_OID = 17;
+
+/**
+ * `bytea` values to and from PGlite's text protocol through Node's native hex codec. PGlite's own (0.4) turns every
+ * byte into a JS number and a two-character string (`Array.from(bytes).map(…).join('')`, and back with `parseInt`
+ * per byte): a 256 KiB chunk of a raw message made about 10 MB of garbage in the JS heap and took ~0.3 s of CPU, so
+ * a burst of large inbound mail grew the heap by hundreds of MB (issue 26 item 3; docs/operations.md "Inbound memory
+ * under a burst"). Same text on the wire (`\x` + hex), so nothing changes for the database.
+ */
+export const PGLITE_BYTEA = {
+  serializers: {
+    [BYTEA_OID]: (x: unknown) => {
+      if (!(x instanceof Uint8Array)) throw new Error('Invalid input for bytea type');
+      return `\\x${Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('hex')}`;
+    },
+  },
+  parsers: {
+    [BYTEA_OID]: (x: string) => {
+      const bytes = Buffer.from(x.slice(2), 'hex');
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+  },
+};
+
 /** Most distinct statement texts {@link Database.statement} prepares (named); others run unnamed. */
 const PREPARED_TEXTS_MAX = 200;
 
@@ -161,7 +186,10 @@ async function open(
     import('pglite-prisma-adapter'),
   ]);
   try {
-    lite = await PGlite.create(dataDir ? { dataDir, ...(loadDataDir ? { loadDataDir } : {}) } : {});
+    lite = await PGlite.create({
+      ...(dataDir ? { dataDir, ...(loadDataDir ? { loadDataDir } : {}) } : {}),
+      ...PGLITE_BYTEA,
+    });
   } catch (err) {
     release();
     throw err;

@@ -26,6 +26,11 @@ export interface SmtpEdgeLimits {
   minDataRate: number;
   /** How long DATA may run before its rate is first checked. */
   dataRateGraceMs: number;
+  /**
+   * Messages whose DATA the listener reads and stores at once; the DATA of further sessions waits unread (the bytes
+   * stay in the kernel's socket buffers and the sender's, TCP backpressure) until one of them is answered.
+   */
+  maxConcurrentData: number;
   /** Messages (MAIL FROM) one client address may start per window; more get `451 4.7.1`. */
   messagesPerAddress: number;
   /** Messages (MAIL FROM) one sender domain may start per window, over every address; more get `451 4.7.1`. */
@@ -46,6 +51,7 @@ export function edgeLimitsFromConfig(config: Config): SmtpEdgeLimits {
     maxErrors: config.SMTP_MAX_ERRORS,
     minDataRate: config.SMTP_MIN_DATA_RATE,
     dataRateGraceMs: config.SMTP_DATA_RATE_GRACE_MS,
+    maxConcurrentData: config.SMTP_MAX_CONCURRENT_DATA,
     messagesPerAddress: config.SMTP_MESSAGES_PER_ADDRESS,
     messagesPerSenderDomain: config.SMTP_MESSAGES_PER_SENDER_DOMAIN,
     messageRateWindowMs: config.SMTP_MESSAGE_RATE_WINDOW_MS,
@@ -118,12 +124,51 @@ class WindowCounter {
 }
 
 /**
+ * At most `size` holders at once; the others wait in arrival order. The bound on inbound memory (issue 26 item 3):
+ * each message being stored holds a few chunks (its blob chunk of 256 KiB, the parser's and the sender
+ * authentication's buffers), so the listener holds about `size` times that whatever the number of connections.
+ */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  /** Holders waiting for a slot. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+  /** Calls `run` with a slot, now or once one is released; `run` gets the (idempotent) release. */
+  acquire(run: (release: () => void) => void): boolean {
+    const grant = () => {
+      let held = true;
+      run(() => {
+        if (!held) return;
+        held = false;
+        const next = this.#waiting.shift();
+        if (next) next();
+        else this.#free++;
+      });
+    };
+    if (this.#free > 0) {
+      this.#free--;
+      grant();
+      return true;
+    }
+    this.#waiting.push(grant);
+    return false;
+  }
+}
+
+/**
  * The SMTP edge of one listener. Per client address (the TCP peer): at most `maxConnectionsPerAddress` connections,
  * counted as sockets are accepted, before smtp-server counts them against `maxClients`, so one address refused
  * does not take the slots of others. Per session: a time limit, command, junk-command and error budgets, and a
  * minimum data rate in DATA. Excess is answered `421 4.7.0 …` and the connection closed (RFC 5321 3.8, 4.2.5).
  * Per window: messages started (MAIL FROM) per client address and per sender domain (`451 4.7.1 …; retry in N s`:
- * a temporary refusal, so a legitimate sender's queue retries). Counts are per instance.
+ * a temporary refusal, so a legitimate sender's queue retries). Counts are per instance. At most
+ * `maxConcurrentData` messages are read and stored at once: the DATA of others waits unread (TCP backpressure; the
+ * data rate is measured from when its reading starts, and the idle timeout does not count the wait).
  */
 export class SmtpEdge {
   readonly #connections = new Map<string, number>();
@@ -131,7 +176,8 @@ export class SmtpEdge {
   readonly #byAddress: WindowCounter;
   readonly #byDomain: WindowCounter;
   /** Figures for tests and logs: connections refused at connect, sessions closed by a budget, messages deferred. */
-  readonly stats = { refusedConnections: 0, closedSessions: 0, deferredMessages: 0 };
+  readonly stats = { refusedConnections: 0, closedSessions: 0, deferredMessages: 0, dataWaits: 0 };
+  readonly #dataSlots: Slots;
 
   constructor(
     readonly limits: SmtpEdgeLimits,
@@ -139,6 +185,12 @@ export class SmtpEdge {
   ) {
     this.#byAddress = new WindowCounter(limits.messageRateWindowMs, now);
     this.#byDomain = new WindowCounter(limits.messageRateWindowMs, now);
+    this.#dataSlots = new Slots(limits.maxConcurrentData);
+  }
+
+  /** Sessions whose DATA waits for a slot (see `maxConcurrentData`). */
+  get dataWaiting(): number {
+    return this.#dataSlots.waiting;
   }
 
   /**
@@ -208,8 +260,28 @@ export class SmtpEdge {
 
     const onData = internals.onData.bind(server);
     internals.onData = (stream, session, callback) => {
-      this.#watchDataRate(stream, session);
-      onData(stream, session, callback);
+      const conn = this.#sessions.get(session.id)?.conn;
+      let waiting = true;
+      const now = this.#dataSlots.acquire((release) => {
+        waiting = false;
+        if (conn) conn._handlerPending = false;
+        // The connection closed while it waited (smtp-server destroyed its DATA stream): nothing to read or answer.
+        if (stream.destroyed) return release();
+        this.#watchDataRate(stream, session);
+        onData(stream, session, (err) => {
+          release();
+          callback(err);
+        });
+      });
+      if (!now) {
+        this.stats.dataWaits++;
+        // While it waits the server owes the client (not the other way round): smtp-server's idle timeout re-arms
+        // instead of closing, as while any handler is pending. Set after smtp-server's DATA handler returns (it
+        // clears the flag once it has called onData).
+        setImmediate(() => {
+          if (waiting && conn) conn._handlerPending = true;
+        });
+      }
     };
   }
 

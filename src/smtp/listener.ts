@@ -4,6 +4,7 @@ import { isInboundBlocked } from '../domain/email/blocklist.service.js';
 import { activeIdentitiesFor } from '../domain/email/identity.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { customRoleOwner, deliverRoleMail, isRoleAddress } from '../domain/email/role-mail.service.js';
+import { IdleGc } from '../infra/idle-gc.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { tracingEnabled } from '../infra/tracing.js';
 import { authenticateInbound, DmarcRejection } from './authenticate.js';
@@ -33,6 +34,8 @@ export interface SmtpListener {
  *   same bytes feeding the sender authentication (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts) whose deadline
  *   counts from the end of DATA: DMARC `fail` under `p=reject` answers `550 5.7.1` and keeps nothing (the chunks
  *   stored so far are deleted);
+ * - at most SMTP_MAX_CONCURRENT_DATA messages are read and stored at once (edge.ts; the DATA of others waits unread,
+ *   TCP backpressure), and once a burst of large mail is over one full collection returns its memory (idle-gc.ts);
  * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
  *   unparseable MIME (too many parts, nesting too deep, malformed) or data that will fail again answers
  *   `554 5.6.0`, any other storage failure `451 4.3.0` so the sender retries (replies.ts).
@@ -40,6 +43,9 @@ export interface SmtpListener {
 export async function startSmtpListener(ctx: AppContext, port: number, tls: SmtpCertificate): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
   const edge = new SmtpEdge(edgeLimitsFromConfig(ctx.config)); // per-address and per-session limits: edge.ts
+  // One full collection once a burst of large mail is over (memory back to its baseline: idle-gc.ts).
+  const idleGc = new IdleGc();
+  idleGc.soon(); // and once after start-up, whose garbage (the embedded database's load) would stay as well
   const server = new SMTPServer({
     ...sharedSmtpOptions(ctx, tls),
     ...edge.serverOptions(),
@@ -84,23 +90,25 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
         alsoDeliver: async (parsed) => {
           await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
         },
-      }).then(
-        (outcome) => {
-          if (outcome.kind === 'too-large' || stream.sizeExceeded) {
-            callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
-          } else if (outcome.kind === 'unparseable') {
-            callback(smtpError(554, outcome.reason.startsWith('5.6.0') ? outcome.reason : `5.6.0 ${outcome.reason}`));
-          } else {
-            callback(null);
-          }
-        },
-        (err: unknown) => {
-          if (err instanceof DmarcRejection) return callback(err);
-          const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
-          ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
-          callback(smtpError(reply.code, reply.message));
-        },
-      );
+      })
+        .finally(() => idleGc.add(stream.byteLength ?? 0))
+        .then(
+          (outcome) => {
+            if (outcome.kind === 'too-large' || stream.sizeExceeded) {
+              callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
+            } else if (outcome.kind === 'unparseable') {
+              callback(smtpError(554, outcome.reason.startsWith('5.6.0') ? outcome.reason : `5.6.0 ${outcome.reason}`));
+            } else {
+              callback(null);
+            }
+          },
+          (err: unknown) => {
+            if (err instanceof DmarcRejection) return callback(err);
+            const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
+            ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
+            callback(smtpError(reply.code, reply.message));
+          },
+        );
     },
   });
   edge.attach(server);
@@ -109,6 +117,10 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
   const bound = await listenSmtp(server, port, ctx.config.HOST);
   return {
     port: bound,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        idleGc.stop();
+        server.close(() => resolve());
+      }),
   };
 }

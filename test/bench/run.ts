@@ -137,6 +137,9 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 // ---------------------------------------------------------------------------------------------------------------
 // The service
 
+/** Variables `npm start` sets before its command (filled by {@link startCommand}). */
+const startEnv: Record<string, string> = {};
+
 /**
  * The command `npm start` runs, as argv (`tsx X` becomes `node --import tsx X`, so the pid is the server's; a leading
  * `exec` is dropped). The service runs from `dist/`, so the bench builds it first (`npm run build`).
@@ -144,6 +147,11 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 function startCommand(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const words = pkg.scripts.start!.trim().split(/\s+/);
+  // Leading `NAME=${NAME:-value}` assignments (glibc malloc settings): the service gets them in its environment.
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const [name, value] = words.shift()!.split(/=(.*)/s) as [string, string];
+    startEnv[name] = process.env[name] ?? value.replace(/^\$\{\w+:-(.*)\}$/, '$1');
+  }
   if (words[0] === 'exec') words.shift(); // `exec node …`: the shell replaces itself, so the command is the same
   if (words[0] === 'tsx') return tsNode(words.slice(1).join(' '));
   if (words[0] === 'node') return [process.execPath, ...words.slice(1)];
@@ -188,6 +196,7 @@ async function startService(
       // No rate limit: the bench measures the service's own throughput, far past any per-key budget.
       RATE_LIMIT_MAX: '0',
       METRICS_TOKEN: metricsToken,
+      ...startEnv,
       ...env,
     },
   });

@@ -49,7 +49,8 @@ export async function receiveInboundStream(
   maxBytes: number,
   hooks: InboundStreamHooks = {},
 ): Promise<InboundOutcome> {
-  const writer = new BlobWriter(ctx.db, ctx.clock.now());
+  // Chunk rows below Prisma (no base64 copies of the bytes; mail-blob.store.ts), outside any transaction.
+  const writer = new BlobWriter(ctx.db, ctx.clock.now(), ctx.database);
   const toParser = new PassThrough();
   let parseError: unknown;
   const parsing: Promise<InboundMessage | null> = ctx.mail.parseStream(toParser).catch((err: unknown) => {
