@@ -301,7 +301,7 @@ export class OrderedEventBus implements EventBus {
     let budget = FANOUT_SLICE;
     while (this.#outboxHead < this.#outbox.length && budget > 0) {
       const item = this.#outbox[this.#outboxHead]!;
-      const take = item.listeners.length <= budget ? item.listeners.length : budget;
+      const take = Math.min(item.listeners.length, budget);
       for (let i = 0; i < take; i++) {
         try {
           item.listeners[i]!(item.event);
@@ -387,6 +387,7 @@ export class OrderedEventBus implements EventBus {
         return;
       }
       this.#deliverPending(state, last!.seq);
+      // biome-ignore lint/complexity/useMathMinMax: bigint ids; Math.max throws on a BigInt
       state.id = last!.id > state.id ? last!.id : state.id;
     }
   }

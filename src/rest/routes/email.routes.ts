@@ -28,8 +28,6 @@ import {
   forwardInput,
   labelsPatchInput,
   messageParams,
-  REPLY_MODE_DESCRIPTION,
-  REPLY_MODES,
   replyInput,
   sendEmailInput,
   suppressionParams,
