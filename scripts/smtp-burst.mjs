@@ -17,6 +17,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { largeMime } from './large-mime.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -109,22 +110,7 @@ const identity = await call('POST', '/api/email/identities', { localPart: 'burst
 
 // One message body (shared by every connection): a short text part and a base64 attachment, CRLF lines of 76.
 const boundary = 'burst-boundary-0123456789';
-const head = [
-  '',
-  `--${boundary}`,
-  'Content-Type: text/plain; charset=utf-8',
-  '',
-  'A large attachment follows.',
-  `--${boundary}`,
-  'Content-Type: application/octet-stream; name="blob.bin"',
-  'Content-Transfer-Encoding: base64',
-  'Content-Disposition: attachment; filename="blob.bin"',
-  '',
-  '',
-].join('\r\n');
-const line = `${randomBytes(57).toString('base64')}\r\n`; // 76 characters + CRLF
-const lines = Math.max(1, Math.floor((BYTES - head.length - 400) / line.length));
-const body = Buffer.concat([Buffer.from(head), Buffer.from(line.repeat(lines)), Buffer.from(`--${boundary}--\r\n`)]);
+const body = largeMime({ bytes: BYTES, boundary });
 
 /** Sends one message over its own connection from `localAddress`. @returns the final reply line. */
 function sendOne(n, localAddress, payload = body) {
@@ -179,7 +165,7 @@ function sendOne(n, localAddress, payload = body) {
 
 // One small message first, so the idle figure is the service that has received mail (the MIME parser and the sender
 // authentication are loaded with the first message), not the one that never did.
-const warmUp = await sendOne('warm-up', '127.0.0.1', Buffer.from(`${head}small\r\n--${boundary}--\r\n`));
+const warmUp = await sendOne('warm-up', '127.0.0.1', largeMime({ bytes: 0, boundary }));
 if (!warmUp.startsWith('250')) throw new Error(`warm-up message: ${warmUp}`);
 await sleep(5000);
 const idle = rssMb();

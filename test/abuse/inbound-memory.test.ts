@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
+import { largeMime } from '../../scripts/large-mime.mjs';
 import { tempDir } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
 import { runEntry } from '../helpers/process.js';
@@ -29,31 +30,18 @@ function rssMb(pid: number): number {
   return Math.round(kb / 1024);
 }
 
-/** A multipart message of about `bytes`: a short text part and a base64 attachment in CRLF lines of 76. */
+/** A multipart message of about `bytes`: a short text part and a base64 attachment (scripts/large-mime.mjs). */
 function message(to: string, n: number, bytes: number): Buffer {
-  const boundary = 'inbound-memory-boundary';
-  const head = [
-    'From: sender@burst.example',
-    `To: ${to}`,
-    `Subject: burst ${n}`,
-    `Message-ID: <burst-${n}-${Date.now()}@burst.example>`,
-    'MIME-Version: 1.0',
-    `Content-Type: multipart/mixed; boundary="${boundary}"`,
-    '',
-    `--${boundary}`,
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    'A large attachment follows.',
-    `--${boundary}`,
-    'Content-Type: application/octet-stream; name="blob.bin"',
-    'Content-Transfer-Encoding: base64',
-    'Content-Disposition: attachment; filename="blob.bin"',
-    '',
-    '',
-  ].join('\r\n');
-  const line = `${randomBytes(57).toString('base64')}\r\n`;
-  const lines = Math.max(1, Math.floor((bytes - head.length - 100) / line.length));
-  return Buffer.concat([Buffer.from(head), Buffer.from(line.repeat(lines)), Buffer.from(`--${boundary}--\r\n`)]);
+  return largeMime({
+    bytes,
+    boundary: 'inbound-memory-boundary',
+    headers: [
+      'From: sender@burst.example',
+      `To: ${to}`,
+      `Subject: burst ${n}`,
+      `Message-ID: <burst-${n}-${Date.now()}@burst.example>`,
+    ],
+  });
 }
 
 // Once per CI run: the embedded pass (the PostgreSQL pass would start the same PGlite service again).

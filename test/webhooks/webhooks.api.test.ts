@@ -263,6 +263,13 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     expect(failed.body).toMatchObject({ status: 'failed', attempts: 1, responseCode: 500, nextAttemptAt: null });
     const bad = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'nope' });
     expect(bad.status).toBe(400);
+    // Role mail's example has the real event's shape (test/email/role-mail.test.ts), so a receiver can be built on it.
+    receiver.respond(hook.path, () => ({ status: 204 }));
+    const role = await a.request('POST', `/api/webhooks/${hook.id}/test`, { eventType: 'email.role_mail.received' });
+    expect(role.body).toMatchObject({ status: 'delivered', responseCode: 204 });
+    const roleBody = receiver.on(hook.path).at(-1)!.body;
+    expect(roleBody.payload.event).toBe('email.role_mail.received');
+    expect(Object.keys(roleBody.payload.data).sort()).toEqual(['address', 'from', 'id', 'receivedAt', 'subject']);
   });
 
   it('rotates the secret: new secret once, both signatures for 24 h, then only the new one', async ({ t, a }) => {

@@ -408,7 +408,10 @@ export async function rotateWebhookSecret(
   return { id, secret, previousSecretExpiresAt: expires.toISOString() };
 }
 
-/** An example payload for a test delivery of `eventType` (spec 2.11; SMS fields per 2.11, email per 6.1). */
+/**
+ * An example payload for a test delivery of `eventType` (spec 2.11; SMS fields per 2.11, email per 6.1, role mail as
+ * `deliverRoleMail` emits it); other types get `{example: true}`.
+ */
 function examplePayload(eventType: string): Record<string, unknown> {
   if (eventType.startsWith('sms.')) {
     return { id: 'msg_example', from: '+14155550100', to: '+14155550101', status: eventType.slice(4) };
@@ -423,6 +426,19 @@ function examplePayload(eventType: string): Record<string, unknown> {
         subject: 'Example',
         threadId: 'thread_example',
         messageId: '<example@example.com>',
+      },
+    };
+  }
+  if (eventType === 'email.role_mail.received') {
+    // The shape deliverRoleMail emits (role-mail.service.ts): no body, only what names the message.
+    return {
+      event: 'email.role_mail.received',
+      data: {
+        id: '00000000-0000-0000-0000-000000000000',
+        address: 'postmaster@mail.example.com',
+        from: 'reporter@example.org',
+        subject: 'Example abuse report',
+        receivedAt: '2026-01-01T00:00:00.000Z',
       },
     };
   }
