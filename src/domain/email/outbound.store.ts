@@ -5,7 +5,7 @@ import type { EmailMessage } from './thread.store.js';
 /*
  * The store of the send path's one write (issue 24): a new outbound message on a new thread, its raw message (one
  * blob chunk) and the thread, in ONE statement below Prisma instead of an interactive transaction of five round
- * trips (BEGIN, blob, thread, message, COMMIT). Used by POST /api/email/identities/{id}/send for a message without
+ * trips (BEGIN, blob, thread, message, COMMIT), with the block-list and suppression read of the send in it. Used by POST /api/email/identities/{id}/send for a message without
  * attachments that fits in one chunk; every other write of a message goes through thread.store.ts.
  */
 
@@ -47,19 +47,33 @@ const MESSAGE_COLUMNS: [string, keyof EmailMessage, string][] = [
   ['sent_at', 'sentAt', 'timestamptz'],
 ];
 
+/** What {@link insertNewThreadMessage} found and did. */
+export interface NewThreadMessageResult {
+  /** Whether the blob, thread and message were written (the identity is active and no recipient is held). */
+  written: boolean;
+  /** Whether the identity was `active` (false: deprovisioning, or gone). */
+  active: boolean;
+  /** The block-list entries and suppressions that matched, as {@link recipientHolds} reads them. */
+  holds: RecipientHolds;
+}
+
 /**
  * Writes, in one statement (atomic: all or nothing), the blob `raw` (one chunk, so at most BLOB_CHUNK_BYTES), the
  * new thread `thread` and the message `message` (every column of {@link MESSAGE_COLUMNS}; `threadId` and
- * `rawBlobId` point at the two new rows) — only while the message's identity is `active`: its row is share-locked
+ * `rawBlobId` point at the two new rows) — only while the message's identity is `active` (its row is share-locked
  * by the statement, so a deprovisioning that commits first makes it write nothing, and one that comes later waits
- * for it. @returns whether the rows were written (false: the identity is not active, or gone).
+ * for it) and no recipient is held: the same statement reads the block list and the suppressions exactly as
+ * {@link recipientHolds} does (`recipients.candidates`: the recipients' addresses, their domains and parent domains;
+ * `recipients.addresses`: the addresses, lower-cased) and writes nothing when one matches. One round trip for the
+ * send's read and its write (issue 24). @returns what was found and whether the rows were written.
  */
 export async function insertNewThreadMessage(
   database: Pick<Database, 'preparedWrite'>,
   raw: Buffer,
   thread: NewThreadRow,
   message: EmailMessage,
-): Promise<boolean> {
+  recipients: { candidates: string[]; addresses: string[] },
+): Promise<NewThreadMessageResult> {
   if (message.threadId !== thread.id || !message.rawBlobId)
     throw new Error('message must point at its thread and blob');
   const values = MESSAGE_COLUMNS.map(([, field, cast]) => {
@@ -68,12 +82,21 @@ export async function insertNewThreadMessage(
   });
   const columns = MESSAGE_COLUMNS.map(([c]) => `"${c}"`).join(', ');
   const q = Prisma.sql`
-    WITH ok AS (
+    WITH holds AS (
+      SELECT 'blocked' AS kind, entry AS value FROM email_blocklist
+       WHERE account_id = ${message.accountId} AND direction = 'outbound' AND entry = ANY(${recipients.candidates}::text[])
+         AND (identity_id IS NULL OR identity_id = ${message.identityId})
+      UNION ALL
+      SELECT 'suppressed' AS kind, address AS value FROM email_suppressions
+       WHERE account_id = ${message.accountId} AND address = ANY(${recipients.addresses}::text[])
+    ),
+    ok AS (
       SELECT id FROM email_identities WHERE id = ${message.identityId} AND status = 'active' FOR SHARE
     ),
+    go AS (SELECT ok.id FROM ok WHERE NOT EXISTS (SELECT 1 FROM holds)),
     b AS (
       INSERT INTO email_blobs (id, size, chunks, created_at)
-      SELECT ${message.rawBlobId}, ${raw.length}::int, 1, ${message.sentAt}::timestamptz FROM ok
+      SELECT ${message.rawBlobId}, ${raw.length}::int, 1, ${message.sentAt}::timestamptz FROM go
       RETURNING id
     ),
     c AS (
@@ -83,8 +106,8 @@ export async function insertNewThreadMessage(
     t AS (
       INSERT INTO email_threads (id, account_id, identity_id, subject, participants, labels, message_count,
                                  last_message_at, created_at)
-      SELECT ${thread.id}, ${message.accountId}, ok.id, ${thread.subject}, ${thread.participants}::text[],
-             ${thread.labels}::text[], 1, ${message.sentAt}::timestamptz, ${message.sentAt}::timestamptz FROM ok
+      SELECT ${thread.id}, ${message.accountId}, go.id, ${thread.subject}, ${thread.participants}::text[],
+             ${thread.labels}::text[], 1, ${message.sentAt}::timestamptz, ${message.sentAt}::timestamptz FROM go
       RETURNING id
     ),
     m AS (
@@ -92,9 +115,18 @@ export async function insertNewThreadMessage(
       SELECT ${Prisma.join(values)}, t.id, c.blob_id FROM t, c
       RETURNING id
     )
-    SELECT count(*)::int AS n FROM m`;
+    SELECT (SELECT count(*)::int FROM m) AS n, (SELECT count(*)::int FROM ok) AS active,
+           (SELECT json_agg(json_build_array(kind, value))::text FROM holds) AS holds`;
   const [row] = await database.preparedWrite(q.text, q.values as unknown[]);
-  return Number(row?.n ?? 0) === 1;
+  const found = JSON.parse((row?.holds as string | null) ?? '[]') as [string, string][];
+  return {
+    written: Number(row?.n ?? 0) === 1,
+    active: Number(row?.active ?? 0) === 1,
+    holds: {
+      blocked: found.filter(([kind]) => kind === 'blocked').map(([, value]) => value),
+      suppressed: found.filter(([kind]) => kind === 'suppressed').map(([, value]) => value),
+    },
+  };
 }
 
 /** What {@link recipientHolds} found: block-list entries that match, and suppressed addresses. */
