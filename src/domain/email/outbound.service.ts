@@ -30,7 +30,7 @@ import {
 } from './mail.rules.js';
 import { BLOB_CHUNK_BYTES, readBlob, writeBlob } from './mail-blob.store.js';
 import type { InboundAttachment, OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
-import { insertNewThreadMessage, type RecipientHolds, recipientHolds } from './outbound.store.js';
+import { type RecipientHolds, recipientHolds } from './outbound.store.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
 import { assertNotSuppressed, recipientsSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
@@ -239,7 +239,7 @@ async function composeOutbound(
 
 /**
  * {@link queueOutbound} of a message on a new thread without attachments, written with ONE statement
- * (`insertNewThreadMessage`: blob, thread and message, only while the identity is active and no recipient is on
+ * (`insertNewThreadMessages` through the app's group-commit queue: blob, thread and message, only while the identity is active and no recipient is on
  * the block list or suppressed, read by that same statement) instead of an interactive transaction, and already
  * claimed for the delivery the request runs (its first attempt counted, the job returned: no claim statement; a
  * crash before that delivery leaves it to the outbound job once the lease has run out). A raw message larger than
@@ -282,7 +282,7 @@ async function queueNewThreadMessage(
     participants: mergeParticipants([], c.participants),
     labels: [...new Set(row.labels)],
   };
-  const result = await insertNewThreadMessage(ctx.database, c.raw, thread, row, recipients);
+  const result = await ctx.emailCaches.sendWrites.write(ctx.database, { raw: c.raw, thread, message: row, recipients });
   // A held recipient first, as when the read ran before the write: nothing was written.
   const refused = refusal(recipients, result.holds);
   if (refused) throw refused;
@@ -338,7 +338,7 @@ function refusal(recipients: SendRecipients, holds: RecipientHolds): Unprocessab
 
 /**
  * The block list and the suppressions of a send in one read (one statement, not two), for the sends not written by
- * {@link insertNewThreadMessage} (which reads them itself). @throws UnprocessableError RECIPIENT_BLOCKED or
+ * `insertNewThreadMessages` (which reads them itself). @throws UnprocessableError RECIPIENT_BLOCKED or
  * RECIPIENT_SUPPRESSED (a recipient both blocked and suppressed gets RECIPIENT_BLOCKED).
  */
 async function assertRecipientsFree(
