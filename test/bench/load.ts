@@ -37,6 +37,11 @@ export interface LoadResult {
   ok: number;
   /** Answers per HTTP status code. */
   codes: Record<string, number>;
+  /**
+   * CPU time of the load process itself (ms, user + system) over the window, where the load process is the bare
+   * side (the SMTP load with DKIM: the mail-send scenario's bare nodemailer pool). Absent for HTTP loads.
+   */
+  cpuMs?: number;
 }
 
 const spec = JSON.parse(process.argv[2]!) as LoadSpec;

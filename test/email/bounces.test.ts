@@ -259,6 +259,32 @@ describe('bounces and the suppression list', () => {
     expect(bouncedEvents(a)).toEqual([]);
   });
 
+  it('concurrent sends, one to a blocked recipient: the others are stored and relayed, the blocked one alone refused', async ({
+    a,
+  }) => {
+    const box = await identity(a);
+    const blocked = `${unique('held')}@blocked-batch.example`;
+    expect((await a.request('POST', '/api/email/blocklist', { entry: blocked, direction: 'outbound' })).status).toBe(
+      201,
+    );
+    // Sent at once, so on PostgreSQL they may share one group-commit statement (SendWriteQueue).
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        a.request('POST', `/api/email/identities/${box.id}/send`, {
+          to: [i === 3 ? blocked : `ok${i}@batch.example`],
+          subject: `batch ${i}`,
+          body: 'b',
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 422, 202, 202, 202, 202]);
+    expect(answers[3]!.body.error.code).toBe('RECIPIENT_BLOCKED');
+    const threads = (await a.request('GET', `/api/email/identities/${box.id}/threads?limit=20`)).body.threads as {
+      subject: string;
+    }[];
+    expect(threads.map((th) => th.subject).sort()).toEqual([0, 1, 2, 4, 5, 6, 7].map((i) => `batch ${i}`));
+  });
+
   it('block list: a blocked sender gets 550 5.7.1 at RCPT, a blocked recipient 422 RECIPIENT_BLOCKED', async ({
     t,
     a,
@@ -296,6 +322,8 @@ describe('bounces and the suppression list', () => {
       code: 'RECIPIENT_BLOCKED',
       details: [{ field: 'recipients', code: 'BLOCKED', message: 'ex@competitor.example' }],
     });
+    // Nothing of the refused send is stored (the read of the block list is part of the statement that writes).
+    expect((await a.request('GET', `/api/email/identities/${box.id}/threads`)).body.threads).toHaveLength(1);
     const list = await a.request('GET', '/api/email/blocklist?limit=1');
     expect(list.body.entries).toHaveLength(1);
     expect(typeof list.body.nextCursor).toBe('string');

@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { Prisma } from '../../src/generated/prisma/client.js';
 import { appTest } from '../helpers/fixture.js';
 
 const it = appTest();
@@ -37,6 +38,30 @@ describe.concurrent('POST /api/events (ingest)', () => {
       expect(await t.app.ctx.db.event.count({ where: { accountId: a.accountId } })).toBe(0);
     },
   );
+
+  it('writes whose guards read only their own rows share a group commit; a false guard fails alone', async ({
+    t,
+    a,
+  }) => {
+    const events = t.app.ctx.events;
+    const write = (guard?: boolean) =>
+      events.write({
+        accountId: a.accountId,
+        ...(guard === undefined ? {} : { guard: guard ? Prisma.sql`true` : Prisma.sql`false`, guardOwnRows: true }),
+        changes: [],
+        events: [{ eventType: 'sms.sent', payload: { guard: guard ?? null } }],
+      });
+    // Sent together: on PostgreSQL the last three wait for the first statement and then share one (ANDed guards
+    // false: each goes again alone under its own guard).
+    const [first, yes, no, plain] = await Promise.all([write(), write(true), write(false), write()]);
+    expect(first).toHaveLength(1);
+    expect(yes).toHaveLength(1);
+    expect(no).toBeNull();
+    expect(plain).toHaveLength(1);
+    const stored = await t.app.ctx.db.event.findMany({ where: { accountId: a.accountId }, orderBy: { seq: 'asc' } });
+    expect(stored.map((e) => (e.payload as { guard: boolean | null }).guard).sort()).toEqual([null, null, true].sort());
+    expect(stored.map((e) => Number(e.seq))).toEqual([1, 2, 3]);
+  });
 
   it('accepts did.state_changed from the telephony side', async ({ a }) => {
     const res = await a.request('POST', '/api/events', {

@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPair } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair } from 'node:crypto';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
 import { decryptSecret, encryptSecret } from '../kernel/secrets.js';
@@ -60,7 +60,8 @@ export function dkimRecordValue(key: Pick<DkimKey, 'publicKey'>): string {
  * SECRETS_KEY changed: unsigned mail still reaches receivers that do not require DKIM, a lost message reaches nobody.
  * `db` is the transaction to read (and, the first time, write) the key in; default ctx.db. A key that was already
  * stored is decrypted once and its signer reused for DKIM_SIGNER_TTL_MS (send-caches.ts); a key this call generates
- * is not cached, since the transaction that wrote it may still roll back.
+ * is not cached, since the transaction that wrote it may still roll back. The signer holds the key as a parsed
+ * `KeyObject` (parsed once per decryption, not once per message).
  */
 export async function dkimSignerFor(
   ctx: DomainContext,
@@ -76,7 +77,8 @@ export async function dkimSignerFor(
     const signer: DkimSigner = {
       domainName: domain,
       keySelector: key.selector,
-      privateKey: decryptSecret(ctx.secretsKey, key.privateKeyEncrypted, aad(domain)),
+      // Parsed once here, not by every signature (see DkimSigner).
+      privateKey: createPrivateKey(decryptSecret(ctx.secretsKey, key.privateKeyEncrypted, aad(domain))),
     };
     if (stored) cache.set(domain, signer);
     return signer;

@@ -84,7 +84,7 @@ export async function findActiveIdentity(
 
 /**
  * {@link findActiveIdentity} for the send path, cached for SEND_IDENTITY_TTL_MS (send-caches.ts) (issue 24: one read less
- * per send). Only for a write that checks the identity is active itself (`insertNewThreadMessage`).
+ * per send). Only for a write that checks the identity is active itself (`insertNewThreadMessages`).
  * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING.
  */
 export async function activeIdentityForSend(

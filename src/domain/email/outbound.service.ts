@@ -30,7 +30,7 @@ import {
 } from './mail.rules.js';
 import { BLOB_CHUNK_BYTES, readBlob, writeBlob } from './mail-blob.store.js';
 import type { InboundAttachment, OutgoingAttachment, OutgoingMail, RelayError } from './mail-transport.port.js';
-import { insertNewThreadMessage, recipientHolds } from './outbound.store.js';
+import { type RecipientHolds, recipientHolds } from './outbound.store.js';
 import { localDeliveryAuthentication } from './sender-auth.js';
 import { assertNotSuppressed, recipientsSuppressed } from './suppressions.service.js';
 import { getMessageRow } from './thread.service.js';
@@ -239,20 +239,25 @@ async function composeOutbound(
 
 /**
  * {@link queueOutbound} of a message on a new thread without attachments, written with ONE statement
- * (`insertNewThreadMessage`: blob, thread and message, only while the identity is active) instead of an interactive
- * transaction, and already claimed for the delivery the request runs (its first attempt counted, the job returned:
- * no claim statement; a crash before that delivery leaves it to the outbound job once the lease has run out). A
- * raw message larger than one blob chunk goes through {@link queueOutbound} (unclaimed).
- * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING (the identity changed since it was cached).
+ * (`insertNewThreadMessages` through the app's group-commit queue: blob, thread and message, only while the identity is active and no recipient is on
+ * the block list or suppressed, read by that same statement) instead of an interactive transaction, and already
+ * claimed for the delivery the request runs (its first attempt counted, the job returned: no claim statement; a
+ * crash before that delivery leaves it to the outbound job once the lease has run out). A raw message larger than
+ * one blob chunk goes through {@link queueOutbound} (unclaimed), after its own read of the holds. The message is
+ * composed (and signed) before the holds are known, so a refused send costs its composing too.
+ * @throws NotFoundError; UnprocessableError IDENTITY_DEPROVISIONING (the identity changed since it was cached),
+ * RECIPIENT_BLOCKED, RECIPIENT_SUPPRESSED.
  */
 async function queueNewThreadMessage(
   ctx: DomainContext,
   accountId: string,
   identity: EmailIdentity,
   m: OutboundContent,
+  recipients: SendRecipients,
 ): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
   const c = await composeOutbound(ctx, identity, m, ctx.db);
   if (c.raw.length > BLOB_CHUNK_BYTES) {
+    await assertRecipientsFree(ctx, identity, recipients);
     // Read again, not cached: this write does not check the identity itself. Before the transaction (PGlite has
     // one connection: a read outside an open transaction would wait for it).
     const fresh = await findActiveIdentity(ctx, accountId, identity.id);
@@ -277,7 +282,11 @@ async function queueNewThreadMessage(
     participants: mergeParticipants([], c.participants),
     labels: [...new Set(row.labels)],
   };
-  if (!(await insertNewThreadMessage(ctx.database, c.raw, thread, row))) {
+  const result = await ctx.emailCaches.sendWrites.write(ctx.database, { raw: c.raw, thread, message: row, recipients });
+  // A held recipient first, as when the read ran before the write: nothing was written.
+  const refused = refusal(recipients, result.holds);
+  if (refused) throw refused;
+  if (!result.written) {
     // Deprovisioned (or deleted) since it was cached: answer as an uncached read would.
     forgetIdentity(ctx, identity.id);
     await findActiveIdentity(ctx, accountId, identity.id);
@@ -306,11 +315,42 @@ async function queueNewThreadMessage(
 async function queueWithAttachments(
   ctx: DomainContext,
   accountId: string,
-  identityId: string,
+  identity: EmailIdentity,
   m: OutboundContent,
+  recipients: SendRecipients,
 ): Promise<{ message: EmailMessage; claimed?: ClaimedJob }> {
-  const fresh = await findActiveIdentity(ctx, accountId, identityId);
+  await assertRecipientsFree(ctx, identity, recipients);
+  const fresh = await findActiveIdentity(ctx, accountId, identity.id);
   return { message: await inTransaction(ctx.db, (tx) => queueOutbound(tx, ctx, fresh, m)) };
+}
+
+/** The recipients of a send (To, Cc and Bcc, lower-cased, distinct) and their block-list candidates. */
+interface SendRecipients {
+  addresses: string[];
+  /** {@link blockCandidates} of `addresses`: the addresses, their domains and parent domains. */
+  candidates: string[];
+}
+
+/** The refusal of a send given what the block list and suppressions hold (blocked before suppressed), if any. */
+function refusal(recipients: SendRecipients, holds: RecipientHolds): UnprocessableError | undefined {
+  return recipientsBlocked(recipients.addresses, holds.blocked) ?? recipientsSuppressed(holds.suppressed);
+}
+
+/**
+ * The block list and the suppressions of a send in one read (one statement, not two), for the sends not written by
+ * `insertNewThreadMessages` (which reads them itself). @throws UnprocessableError RECIPIENT_BLOCKED or
+ * RECIPIENT_SUPPRESSED (a recipient both blocked and suppressed gets RECIPIENT_BLOCKED).
+ */
+async function assertRecipientsFree(
+  ctx: DomainContext,
+  identity: EmailIdentity,
+  recipients: SendRecipients,
+): Promise<void> {
+  const refused = refusal(
+    recipients,
+    await recipientHolds(ctx.database, identity, recipients.candidates, recipients.addresses),
+  );
+  if (refused) throw refused;
 }
 
 /**
@@ -328,12 +368,11 @@ export async function sendEmail(
   // Cached: the one-statement write below stores nothing unless the identity is still active at its commit.
   const identity = await activeIdentityForSend(ctx, actor.accountId, identityId);
   const attachments = decodeAttachments(data.attachments);
-  // The block list and the suppressions in one read (one statement, not two); a recipient both blocked and
-  // suppressed still gets RECIPIENT_BLOCKED, as when they ran one after the other.
+  // The block list and the suppressions are read on every send: by the one statement that writes the message
+  // (nothing written when a recipient is held), else in one read before the write. A recipient both blocked and
+  // suppressed gets RECIPIENT_BLOCKED, as when they ran one after the other.
   const addresses = [...new Set([...data.to, ...(data.cc ?? []), ...(data.bcc ?? [])].map(normalizeAddress))];
-  const holds = await recipientHolds(ctx.database, identity, blockCandidates(addresses), addresses);
-  const refused = recipientsBlocked(addresses, holds.blocked) ?? recipientsSuppressed(holds.suppressed);
-  if (refused) throw refused;
+  const recipients: SendRecipients = { addresses, candidates: blockCandidates(addresses) };
   const content: OutboundContent = {
     thread: null,
     to: data.to,
@@ -351,8 +390,8 @@ export async function sendEmail(
   };
   const { message, claimed } =
     attachments.length === 0
-      ? await queueNewThreadMessage(ctx, actor.accountId, identity, content)
-      : await queueWithAttachments(ctx, actor.accountId, identityId, content);
+      ? await queueNewThreadMessage(ctx, actor.accountId, identity, content, recipients)
+      : await queueWithAttachments(ctx, actor.accountId, identity, content, recipients);
   // The delivery this request runs sends the row and bytes just written, without reading them back.
   await deliverInRequest(ctx, message, identity, claimed);
   return { messageId: message.messageId, threadId: message.threadId };
@@ -507,7 +546,8 @@ function outcomePayload(m: EmailMessage, type: OutcomeEvent): Record<string, unk
 /**
  * Writes a message's final status and its event, fenced by the claim (`locked_by = token`): a dispatcher whose
  * lease ran out and was taken over writes nothing. Without bounces to record, status and event commit in ONE
- * statement ({@link EventLog.write}: one round trip where the transaction took five; issue 24).
+ * statement ({@link EventLog.write}: one round trip where the transaction took five; issue 24), shared with the
+ * account's other finishes and ingests waiting at that moment (group commit: the guard reads only this row).
  */
 async function finish(
   ctx: DomainContext,
@@ -521,6 +561,8 @@ async function finish(
     await ctx.events.write({
       accountId: m.accountId,
       guard: claimStillHeld(m.id, token),
+      // The claim is on this message's own row: concurrent finishes of the account share one commit (issue 24).
+      guardOwnRows: true,
       changes: [finishClaimedSql(m.id, token, { status: outcome.status, statusDetail: outcome.detail })],
       events: type ? [{ eventType: type, payload: outcomePayload(updated, type) }] : [],
     });

@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import type { EmailIdentity } from './identity.store.js';
 import type { DkimSigner } from './mail-transport.port.js';
+import { SendWriteQueue } from './outbound.store.js';
 
 /**
  * How long a send reuses an identity it read (ms). Safe to serve stale for this long because the send's write
- * stores nothing unless the identity is still active at its commit (`insertNewThreadMessage`); a display name
+ * stores nothing unless the identity is still active at its commit (`insertNewThreadMessages`); a display name
  * changed on another instance shows in mail sent from here at most this much later (a change made here is seen at
  * once).
  */
@@ -37,6 +38,8 @@ export interface EmailCaches {
   customDomains: LRUCache<string, boolean>;
   /** Domain → its decrypted DKIM signer ({@link DKIM_SIGNER_TTL_MS}). */
   dkimSigners: LRUCache<string, DkimSigner>;
+  /** Not a cache: the group-commit queue of the send path's writes (one per app; see {@link SendWriteQueue}). */
+  sendWrites: SendWriteQueue;
 }
 
 /** Empty caches for a new app (src/app.ts). */
@@ -45,5 +48,6 @@ export function newEmailCaches(): EmailCaches {
     sendIdentities: new LRUCache<string, EmailIdentity>({ max: 10_000, ttl: SEND_IDENTITY_TTL_MS }),
     customDomains: new LRUCache<string, boolean>({ max: 10_000, ttl: CUSTOM_DOMAIN_TTL_MS }),
     dkimSigners: new LRUCache<string, DkimSigner>({ max: 1_000, ttl: DKIM_SIGNER_TTL_MS }),
+    sendWrites: new SendWriteQueue(),
   };
 }

@@ -58,6 +58,14 @@ export interface AtomicWrite {
   /** A boolean SQL expression evaluated first (e.g. a uniqueness rule); when false nothing at all is written. */
   guard?: Prisma.Sql;
   /**
+   * The guard reads only rows that no other write changes (e.g. a claim on the write's own row: the outbound mail
+   * job's `claimStillHeld`), so it may share a group-commit statement with the account's other writes: the guards
+   * of a batch are ANDed, and when that is false each guarded write of the batch is written again alone (its own
+   * guard decides). Without it a guarded write goes alone: two guards of one rule (e.g. uniqueness) in one statement
+   * would both read the state before either write.
+   */
+  guardOwnRows?: boolean;
+  /**
    * Data-modifying statements (CTE bodies), each writing rows only where {@link WRITE_OK} holds, e.g.
    * `INSERT INTO t (…) SELECT … WHERE ${WRITE_OK}`.
    */
@@ -220,8 +228,9 @@ export class EventLog {
    */
   async write(w: AtomicWrite): Promise<StoredEvent[] | null> {
     if (!this.sql || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
-    // A guarded write goes alone: two guards in one statement would both read the state before either write.
-    if (w.guard) return (await this.#writeBatch([w]))[0]!;
+    // A guarded write goes alone (two guards in one statement would both read the state before either write),
+    // unless its guard reads only its own rows (`guardOwnRows`).
+    if (w.guard && !w.guardOwnRows) return (await this.#writeBatch([w]))[0]!;
     return new Promise<StoredEvent[] | null>((resolve, reject) => {
       const entry: WaitingWrite = { write: w, resolve, reject };
       const waiting = this.#writes.get(w.accountId);
@@ -238,7 +247,8 @@ export class EventLog {
    * Group commit of single-statement writes: while one statement of an account runs, that account's next writes wait
    * and then go together in one statement (up to {@link INGEST_BATCH_MAX} events). The account's order lock is held
    * to COMMIT, so its statements cannot overlap anyway; batching makes one commit (one WAL flush) serve them all. A
-   * failed batch is retried write by write, so one bad write fails alone.
+   * failed batch is retried write by write, so one bad write fails alone. Guarded writes join a batch only with
+   * `guardOwnRows` (see {@link AtomicWrite.guardOwnRows}).
    */
   async #runWrites(accountId: string, first: WaitingWrite[]): Promise<void> {
     let batch = first;
@@ -295,7 +305,9 @@ export class EventLog {
       }
     }
     const n = pending.length;
-    const guard = ws.length === 1 && ws[0]!.guard ? ws[0]!.guard : Prisma.sql`true`;
+    // One write's guard, or the guards of a group commit ANDed (only `guardOwnRows` writes share a statement).
+    const guards = ws.flatMap((w) => (w.guard ? [w.guard] : []));
+    const guard = guards.length > 0 ? Prisma.join(guards, ' AND ') : Prisma.sql`true`;
     for (let tries = 0; ; tries++) {
       const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
       const used: unknown[] = [];
@@ -348,7 +360,13 @@ export class EventLog {
       if (!row) throw new Error('single-statement write returned no row');
       const fresh = this.#hooks.map((h, i) => (h.read ? ((row[`r${i}`] as string | null) ?? null) : null));
       this.#remember(accountId, fresh);
-      if (row.guard_ok !== true) return [null];
+      if (row.guard_ok !== true) {
+        // Nothing was written. One write: its guard said no. A group: some guard said no; each goes again alone.
+        if (ws.length === 1) return [null];
+        const out: (StoredEvent[] | null)[] = [];
+        for (const w of ws) out.push((await this.#writeBatch([w]))[0]!);
+        return out;
+      }
       if (row.ok !== true) {
         if (tries < 2) continue;
         const out: (StoredEvent[] | null)[] = [];
