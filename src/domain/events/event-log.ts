@@ -32,13 +32,25 @@ export interface EventHook {
    * `ins(id, seq, ord)`: the inserted events, `ord` being the 1-based index in `events`. Each is read by the final
    * SELECT (so a plain SELECT body, e.g. `pg_notify`, runs), hence a data-modifying one needs a RETURNING clause.
    */
-  statement?(events: PendingEvent[], read: unknown, name: (j: number) => string): Prisma.Sql[];
+  statement?(events: PendingEvent[], read: unknown, name: (j: number) => string, attempt: WriteAttempt): Prisma.Sql[];
   /**
    * After the commit (never throws; e.g. metrics, or waking the workers of what `run`/`statement` enqueued). `read`
-   * is the value of this hook's `read` that the write used (undefined without `read`).
+   * is the value of this hook's `read` that the write used (undefined without `read`); `attempt` is the object
+   * `statement` was given for the statement that committed (undefined after an interactive transaction).
    */
-  committed?(events: StoredEvent[], read: unknown): void;
+  committed?(events: StoredEvent[], read: unknown, attempt?: WriteAttempt): void;
+  /**
+   * A statement built with `statement(…, attempt)` did not commit (it failed, its guard was false, or a read had
+   * changed and it is built again): whatever `statement` set aside for it is to be given back. Never throws.
+   */
+  abandoned?(attempt: WriteAttempt): void;
 }
+
+/**
+ * Identifies one built single-statement write for its hooks ({@link EventHook.statement}): each statement built
+ * gets a fresh one, later handed to either `committed` or `abandoned`, never both. Hooks key their own state by it.
+ */
+export type WriteAttempt = object;
 
 /** An event of a single-statement write before it has its id: what a hook's `statement` sees. */
 export interface PendingEvent extends NewEvent {
@@ -108,6 +120,21 @@ interface WaitingWrite {
   reject: (err: unknown) => void;
 }
 
+/** One account's group-commit queue: writes waiting, statements running, and whether a start is scheduled. */
+interface AccountWrites {
+  waiting: WaitingWrite[];
+  running: number;
+  starting: boolean;
+}
+
+/**
+ * Statements of one account's unguarded writes sent at once at most (group commit, {@link EventLog.write}). The
+ * account's order lock lets one commit at a time; a second one in flight waits for it inside PostgreSQL and starts
+ * the moment it commits (issue 24: the end-to-end webhook bench spent most of each statement waiting for WAL
+ * flushes, and the next batch was only sent after the answer had been read by a busy event loop).
+ */
+export const WRITES_IN_FLIGHT = 2;
+
 /**
  * "Events are facts in the database first" (ARCHITECTURE.md): a domain change and the events it causes commit in
  * one transaction; after the commit the events are published on the bus for live subscribers.
@@ -120,8 +147,8 @@ interface WaitingWrite {
  */
 export class EventLog {
   readonly #hooks: EventHook[] = [];
-  /** Group commit: per account, the single-statement writes waiting while that account's statement runs. */
-  readonly #writes = new Map<string, WaitingWrite[]>();
+  /** Group commit: per account, the single-statement writes waiting while that account's statements run. */
+  readonly #writes = new Map<string, AccountWrites>();
   /** Per account, what each hook's `read` returned last (JSON text per hook), for single-statement writes. */
   readonly #reads = new Map<string, (string | null)[]>();
 
@@ -134,10 +161,10 @@ export class EventLog {
   ) {}
 
   /** After the commit: the hooks' `committed`, with the value of each hook's `read` the write used (never throws). */
-  #committed(events: StoredEvent[], reads: readonly unknown[] = []): void {
+  #committed(events: StoredEvent[], reads: readonly unknown[] = [], attempt?: WriteAttempt): void {
     for (const [i, hook] of this.#hooks.entries()) {
       try {
-        hook.committed?.(events, reads[i]);
+        hook.committed?.(events, reads[i], attempt);
       } catch {
         // A post-commit hook (metrics) never fails a committed write.
       }
@@ -232,27 +259,55 @@ export class EventLog {
     // unless its guard reads only its own rows (`guardOwnRows`).
     if (w.guard && !w.guardOwnRows) return (await this.#writeBatch([w]))[0]!;
     return new Promise<StoredEvent[] | null>((resolve, reject) => {
-      const entry: WaitingWrite = { write: w, resolve, reject };
-      const waiting = this.#writes.get(w.accountId);
-      if (waiting) {
-        waiting.push(entry);
-        return;
+      let q = this.#writes.get(w.accountId);
+      if (!q) {
+        q = { waiting: [], running: 0, starting: false };
+        this.#writes.set(w.accountId, q);
       }
-      this.#writes.set(w.accountId, []);
-      void this.#runWrites(w.accountId, [entry]);
+      q.waiting.push({ write: w, resolve, reject });
+      this.#startWrites(w.accountId, q);
     });
   }
 
   /**
-   * Group commit of single-statement writes: while one statement of an account runs, that account's next writes wait
-   * and then go together in one statement (up to {@link INGEST_BATCH_MAX} events). The account's order lock is held
-   * to COMMIT, so its statements cannot overlap anyway; batching makes one commit (one WAL flush) serve them all. A
+   * Starts one more statement of the account's waiting writes when fewer than {@link WRITES_IN_FLIGHT} run, at the
+   * end of this turn of the event loop (setImmediate), so the writes of requests read in the same turn share it.
+   */
+  #startWrites(accountId: string, q: AccountWrites): void {
+    if (q.starting || q.running >= WRITES_IN_FLIGHT) return;
+    q.starting = true;
+    setImmediate(() => {
+      q.starting = false;
+      if (q.waiting.length === 0 || q.running >= WRITES_IN_FLIGHT) return;
+      q.running++;
+      void this.#runWrites(accountId, q);
+    });
+  }
+
+  /**
+   * Group commit of single-statement writes: the writes of an account that arrive while its statements run wait and
+   * then go together in one statement (up to {@link INGEST_BATCH_MAX} events). At most {@link WRITES_IN_FLIGHT}
+   * statements of an account are sent at once: the second waits in PostgreSQL on the account's order lock (its
+   * `event_account_seqs` row, held to COMMIT) and runs the moment the first commits, instead of being sent only after
+   * the first's answer has come back and been read. Ids are still drawn under that lock, so they increase with
+   * `seq` and commit order within the account; a statement's events are published after its commit as before (an
+   * OrderedEventBus puts two statements' publishes back in order if their answers are read in the other order). A
    * failed batch is retried write by write, so one bad write fails alone. Guarded writes join a batch only with
    * `guardOwnRows` (see {@link AtomicWrite.guardOwnRows}).
    */
-  async #runWrites(accountId: string, first: WaitingWrite[]): Promise<void> {
-    let batch = first;
-    while (batch.length > 0) {
+  async #runWrites(accountId: string, q: AccountWrites): Promise<void> {
+    for (;;) {
+      let events = 0;
+      let take = 0;
+      while (
+        take < q.waiting.length &&
+        (take === 0 || events + q.waiting[take]!.write.events.length <= INGEST_BATCH_MAX)
+      ) {
+        events += q.waiting[take]!.write.events.length;
+        take++;
+      }
+      const batch = q.waiting.splice(0, take);
+      if (batch.length === 0) break;
       try {
         const results = await this.#writeBatch(batch.map((e) => e.write));
         for (const [i, e] of batch.entries()) e.resolve(results[i]!);
@@ -271,16 +326,9 @@ export class EventLog {
             }
           }
       }
-      const waiting = this.#writes.get(accountId)!;
-      let events = 0;
-      let take = 0;
-      while (take < waiting.length && (take === 0 || events + waiting[take]!.write.events.length <= INGEST_BATCH_MAX)) {
-        events += waiting[take]!.write.events.length;
-        take++;
-      }
-      batch = waiting.splice(0, take);
     }
-    this.#writes.delete(accountId);
+    q.running--;
+    if (q.running === 0 && q.waiting.length === 0 && !q.starting) this.#writes.delete(accountId);
   }
 
   /** One statement for writes of one account (see {@link write}); @returns each write's events, or null (guard). */
@@ -309,6 +357,7 @@ export class EventLog {
     const guards = ws.flatMap((w) => (w.guard ? [w.guard] : []));
     const guard = guards.length > 0 ? Prisma.join(guards, ' AND ') : Prisma.sql`true`;
     for (let tries = 0; ; tries++) {
+      const attempt: WriteAttempt = {};
       const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
       const used: unknown[] = [];
       const reads: Prisma.Sql[] = [];
@@ -325,7 +374,7 @@ export class EventLog {
         used[i] = value;
         if (!h.statement) return;
         const name = (j: number) => `hook${i}_${j}`;
-        h.statement(pending, value, name).forEach((body, j) => {
+        h.statement(pending, value, name, attempt).forEach((body, j) => {
           hookCtes.push(Prisma.sql`, ${Prisma.raw(name(j))} AS (${body})`);
           forced.push(Prisma.sql`, (SELECT count(*) FROM ${Prisma.raw(name(j))})`);
         });
@@ -356,10 +405,17 @@ export class EventLog {
                (SELECT json_agg(json_build_object('id', id::text, 'seq', seq::text) ORDER BY seq)::text FROM ins) AS evs
                ${forced.length > 0 ? Prisma.join(forced, '') : Prisma.empty}
           FROM guard, write_ok, reads`;
-      const [row] = await runner(q.text, q.values);
-      if (!row) throw new Error('single-statement write returned no row');
+      let row: Record<string, unknown> | undefined;
+      try {
+        [row] = await runner(q.text, q.values);
+        if (!row) throw new Error('single-statement write returned no row');
+      } catch (err) {
+        this.#abandoned(attempt);
+        throw err;
+      }
       const fresh = this.#hooks.map((h, i) => (h.read ? ((row[`r${i}`] as string | null) ?? null) : null));
       this.#remember(accountId, fresh);
+      if (row.guard_ok !== true || row.ok !== true) this.#abandoned(attempt);
       if (row.guard_ok !== true) {
         // Nothing was written. One write: its guard said no. A group: some guard said no; each goes again alone.
         if (ws.length === 1) return [null];
@@ -376,7 +432,10 @@ export class EventLog {
       const ids = JSON.parse((row.evs as string | null) ?? '[]') as { id: string; seq: string }[];
       for (let i = 1; i < ids.length; i++) {
         // The invariant the ordered bus and replay rely on (ids increase with seq within an account).
-        if (BigInt(ids[i]!.id) <= BigInt(ids[i - 1]!.id)) throw new Error('event ids must increase with seq');
+        if (BigInt(ids[i]!.id) <= BigInt(ids[i - 1]!.id)) {
+          this.#abandoned(attempt);
+          throw new Error('event ids must increase with seq');
+        }
       }
       const events: StoredEvent[] = pending.map((e, i) => ({
         id: ids[i]!.id,
@@ -388,10 +447,10 @@ export class EventLog {
         timestamp,
       }));
       if (events.length > 0) {
-        this.#committed(events, used);
+        this.#committed(events, used, attempt);
         await this.bus.publish(events);
         await this.#notify(events);
-      }
+      } else this.#abandoned(attempt);
       const out: StoredEvent[][] = [];
       let k = 0;
       for (const w of ws) {
@@ -399,6 +458,17 @@ export class EventLog {
         k += w.events.length;
       }
       return out;
+    }
+  }
+
+  /** The statement built with `attempt` did not commit: each hook gives back what it set aside (never throws). */
+  #abandoned(attempt: WriteAttempt): void {
+    for (const hook of this.#hooks) {
+      try {
+        hook.abandoned?.(attempt);
+      } catch {
+        // Giving back never fails a write.
+      }
     }
   }
 

@@ -118,6 +118,23 @@ export interface JobRunnerPort {
    * and if this process dies first the job is claimed again once the lease has run out.
    */
   runClaimed(job: ClaimedJob): Promise<void>;
+  /**
+   * Takes one slot for a job its creator is about to commit already claimed (issue 24: the webhook fan-out claims
+   * the deliveries of the events it records, so no claim statement is needed): true when this instance runs the
+   * kind's jobs (its queue is started) and the kind's concurrency and every `perKey` limit (`keys`, one value per
+   * `perKey` column, in order) have room, counting the slot as in flight from now on; false otherwise (the row is
+   * then written unclaimed, for any instance's claim). Every true must be followed by exactly one
+   * {@link runReserved} (the row committed) or {@link release} (it did not).
+   */
+  reserve(keys: readonly string[]): boolean;
+  /** Gives back a slot taken by {@link reserve} whose job was not committed. */
+  release(keys: readonly string[]): void;
+  /**
+   * Starts (without waiting) a job committed claimed in a slot taken by {@link reserve}: like {@link runClaimed},
+   * its row was committed with `locked_by = job.token`, a lease and its attempt counted; if this process dies first
+   * the job is claimed again once the lease has run out.
+   */
+  runReserved(job: ClaimedJob): void;
 }
 
 /** The job queue as the domain uses it (src/infra/jobs/job-queue.ts `JobQueue`). */

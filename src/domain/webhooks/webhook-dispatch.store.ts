@@ -9,11 +9,16 @@ import type { Database, Db, Tx } from '../kernel/db.js';
 import type { WebhookRecord } from './webhook.store.js';
 
 /**
- * The outbox fan-out's `read` (event-log.ts EventHook): the account's active webhooks as a JSON array of
- * `{id, events}` ordered by id (NULL when none), evaluated by the statement that records the events.
+ * The outbox fan-out's `read` (event-log.ts EventHook): the account's active webhooks as a JSON array ordered by id
+ * (NULL when none), evaluated by the statement that records the events: `{id, events}` for the fan-out, and what an
+ * attempt needs of the webhook (`url`, `key`: the secret's key id, `secret`, `previous`, `previousExpiresAt`), so the
+ * fan-out can hand the deliveries it claims to this instance's dispatcher without a read (a rotation or a URL change
+ * changes the value, so the next write reads it afresh).
  */
 export function activeWebhooksRead(accountId: string): Prisma.Sql {
-  return Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events) ORDER BY w.id)
+  return Prisma.sql`SELECT json_agg(json_build_object('id', w.id, 'events', w.events, 'url', w.url,
+        'key', w.secret_key_id, 'secret', w.secret_ciphertext, 'previous', w.previous_secret_ciphertext,
+        'previousExpiresAt', w.previous_secret_expires_at) ORDER BY w.id)
       FROM webhooks w WHERE w.account_id = ${accountId} AND w.active AND w.deleted_at IS NULL`;
 }
 
@@ -26,6 +31,11 @@ export interface OutboxRow {
   body: string;
   /** The event's timestamp: due, created and updated at. */
   at: string;
+  /**
+   * Set when the row is written already claimed by its creator (issue 24): the claim token, the lease end (ISO
+   * 8601) and the attempt counted (1), as a claim of the job queue would have written them.
+   */
+  claim?: { token: string; until: string };
 }
 
 /**
@@ -42,13 +52,15 @@ export function outboxInsert(
   const byOrd = 'ords' in event;
   return Prisma.sql`
           INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
-                                          next_attempt_at, created_at, updated_at)
-          SELECT x.id, ${accountId}, x.webhook_id, ${byOrd ? Prisma.sql`ins.id` : Prisma.sql`x.event_id`}, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at
+                                          next_attempt_at, created_at, updated_at, locked_by, locked_until, attempts)
+          SELECT x.id, ${accountId}, x.webhook_id, ${byOrd ? Prisma.sql`ins.id` : Prisma.sql`x.event_id`}, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at,
+                 x.locked_by, x.locked_until, CASE WHEN x.locked_by IS NULL THEN 0 ELSE 1 END
             FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
                         ${byOrd ? Prisma.sql`${event.ords}::int[]` : Prisma.sql`${event.ids}::bigint[]`}, ${rows.map((r) => r.eventType)}::text[],
                         ${rows.map((r) => r.body)}::text[],
-                        ${rows.map((r) => r.at)}::timestamptz[])
-                 AS x(id, webhook_id, ${byOrd ? Prisma.sql`ord` : Prisma.sql`event_id`}, event_type, body, at)${
+                        ${rows.map((r) => r.at)}::timestamptz[], ${rows.map((r) => r.claim?.token ?? null)}::text[],
+                        ${rows.map((r) => r.claim?.until ?? null)}::timestamptz[])
+                 AS x(id, webhook_id, ${byOrd ? Prisma.sql`ord` : Prisma.sql`event_id`}, event_type, body, at, locked_by, locked_until)${
                    byOrd
                      ? Prisma.sql`
             JOIN ins ON ins.ord = x.ord

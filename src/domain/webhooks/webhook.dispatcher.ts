@@ -1,11 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { changeTopic } from '../events/change-notices.port.js';
 import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
-import type { EventHook } from '../events/event-log.js';
+import type { EventHook, WriteAttempt } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
-import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as scheduledAfter } from '../kernel/jobs.js';
+import {
+  type ClaimedJob,
+  type JobKind,
+  type JobRunnerPort,
+  SPEC8_SCHEDULE,
+  nextAttemptAt as scheduledAfter,
+} from '../kernel/jobs.js';
 import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
 import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
@@ -62,7 +69,16 @@ export function leaseMs(ctx: DomainContext): number {
 
 /** An event as the fan-out sees it, and an active webhook as the fan-out's `read` returns it. */
 type HookEvent = { channel: string; eventType: string; payload: Record<string, unknown> };
-type HookWebhook = { id: string; events: string[] };
+type HookWebhook = {
+  id: string;
+  events: string[];
+  url?: string;
+  /** Id of the key that encrypted the secret (only that key's instances can sign). */
+  key?: string;
+  secret?: string;
+  previous?: string | null;
+  previousExpiresAt?: string | null;
+};
 
 /** Whether webhook `w` gets a delivery of `event`: its `events` match, and it is not a health event about `w` itself. */
 function receives(w: HookWebhook, event: HookEvent): boolean {
@@ -70,29 +86,58 @@ function receives(w: HookWebhook, event: HookEvent): boolean {
   return !(event.channel === 'webhook' && event.payload.webhookId === w.id);
 }
 
+/** A delivery the fan-out wrote claimed for this instance: the job handed to the dispatcher after the commit. */
+interface PreClaimed {
+  row: OutboxRow;
+  /** Index of its event in the write. */
+  index: number;
+  webhook: HookWebhook;
+}
+
 /**
  * The outbox fan-out (ARCHITECTURE "Events are facts"): runs in the transaction that records each event and writes
  * one `pending` delivery, due at once, per active webhook of the event's account whose `events` match its type, so
  * the event and its deliveries commit together or not at all. A `webhook.*` health event about webhook W is never
  * delivered to W itself (W is the one failing), which keeps health events from feeding on themselves.
+ *
+ * Issue 24: in a single-statement write on an instance whose dispatcher runs (its job queue started), each delivery
+ * this instance can start at once (a slot free within MAX_IN_FLIGHT and the account's and webhook's limits, and a
+ * secret this instance's key encrypted) is written already claimed: `locked_by` a fresh token, `locked_until` its
+ * event's time plus {@link leaseMs}, its first attempt counted, exactly as a claim of the job queue writes it. After
+ * the commit those deliveries start here with what the write already holds (body, webhook, secrets), without a claim
+ * statement, a wake-up or a read. At-least-once holds as for any claim: if this process dies before recording the
+ * attempt, the lease runs out and any instance claims the delivery again (the lost try counted, docs/jobs.md). The
+ * others are written unclaimed and the dispatchers are woken for them as before.
  */
 export function fanOutHook(ctx: DomainContext): EventHook {
   /** The delivery rows of `events` for the account's active `webhooks` (as `read` returned them), with `bodies`. */
   const deliveries = (events: HookEvent[], read: unknown, bodies: string[], at: (index: number) => string) => {
     const rows: OutboxRow[] = [];
     const index: number[] = [];
+    const hooks: HookWebhook[] = [];
     events.forEach((event, i) => {
       for (const w of (read ?? []) as HookWebhook[]) {
         if (receives(w, event)) {
           rows.push({ id: uuidv7(), webhookId: w.id, eventType: event.eventType, body: bodies[i]!, at: at(i) });
           index.push(i);
+          hooks.push(w);
         }
       }
     });
-    return { rows, index };
+    return { rows, index, hooks };
   };
   const wantsDelivery = (events: HookEvent[], read: unknown) =>
     ((read ?? []) as HookWebhook[]).some((w) => events.some((e) => receives(w, e)));
+  /** Per statement built: the deliveries it claims for this instance, and whether it left any unclaimed. */
+  const claims = new WeakMap<
+    WriteAttempt,
+    { jobs: PreClaimed[]; token: string; accountId: string; unclaimed: boolean }
+  >();
+  let runner: JobRunnerPort | undefined;
+  const dispatcher = () => {
+    runner ??= ctx.jobs.runner(WEBHOOK_JOB);
+    return runner;
+  };
   return {
     // The account's active webhooks, read by the statement that records the events (no round trip of its own).
     read: activeWebhooksRead,
@@ -107,16 +152,70 @@ export function fanOutHook(ctx: DomainContext): EventHook {
         index.map((i) => events[i]!.id),
       );
     },
-    statement(events, read) {
+    statement(events, read, _name, attempt) {
       if (!wantsDelivery(events, read)) return [];
+      const accountId = events[0]!.accountId;
       const bodies = events.map((e) =>
         JSON.stringify(toEnvelope({ ...e, id: '', seq: '', accountId: e.accountId, timestamp: e.timestamp })),
       );
-      const { rows, index } = deliveries(events, read, bodies, (i) => events[i]!.timestamp);
-      return [outboxInsert(events[0]!.accountId, rows, { ords: index.map((i) => i + 1) })];
+      const { rows, index, hooks } = deliveries(events, read, bodies, (i) => events[i]!.timestamp);
+      const jobs: PreClaimed[] = [];
+      const token = randomUUID();
+      const lease = leaseMs(ctx);
+      const d = dispatcher();
+      rows.forEach((row, n) => {
+        const w = hooks[n]!;
+        if (w.key !== ctx.secretsKeyId || w.url === undefined || w.secret === undefined) return;
+        if (!d.reserve([accountId, w.id])) return;
+        row.claim = { token, until: new Date(Date.parse(row.at) + lease).toISOString() };
+        jobs.push({ row, index: index[n]!, webhook: w });
+      });
+      claims.set(attempt, { jobs, token, accountId, unclaimed: jobs.length < rows.length });
+      return [outboxInsert(accountId, rows, { ords: index.map((i) => i + 1) })];
+    },
+    abandoned(attempt) {
+      const c = claims.get(attempt);
+      if (!c) return;
+      claims.delete(attempt);
+      for (const j of c.jobs) dispatcher().release([c.accountId, j.webhook.id]);
     },
     // The dispatchers are woken after the commit, not by a NOTIFY inside the write: see JobQueue.announce.
-    committed(events, read) {
+    committed(events, read, attempt) {
+      const c = attempt ? claims.get(attempt) : undefined;
+      if (c) {
+        claims.delete(attempt!);
+        const d = dispatcher();
+        // After this turn of the event loop: the answers of the write (e.g. the 202s of ingest) go out first.
+        if (c.jobs.length > 0)
+          setImmediate(() => {
+            for (const j of c.jobs) {
+              const event = events[j.index]!;
+              d.runReserved({
+                id: j.row.id,
+                token: c.token,
+                attempt: 1,
+                recovered: false,
+                previousLeaseUntil: null,
+                keys: [event.accountId, j.webhook.id],
+                data: {
+                  kind: 'event',
+                  body: j.row.body,
+                  eventType: j.row.eventType,
+                  eventId: event.id,
+                  accountId: event.accountId,
+                  webhookId: j.webhook.id,
+                  url: j.webhook.url,
+                  active: true,
+                  deletedAt: null,
+                  secretCiphertext: j.webhook.secret,
+                  previousSecretCiphertext: j.webhook.previous ?? null,
+                  previousSecretExpiresAt: j.webhook.previousExpiresAt ?? null,
+                },
+              });
+            }
+          });
+        if (!c.unclaimed) return;
+      }
       if (wantsDelivery(events, read)) ctx.jobs.announce(WEBHOOK_JOB);
     },
   };

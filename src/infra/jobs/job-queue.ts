@@ -57,6 +57,10 @@ export class JobRunner implements Worker {
   #surplus = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #onFree: (() => void) | undefined;
+  /** Slots taken by {@link reserve} for jobs their creator claims itself, not started yet. */
+  #reserved = 0;
+  /** Whether this instance runs this kind's jobs (its queue started, not stopped): only then {@link reserve} grants. */
+  accepting = false;
 
   constructor(
     readonly kind: JobKind,
@@ -219,7 +223,7 @@ export class JobRunner implements Worker {
     // A claim that gave back surplus (keys that filled up within the batch) leaves slots free: claim again at once,
     // now without those keys (a few rounds at most).
     for (let round = 0; round < 4; round++) {
-      const free = this.kind.concurrency - this.#inFlight.size;
+      const free = this.kind.concurrency - this.#inFlight.size - this.#reserved;
       const limit = Math.min(free, this.kind.batch ?? this.kind.concurrency);
       if (limit <= 0) {
         this.#backlog = true;
@@ -267,13 +271,48 @@ export class JobRunner implements Worker {
     return this.#start(job);
   }
 
+  /** See {@link JobRunnerPort.reserve}. */
+  reserve(keys: readonly string[]): boolean {
+    if (!this.accepting || this.#inFlight.size + this.#reserved >= this.kind.concurrency) return false;
+    const limits = this.kind.perKey ?? [];
+    if (!limits.every((l, i) => (this.#perKey[i]!.get(keys[i] ?? '') ?? 0) < l.limit)) return false;
+    this.#reserved++;
+    this.#countKeys(keys, 1);
+    return true;
+  }
+
+  /** See {@link JobRunnerPort.release}. */
+  release(keys: readonly string[]): void {
+    this.#reserved--;
+    this.#countKeys(keys, -1);
+    if (this.#backlog) {
+      this.#backlog = false;
+      this.#onFree?.();
+    }
+  }
+
+  /** See {@link JobRunnerPort.runReserved}. */
+  runReserved(job: ClaimedJob): void {
+    this.#reserved--;
+    this.#countKeys(job.keys, -1);
+    void this.#start(job);
+  }
+
+  /** Adds `by` to the in-flight count of each of `keys` (one per `perKey` entry), dropping counts that reach 0. */
+  #countKeys(keys: readonly string[], by: number): void {
+    keys.forEach((key, i) => {
+      const m = this.#perKey[i];
+      if (!m) return;
+      const n = (m.get(key) ?? 0) + by;
+      if (n <= 0) m.delete(key);
+      else m.set(key, n);
+    });
+  }
+
   #chain: Promise<void> = Promise.resolve();
 
   #start(job: ClaimedJob): Promise<void> {
-    job.keys.forEach((key, i) => {
-      const m = this.#perKey[i];
-      if (m) m.set(key, (m.get(key) ?? 0) + 1);
-    });
+    this.#countKeys(job.keys, 1);
     const run = () => this.kind.run(job);
     const started = this.kind.ordered ? this.#chain.then(run) : run();
     const done = started
@@ -285,13 +324,7 @@ export class JobRunner implements Worker {
       })
       .finally(() => {
         this.#inFlight.delete(job.id);
-        job.keys.forEach((key, i) => {
-          const m = this.#perKey[i];
-          if (!m) return;
-          const n = (m.get(key) ?? 1) - 1;
-          if (n <= 0) m.delete(key);
-          else m.set(key, n);
-        });
+        this.#countKeys(job.keys, -1);
         if (this.#backlog) {
           this.#backlog = false;
           this.#onFree?.();
@@ -482,6 +515,7 @@ export class JobQueue implements Jobs {
   /** Starts listening for wake-ups (with the workers). */
   async start(): Promise<void> {
     if (this.#unlisten) return;
+    for (const r of this.#runners.values()) r.accepting = true;
     this.#unlisten = await this.deps.database.listen(
       JOBS_CHANNEL,
       (payload) => this.deps.workers.wake(`jobs:${payload}`),
@@ -491,6 +525,7 @@ export class JobQueue implements Jobs {
 
   /** Stops listening (the WorkerSet's stop settles the jobs in flight). */
   async stop(): Promise<void> {
+    for (const r of this.#runners.values()) r.accepting = false;
     const u = this.#unlisten;
     this.#unlisten = undefined;
     await u?.();
