@@ -58,6 +58,13 @@ export interface AtomicWrite {
   /** A boolean SQL expression evaluated first (e.g. a uniqueness rule); when false nothing at all is written. */
   guard?: Prisma.Sql;
   /**
+   * A boolean SQL expression over rows that no write of {@link EventLog.write} changes (e.g. "the recipient identity
+   * is still active"): when false nothing of this write is written and it resolves `null`, as with `guard`. Unlike
+   * a guard it does not take the write out of the account's group commit: the statement evaluates the AND of its
+   * writes' preconditions, and when that is false each write is sent again alone, so each gets its own answer.
+   */
+  precondition?: Prisma.Sql;
+  /**
    * Data-modifying statements (CTE bodies), each writing rows only where {@link WRITE_OK} holds, e.g.
    * `INSERT INTO t (…) SELECT … WHERE ${WRITE_OK}`.
    */
@@ -79,6 +86,19 @@ const HOOK_READ_CACHE = 10_000;
 interface RecordedBatch {
   events: StoredEvent[];
   reads: unknown[];
+}
+
+/**
+ * The guard of one statement of {@link EventLog.write}: a lone write's `guard` AND its `precondition`; a batch (of
+ * unguarded writes) the AND of its writes' preconditions; `true` when there is none.
+ */
+function statementGuard(ws: AtomicWrite[]): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (ws.length === 1 && ws[0]!.guard) parts.push(ws[0]!.guard);
+  for (const w of ws) if (w.precondition) parts.push(w.precondition);
+  if (parts.length === 0) return Prisma.sql`true`;
+  if (parts.length === 1) return parts[0]!;
+  return Prisma.sql`(${Prisma.join(parts, ') AND (')})`;
 }
 
 /** Thrown inside {@link EventLog.write}'s transaction form when the guard is false (rolls back, nothing written). */
@@ -295,7 +315,7 @@ export class EventLog {
       }
     }
     const n = pending.length;
-    const guard = ws.length === 1 && ws[0]!.guard ? ws[0]!.guard : Prisma.sql`true`;
+    const guard = statementGuard(ws);
     for (let tries = 0; ; tries++) {
       const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
       const used: unknown[] = [];
@@ -348,7 +368,13 @@ export class EventLog {
       if (!row) throw new Error('single-statement write returned no row');
       const fresh = this.#hooks.map((h, i) => (h.read ? ((row[`r${i}`] as string | null) ?? null) : null));
       this.#remember(accountId, fresh);
-      if (row.guard_ok !== true) return [null];
+      if (row.guard_ok !== true) {
+        if (ws.length === 1) return [null];
+        // One of the batch's preconditions failed: each write alone, in order, gets its own answer.
+        const out: (StoredEvent[] | null)[] = [];
+        for (const w of ws) out.push((await this.#writeBatch([w]))[0]!);
+        return out;
+      }
       if (row.ok !== true) {
         if (tries < 2) continue;
         const out: (StoredEvent[] | null)[] = [];
@@ -392,7 +418,7 @@ export class EventLog {
 
   /** {@link write} as an interactive transaction (PGlite, or hooks without a statement form). */
   async #writeInTransaction(w: AtomicWrite): Promise<StoredEvent[] | null> {
-    const guard = w.guard ?? Prisma.sql`true`;
+    const guard = statementGuard([w]);
     try {
       return await this.transaction(async (tx, emit) => {
         const [g] = await tx.$queryRaw<{ ok: boolean }[]>`SELECT (${guard}) AS ok`;
