@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { Prisma } from '../../src/generated/prisma/client.js';
 import { appTest } from '../helpers/fixture.js';
 
 const it = appTest();
@@ -57,5 +58,25 @@ describe.concurrent('POST /api/events (ingest)', () => {
     const res = await a.request('POST', '/api/events', { payload: {} });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ field: 'eventType', details: [{ code: 'REQUIRED', field: 'eventType' }] });
+  });
+});
+
+describe('EventLog.write preconditions (issue 24)', () => {
+  it('a failed precondition stops its own write only: batched writes of the account still commit, in order', async ({
+    t,
+    a,
+  }) => {
+    const write = (n: number, ok: boolean) =>
+      t.app.ctx.events.write({
+        accountId: a.accountId,
+        precondition: ok ? Prisma.sql`true` : Prisma.sql`false`,
+        changes: [],
+        events: [{ eventType: 'sms.sent', payload: { n } }],
+      });
+    // Issued at once: the first goes alone, the others wait for it and share the next statement (group commit).
+    const results = await Promise.all([write(1, true), write(2, true), write(3, false), write(4, true)]);
+    expect(results.map((r) => (r === null ? null : r.map((e) => e.payload.n)))).toEqual([[1], [2], null, [4]]);
+    const stored = await t.app.ctx.db.event.findMany({ where: { accountId: a.accountId }, orderBy: { id: 'asc' } });
+    expect(stored.map((e) => (e.payload as { n: number }).n)).toEqual([1, 2, 4]);
   });
 });
