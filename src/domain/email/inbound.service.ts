@@ -1,6 +1,6 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { insertAgentJob } from './agent.store.js';
 import { attachmentRows, storeAttachments } from './attachments.js';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { CLAIM_LEASE_MS, type ClaimedJob, type JobKind, nextAttemptAt, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
 import { assertNotBlocked, blockCandidates, recipientsBlocked } from './blocklist.service.js';

@@ -1,10 +1,10 @@
-import { v7 as uuidv7 } from 'uuid';
 import { changeTopic } from '../events/change-notices.port.js';
 import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventHook } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { type ClaimedJob, type JobKind, SPEC8_SCHEDULE, nextAttemptAt as scheduledAfter } from '../kernel/jobs.js';
 import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
