@@ -384,7 +384,10 @@ describe('bounces and the suppression list', () => {
     ).toMatch(/^250 /);
     const threads = await a.request('GET', `/api/email/identities/${box.id}/threads`);
     expect(threads.body.threads).toHaveLength(1);
-    const thread = await a.request('GET', `/api/email/identities/${box.id}/threads/${threads.body.threads[0].threadId}`);
+    const thread = await a.request(
+      'GET',
+      `/api/email/identities/${box.id}/threads/${threads.body.threads[0].threadId}`,
+    );
     // The message took the path that writes an agent job (here skipped: the sender is not authenticated).
     expect(thread.body.messages[0].agent).toMatchObject({ status: 'skipped' });
   });
