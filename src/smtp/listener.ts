@@ -1,7 +1,7 @@
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
-import { isInboundBlocked } from '../domain/email/blocklist.service.js';
-import { activeIdentitiesFor } from '../domain/email/identity.service.js';
+import type { EmailIdentity } from '../domain/email/identity.store.js';
+import { recipientAtRcpt } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { customRoleOwner, deliverRoleMail, isRoleAddress } from '../domain/email/role-mail.service.js';
 import { IdleGc } from '../infra/idle-gc.js';
@@ -45,6 +45,8 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
   const edge = new SmtpEdge(edgeLimitsFromConfig(ctx.config)); // per-address and per-session limits: edge.ts
   // One full collection once a burst of large mail is over (memory back to its baseline: idle-gc.ts).
   const idleGc = new IdleGc();
+  // The identity each accepted RCPT TO found, by smtp-server's address object (the one kept in the envelope).
+  const rcptIdentity = new WeakMap<object, EmailIdentity>();
   idleGc.soon(); // and once after start-up, whose garbage (the embedded database's load) would stay as well
   const server = new SMTPServer({
     ...sharedSmtpOptions(ctx, tls),
@@ -60,17 +62,19 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
         return;
       }
       const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-      activeIdentitiesFor(ctx, [address.address])
+      // The active identity and the account's block list (blocklist.service.ts) in one read (inbound.service.ts).
+      recipientAtRcpt(ctx, address.address, sender)
         .then(async (found) => {
-          if (found.length === 0) {
+          if (!found) {
             // postmaster@/abuse@ of a verified custom domain: kept for the domain's account (role-mail.service.ts).
             if (await customRoleOwner(ctx, address.address)) return null;
             return smtpError(550, `5.1.1 <${address.address}>: mailbox unavailable`);
           }
-          // The account's block list (src/domain/email/blocklist.service.ts).
-          if (await isInboundBlocked(ctx, found[0]!, sender)) {
+          if (found.blocked) {
             return smtpError(550, `5.7.1 <${address.address}>: sender blocked by the recipient`);
           }
+          // Handed to DATA (smtp-server keeps this object in the envelope): the delivery re-checks it in its statement.
+          rcptIdentity.set(address, found.identity);
           return null;
         })
         .then(
@@ -84,12 +88,18 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
     onData(stream, session, callback) {
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
+      // The identities RCPT found, when every recipient was one (a role address was not looked up there).
+      const found = session.envelope.rcptTo.map((r) => rcptIdentity.get(r));
+      const rcptIdentities = found.every((i) => i !== undefined)
+        ? [...new Map(found.map((i) => [i.id, i])).values()]
+        : undefined;
       // Streamed to storage, parsed and authenticated as it arrives (bounded memory): inbound-stream.ts.
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
         alsoDeliver: async (parsed) => {
           await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
         },
+        ...(rcptIdentities ? { rcptIdentities } : {}),
       })
         .finally(() => idleGc.add(stream.byteLength ?? 0))
         .then(

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { describe, expect, vi } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events/event-log.js';
 import { graphql } from '../generated/gql.js';
@@ -345,5 +346,77 @@ describe('bounces and the suppression list', () => {
       body: 'b',
     });
     expect(ok.status).toBe(202);
+  });
+
+  /**
+   * One SMTP session by hand, so something can happen between RCPT TO and the end of DATA: `between` runs after
+   * the RCPT reply. @returns the reply to the final "." (e.g. "250 …").
+   */
+  async function rcptThenData(to: string, between: () => Promise<void>): Promise<string> {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setEncoding('utf8');
+    let buffered = '';
+    const waiting: ((line: string) => void)[] = [];
+    socket.on('data', (d: string) => {
+      buffered += d;
+      for (let i = buffered.indexOf('\r\n'); i >= 0; i = buffered.indexOf('\r\n')) {
+        const line = buffered.slice(0, i);
+        buffered = buffered.slice(i + 2);
+        if (/^\d{3} /.test(line)) waiting.shift()?.(line);
+      }
+    });
+    const reply = () => new Promise<string>((resolve) => waiting.push(resolve));
+    const command = (c: string) => {
+      const r = reply();
+      socket.write(`${c}\r\n`);
+      return r;
+    };
+    try {
+      expect(await reply()).toMatch(/^220 /);
+      expect(await command('EHLO client.example')).toMatch(/^250 /);
+      expect(await command('MAIL FROM:<friend@example.org>')).toMatch(/^250 /);
+      expect(await command(`RCPT TO:<${to}>`)).toMatch(/^250 /);
+      await between();
+      expect(await command('DATA')).toMatch(/^354 /);
+      const mid = `<${unique('m')}@example.org>`;
+      return await command(
+        `From: friend@example.org\r\nTo: ${to}\r\nSubject: between\r\nMessage-ID: ${mid}\r\n\r\nhi\r\n.`,
+      );
+    } finally {
+      socket.destroy();
+    }
+  }
+
+  it('RCPT found the mailbox: deprovisioned before the end of DATA it gets nothing; given an agent, the agent gets a job', async ({
+    a,
+  }) => {
+    const gone = await identity(a);
+    await rcptThenData(gone.address, async () => {
+      expect((await a.request('DELETE', `/api/email/identities/${gone.id}`)).status).toBeLessThan(300);
+    });
+    expect(
+      events.filter(
+        (e) =>
+          e.eventType === 'email.received' &&
+          (e.payload.data as { identityId?: string } | undefined)?.identityId === gone.id,
+      ),
+    ).toEqual([]);
+
+    const agent = await a.request('POST', '/api/agents', { name: 'B', textModel: 'm' });
+    const box = await identity(a);
+    expect(
+      await rcptThenData(box.address, async () => {
+        const patched = await a.request('PATCH', `/api/email/identities/${box.id}`, { agentId: agent.body.id });
+        expect(patched.status).toBe(200);
+      }),
+    ).toMatch(/^250 /);
+    const threads = await a.request('GET', `/api/email/identities/${box.id}/threads`);
+    expect(threads.body.threads).toHaveLength(1);
+    const thread = await a.request(
+      'GET',
+      `/api/email/identities/${box.id}/threads/${threads.body.threads[0].threadId}`,
+    );
+    // The message took the path that writes an agent job (here skipped: the sender is not authenticated).
+    expect(thread.body.messages[0].agent).toMatchObject({ status: 'skipped' });
   });
 });

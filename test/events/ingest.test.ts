@@ -39,30 +39,6 @@ describe.concurrent('POST /api/events (ingest)', () => {
     },
   );
 
-  it('writes whose guards read only their own rows share a group commit; a false guard fails alone', async ({
-    t,
-    a,
-  }) => {
-    const events = t.app.ctx.events;
-    const write = (guard?: boolean) =>
-      events.write({
-        accountId: a.accountId,
-        ...(guard === undefined ? {} : { guard: guard ? Prisma.sql`true` : Prisma.sql`false`, guardOwnRows: true }),
-        changes: [],
-        events: [{ eventType: 'sms.sent', payload: { guard: guard ?? null } }],
-      });
-    // Sent together: on PostgreSQL the last three wait for the first statement and then share one (ANDed guards
-    // false: each goes again alone under its own guard).
-    const [first, yes, no, plain] = await Promise.all([write(), write(true), write(false), write()]);
-    expect(first).toHaveLength(1);
-    expect(yes).toHaveLength(1);
-    expect(no).toBeNull();
-    expect(plain).toHaveLength(1);
-    const stored = await t.app.ctx.db.event.findMany({ where: { accountId: a.accountId }, orderBy: { seq: 'asc' } });
-    expect(stored.map((e) => (e.payload as { guard: boolean | null }).guard).sort()).toEqual([null, null, true].sort());
-    expect(stored.map((e) => Number(e.seq))).toEqual([1, 2, 3]);
-  });
-
   it('accepts did.state_changed from the telephony side', async ({ a }) => {
     const res = await a.request('POST', '/api/events', {
       eventType: 'did.state_changed',
@@ -82,5 +58,26 @@ describe.concurrent('POST /api/events (ingest)', () => {
     const res = await a.request('POST', '/api/events', { payload: {} });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ field: 'eventType', details: [{ code: 'REQUIRED', field: 'eventType' }] });
+  });
+});
+
+describe('EventLog.write preconditions (issue 24)', () => {
+  it('a failed precondition stops its own write only: batched writes of the account still commit, in order', async ({
+    t,
+    a,
+  }) => {
+    const write = (n: number, ok: boolean) =>
+      t.app.ctx.events.write({
+        accountId: a.accountId,
+        precondition: ok ? Prisma.sql`true` : Prisma.sql`false`,
+        changes: [],
+        events: [{ eventType: 'sms.sent', payload: { n } }],
+      });
+    // Issued at once: the first goes alone, the others wait for it and share the next statement (group commit).
+    const results = await Promise.all([write(1, true), write(2, true), write(3, false), write(4, true)]);
+    expect(results.map((r) => (r === null ? null : r.map((e) => e.payload.n)))).toEqual([[1], [2], null, [4]]);
+    const stored = await t.app.ctx.db.event.findMany({ where: { accountId: a.accountId }, orderBy: { id: 'asc' } });
+    expect(stored.map((e) => (e.payload as { n: number }).n)).toEqual([1, 2, 4]);
+    expect(stored.map((e) => Number(e.seq))).toEqual([1, 2, 3]); // the refused write left no hole
   });
 });

@@ -1,8 +1,8 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { v7 as uuidv7 } from 'uuid';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.js';
 import type { Db } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import {
   activeApiKeysAmong,
   countAccountRows,

@@ -1,9 +1,9 @@
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import {
   BRAND_COLUMNS,

@@ -1,9 +1,9 @@
-import { v7 as uuidv7 } from 'uuid';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db, Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, everyItem, type KeysetWindow, keysetPage } from '../paging.js';
 import { findOwnBrand, qualification } from './brand.service.js';
 import { carrierName } from './campaign.rules.js';

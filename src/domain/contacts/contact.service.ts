@@ -1,8 +1,8 @@
-import { v7 as uuidv7 } from 'uuid';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import {
   type ContactRecord,

@@ -1,8 +1,8 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, keysetPage, type PageQuery } from '../paging.js';
 import {
   type Agent,

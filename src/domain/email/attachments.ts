@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import { v7 as uuidv7 } from 'uuid';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, PayloadTooLargeError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { type AttachmentView, attachmentView } from './attachment.view.js';
 import { type AttachmentInput, MAX_ATTACHMENT_BYTES } from './email.schemas.js';
 import { findBlob, readBlob } from './mail-blob.store.js';

@@ -1,9 +1,9 @@
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
 import { findIdentity } from './identity.service.js';
 import { DOMAIN_NAME, normalizeAddress } from './mail.rules.js';

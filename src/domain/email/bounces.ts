@@ -1,6 +1,6 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { Emit } from '../events/event-log.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
 import { addSuppressionOnce } from './suppression.store.js';

@@ -1,10 +1,10 @@
-import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { ConflictError, DomainError, NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import type { ClaimedJob, JobKind } from '../kernel/jobs.js';
 import { decodeCursor, encodeCursor, keysetPage, pageQuery } from '../paging.js';
 import { decodeAttachments } from './attachments.js';

@@ -1,4 +1,4 @@
-import type { EmailIdentity, SmtpCredential } from '../../generated/prisma/client.js';
+import { type EmailIdentity, Prisma, type SmtpCredential } from '../../generated/prisma/client.js';
 import type { Database, Statement, Tx } from '../kernel/db.js';
 import { keysetArgs } from '../paging.js';
 import type { RowSelection } from './agent.store.js';
@@ -58,6 +58,51 @@ export function activeIdentitiesAt(
   addresses: string[],
 ): Promise<EmailIdentity[]> {
   return ctx.database.read<EmailIdentity>(ACTIVE_AT, [addresses]);
+}
+
+/** What RCPT TO needs of a recipient (see {@link rcptIdentityAt}): the active identity and the block-list verdict. */
+export interface RcptIdentity {
+  identity: EmailIdentity;
+  /** An `inbound` block-list entry of the identity's account (account-wide or its own) matches the sender. */
+  blocked: boolean;
+}
+
+const RCPT_AT: Statement = {
+  name: 'email_identities_rcpt_at',
+  text: `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart", i.domain,
+    i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
+    i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
+    (cardinality($2::text[]) > 0 AND EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
+      AND b.direction = 'inbound' AND b.entry = ANY($2::text[]) AND (b.identity_id IS NULL OR b.identity_id = i.id)))
+      AS blocked
+    FROM email_identities i WHERE i.address = $1 AND i.status = 'active'`,
+};
+
+/**
+ * RCPT TO in ONE prepared read (issue 24; it was two): the active identity at `address` (lower-cased, hosted here)
+ * and whether an `inbound` block-list entry of its account, account-wide or the identity's own, equals one of
+ * `senderEntries` (the sender's address, its domain and parent domains; empty for the null sender: never blocked).
+ * @returns null when no active identity has the address.
+ */
+export async function rcptIdentityAt(
+  ctx: { database: Pick<Database, 'read'> },
+  address: string,
+  senderEntries: string[],
+): Promise<RcptIdentity | null> {
+  const [row] = await ctx.database.read<EmailIdentity & { blocked: boolean }>(RCPT_AT, [address, senderEntries]);
+  if (!row) return null;
+  const { blocked, ...identity } = row;
+  return { identity, blocked: blocked === true };
+}
+
+/**
+ * Precondition of a single-statement inbound delivery (EventLog.write `precondition`) to an identity the RCPT
+ * command found: it is still active and still has no agent (the one-statement path writes no agent job), so a
+ * mailbox deprovisioned or given an agent between RCPT and the end of DATA is never written by that path.
+ */
+export function identityStillPlainSql(identityId: string): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM email_identities WHERE id = ${identityId} AND status = 'active'
+    AND agent_id IS NULL)`;
 }
 
 /** Inserts an identity. @throws Prisma P2002 when the address is taken meanwhile. */

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { DomainContext } from '../kernel/context.js';
+import type { EmailIdentity } from './identity.store.js';
 import { deliverInbound } from './inbound.service.js';
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { BlobWriter } from './mail-blob.store.js';
@@ -25,6 +26,11 @@ export interface InboundStreamHooks {
   authenticate?: (message: NodeJS.ReadableStream, dataEnd: Promise<void>) => Promise<SenderAuthOutcome>;
   /** Also handed the parsed message once authenticated (e.g. the operator mailbox of postmaster@/abuse@). */
   alsoDeliver?: (parsed: InboundMessage) => Promise<unknown>;
+  /**
+   * The identities the RCPT commands found, when every recipient was one (not looked up again: see
+   * {@link deliverInbound}'s `stored.rcptIdentities`).
+   */
+  rcptIdentities?: EmailIdentity[];
 }
 
 /** The reply text of a message that cannot be parsed, when the parser gave no RFC 3463 reason of its own. */
@@ -132,7 +138,11 @@ export async function receiveInboundStream(
   let stored: StoredInbound[];
   try {
     const pendingBlob = changes ? { changes, write: () => writer.finish() } : undefined;
-    stored = await deliverInbound(ctx, parsed, envelope, checked.auth, { rawBlobId: writer.id, pendingBlob });
+    stored = await deliverInbound(ctx, parsed, envelope, checked.auth, {
+      rawBlobId: writer.id,
+      pendingBlob,
+      ...(hooks.rcptIdentities ? { rcptIdentities: hooks.rcptIdentities } : {}),
+    });
     if (!stored.some((s) => s.created)) await writer.abort();
   } catch (err) {
     await writer.abort();

@@ -1,14 +1,22 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { emitAgentSkipped } from './agent.events.js';
 import { insertAgentJob } from './agent.store.js';
 import { attachmentRows, storeAttachments } from './attachments.js';
+import { blockCandidates } from './blocklist.service.js';
 import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
+import { localAddresses } from './domain.service.js';
 import { AGENT_JOB } from './email.jobs.js';
 import { activeIdentitiesFor } from './identity.service.js';
-import { type EmailIdentity, identityOwnerOf } from './identity.store.js';
+import {
+  type EmailIdentity,
+  identityOwnerOf,
+  identityStillPlainSql,
+  type RcptIdentity,
+  rcptIdentityAt,
+} from './identity.store.js';
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
@@ -78,7 +86,9 @@ function capAddress(a: string): string {
  * (`email.bounced`, suppression list; bounces.ts) and is never answered (BOUNCE). `stored.rawBlobId` is the raw
  * message already in the blob store (shared by every recipient's copy), with cc, reply-to, sanitised html,
  * extracted text, attachments' metadata and size from `parsed`; header fields are capped (998 characters,
- * 100 addresses, 20 References).
+ * 100 addresses, 20 References). `stored.rcptIdentities`: the identities the SMTP listener's RCPT commands found
+ * (one per recipient, every recipient known); a single one without an agent is not looked up again, the delivery's
+ * statement checks it instead ({@link identityStillPlainSql}).
  * @returns one entry per recipient identity stored.
  */
 export async function deliverInbound(
@@ -86,9 +96,15 @@ export async function deliverInbound(
   parsed: InboundMessage,
   envelope: Envelope,
   auth: SenderAuthOutcome = UNCHECKED,
-  stored: { rawBlobId: string | null; pendingBlob?: PendingBlob } = { rawBlobId: null },
+  stored: { rawBlobId: string | null; pendingBlob?: PendingBlob; rcptIdentities?: EmailIdentity[] } = {
+    rawBlobId: null,
+  },
 ): Promise<StoredInbound[]> {
-  const identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
+  // The identity RCPT found is not looked up again (issue 24) when the message takes the one-statement path: that
+  // statement's precondition checks it is still active and without an agent. Anything else looks them up here.
+  const rcpt = stored.rcptIdentities;
+  const trusted = rcpt && rcpt.length === 1 && !rcpt[0]!.agentId ? rcpt : undefined;
+  let identities = trusted ?? (await activeIdentitiesFor(ctx, envelope.rcptTo));
   if (identities.length === 0) return [];
   const from = capAddress(normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? '')));
   const addressList = (list: string[]) =>
@@ -121,8 +137,6 @@ export async function deliverInbound(
     headers: parsed.headers,
     contentType: parsed.contentType,
   });
-  // Read only when a recipient has an agent: it decides OWN_IDENTITY, nothing else (one round trip less per mail).
-  const senderIdentity = identities.some((i) => i.agentId) ? await identityOwnerOf(ctx.db, from) : null;
   const now = ctx.clock.now();
   const report = deliveryReportOf(parsed);
 
@@ -149,9 +163,16 @@ export async function deliverInbound(
       rawBlobId: stored.rawBlobId,
       blobChanges: stored.pendingBlob?.changes ?? [],
     });
-    // null: a re-delivery, or the thread changed since it was read: the transaction below decides.
+    // null: a re-delivery, the thread changed since it was read, or the identity is no longer active without an
+    // agent: the transaction below decides, with the identities as they are now.
     if (one) return [one];
+    if (trusted) {
+      identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
+      if (identities.length === 0) return [];
+    }
   }
+  // Read only when a recipient has an agent: it decides OWN_IDENTITY, nothing else (one round trip less per mail).
+  const senderIdentity = identities.some((i) => i.agentId) ? await identityOwnerOf(ctx.db, from) : null;
   // The transaction below names the raw message: it is stored first (the caller deletes it if nothing is kept).
   await stored.pendingBlob?.write();
 
@@ -242,6 +263,22 @@ export async function deliverInbound(
 }
 
 /**
+ * RCPT TO of inbound mail (the SMTP listener): the active identity at `address` when it is hosted here (a configured
+ * domain or a verified custom one, localAddresses) and whether the account's inbound block list holds `sender` (its
+ * address, domain or a parent domain; the null sender `''` is never blocked), in one prepared read.
+ * @returns null when no active identity has the address (the listener answers 550 5.1.1 unless it is a role address).
+ */
+export async function recipientAtRcpt(
+  ctx: DomainContext,
+  address: string,
+  sender: string,
+): Promise<RcptIdentity | null> {
+  const [hosted] = await localAddresses(ctx, [address]);
+  if (!hosted) return null;
+  return rcptIdentityAt(ctx, hosted, sender.includes('@') ? blockCandidates([sender]) : []);
+}
+
+/**
  * A raw message not written yet (one chunk): `changes` write it inside the single-statement delivery (EventLog.write
  * CTE bodies, mail-blob.store.ts `singleStatementChanges`), `write` stores it on its own when the delivery takes
  * the transaction instead.
@@ -307,6 +344,8 @@ async function deliverInOneStatement(
     accountId: identity.accountId,
     // Only joining a thread needs a guard; unguarded writes of one account share a statement (group commit).
     ...(thread ? { guard: threadUnchangedSql(thread) } : {}),
+    // The identity may have been looked up at RCPT: still active and without an agent, or nothing is written.
+    precondition: identityStillPlainSql(identity.id),
     changes: [
       ...m.blobChanges,
       joined.sql,

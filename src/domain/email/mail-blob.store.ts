@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
-import { v7 as uuidv7 } from 'uuid';
 import { Prisma } from '../../generated/prisma/client.js';
 import { WRITE_OK } from '../events/event-log.js';
 import type { Database, Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 
 /**
  * Byte store of the email area: raw RFC 5322 messages, stored once (the recipients of one delivery share one blob)

@@ -10,7 +10,14 @@ import { hostname } from 'node:os';
  * (banner, EHLO) and it is the authserv-id of the Authentication-Results headers the service writes (RFC 8601 2.5).
  */
 export function mailHostName(config: { SMTP_PUBLIC_HOST?: string | undefined }): string {
-  return config.SMTP_PUBLIC_HOST ?? hostname();
+  return config.SMTP_PUBLIC_HOST ?? machineName();
+}
+
+let machineNameRead: string | undefined;
+/** The machine's host name, read once (a system call per inbound message was measurable: issue 24). */
+function machineName(): string {
+  machineNameRead ??= hostname();
+  return machineNameRead;
 }
 
 /** RFC 5322 `atext`: the characters of a dot-atom label. */

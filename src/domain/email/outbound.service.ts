@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors.js';
 import type { Emit } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { CLAIM_LEASE_MS, type ClaimedJob, type JobKind, nextAttemptAt, SPEC8_SCHEDULE } from '../kernel/jobs.js';
 import { decodeAttachments, loadAttachments, storeAttachments } from './attachments.js';
 import { assertNotBlocked, blockCandidates, recipientsBlocked } from './blocklist.service.js';
@@ -560,9 +560,9 @@ async function finish(
     const updated: EmailMessage = { ...m, status: outcome.status, statusDetail: outcome.detail, nextAttemptAt: null };
     await ctx.events.write({
       accountId: m.accountId,
-      guard: claimStillHeld(m.id, token),
-      // The claim is on this message's own row: concurrent finishes of the account share one commit (issue 24).
-      guardOwnRows: true,
+      // The claim is on this message's own row, which no other write changes: a precondition, so concurrent finishes
+      // of the account share one commit (issue 24).
+      precondition: claimStillHeld(m.id, token),
       changes: [finishClaimedSql(m.id, token, { status: outcome.status, statusDetail: outcome.detail })],
       events: type ? [{ eventType: type, payload: outcomePayload(updated, type) }] : [],
     });

@@ -1,8 +1,8 @@
-import { v7 as uuidv7 } from 'uuid';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { NotFoundError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Db } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { decodeCursor, encodeCursor, keysetPage, type PageQuery } from '../paging.js';
 import { hostedDomains, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';

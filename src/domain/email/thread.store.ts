@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid';
 import {
   type AgentJob,
   type EmailAttachment,
@@ -9,6 +8,7 @@ import {
 } from '../../generated/prisma/client.js';
 import { WRITE_OK } from '../events/event-log.js';
 import type { Db, Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import type { RowSelection } from './agent.store.js';
 import { mergeParticipants } from './mail.rules.js';
 

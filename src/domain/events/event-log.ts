@@ -70,13 +70,12 @@ export interface AtomicWrite {
   /** A boolean SQL expression evaluated first (e.g. a uniqueness rule); when false nothing at all is written. */
   guard?: Prisma.Sql;
   /**
-   * The guard reads only rows that no other write changes (e.g. a claim on the write's own row: the outbound mail
-   * job's `claimStillHeld`), so it may share a group-commit statement with the account's other writes: the guards
-   * of a batch are ANDed, and when that is false each guarded write of the batch is written again alone (its own
-   * guard decides). Without it a guarded write goes alone: two guards of one rule (e.g. uniqueness) in one statement
-   * would both read the state before either write.
+   * A boolean SQL expression over rows that no write of {@link EventLog.write} changes (e.g. "the recipient identity
+   * is still active"): when false nothing of this write is written and it resolves `null`, as with `guard`. Unlike
+   * a guard it does not take the write out of the account's group commit: the statement evaluates the AND of its
+   * writes' preconditions, and when that is false each write is sent again alone, so each gets its own answer.
    */
-  guardOwnRows?: boolean;
+  precondition?: Prisma.Sql;
   /**
    * Data-modifying statements (CTE bodies), each writing rows only where {@link WRITE_OK} holds, e.g.
    * `INSERT INTO t (…) SELECT … WHERE ${WRITE_OK}`.
@@ -99,6 +98,19 @@ const HOOK_READ_CACHE = 10_000;
 interface RecordedBatch {
   events: StoredEvent[];
   reads: unknown[];
+}
+
+/**
+ * The guard of one statement of {@link EventLog.write}: a lone write's `guard` AND its `precondition`; a batch (of
+ * unguarded writes) the AND of its writes' preconditions; `true` when there is none.
+ */
+function statementGuard(ws: AtomicWrite[]): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (ws.length === 1 && ws[0]!.guard) parts.push(ws[0]!.guard);
+  for (const w of ws) if (w.precondition) parts.push(w.precondition);
+  if (parts.length === 0) return Prisma.sql`true`;
+  if (parts.length === 1) return parts[0]!;
+  return Prisma.sql`(${Prisma.join(parts, ') AND (')})`;
 }
 
 /** Thrown inside {@link EventLog.write}'s transaction form when the guard is false (rolls back, nothing written). */
@@ -255,9 +267,9 @@ export class EventLog {
    */
   async write(w: AtomicWrite): Promise<StoredEvent[] | null> {
     if (!this.sql || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
-    // A guarded write goes alone (two guards in one statement would both read the state before either write),
-    // unless its guard reads only its own rows (`guardOwnRows`).
-    if (w.guard && !w.guardOwnRows) return (await this.#writeBatch([w]))[0]!;
+    // A guarded write goes alone: two guards in one statement would both read the state before either write. A
+    // `precondition` (rows no write changes) keeps the write in the group commit.
+    if (w.guard) return (await this.#writeBatch([w]))[0]!;
     return new Promise<StoredEvent[] | null>((resolve, reject) => {
       let q = this.#writes.get(w.accountId);
       if (!q) {
@@ -292,8 +304,8 @@ export class EventLog {
    * the first's answer has come back and been read. Ids are still drawn under that lock, so they increase with
    * `seq` and commit order within the account; a statement's events are published after its commit as before (an
    * OrderedEventBus puts two statements' publishes back in order if their answers are read in the other order). A
-   * failed batch is retried write by write, so one bad write fails alone. Guarded writes join a batch only with
-   * `guardOwnRows` (see {@link AtomicWrite.guardOwnRows}).
+   * failed batch is retried write by write, so one bad write fails alone. Guarded writes never join a batch; writes
+   * with a `precondition` do (see {@link AtomicWrite.precondition}).
    */
   async #runWrites(accountId: string, q: AccountWrites): Promise<void> {
     for (;;) {
@@ -353,9 +365,7 @@ export class EventLog {
       }
     }
     const n = pending.length;
-    // One write's guard, or the guards of a group commit ANDed (only `guardOwnRows` writes share a statement).
-    const guards = ws.flatMap((w) => (w.guard ? [w.guard] : []));
-    const guard = guards.length > 0 ? Prisma.join(guards, ' AND ') : Prisma.sql`true`;
+    const guard = statementGuard(ws);
     for (let tries = 0; ; tries++) {
       const attempt: WriteAttempt = {};
       const cached = this.#reads.get(accountId) ?? this.#hooks.map(() => null);
@@ -417,8 +427,8 @@ export class EventLog {
       this.#remember(accountId, fresh);
       if (row.guard_ok !== true || row.ok !== true) this.#abandoned(attempt);
       if (row.guard_ok !== true) {
-        // Nothing was written. One write: its guard said no. A group: some guard said no; each goes again alone.
         if (ws.length === 1) return [null];
+        // One of the batch's preconditions failed: each write alone, in order, gets its own answer.
         const out: (StoredEvent[] | null)[] = [];
         for (const w of ws) out.push((await this.#writeBatch([w]))[0]!);
         return out;
@@ -480,7 +490,7 @@ export class EventLog {
 
   /** {@link write} as an interactive transaction (PGlite, or hooks without a statement form). */
   async #writeInTransaction(w: AtomicWrite): Promise<StoredEvent[] | null> {
-    const guard = w.guard ?? Prisma.sql`true`;
+    const guard = statementGuard([w]);
     try {
       return await this.transaction(async (tx, emit) => {
         const [g] = await tx.$queryRaw<{ ok: boolean }[]>`SELECT (${guard}) AS ok`;

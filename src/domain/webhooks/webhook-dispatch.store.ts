@@ -3,9 +3,9 @@
 // by `npm run bench`: the statements are the dispatcher's, moved here unchanged (the outbox insert, written twice
 // before, is one builder now).
 
-import { v7 as uuidv7 } from 'uuid';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Database, Db, Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import type { WebhookRecord } from './webhook.store.js';
 
 /**

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import { changeTopic } from '../events/change-notices.port.js';
 import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { EventHook, WriteAttempt } from '../events/event-log.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { Tx } from '../kernel/db.js';
+import { uuidv7 } from '../kernel/ids.js';
 import {
   type ClaimedJob,
   type JobKind,

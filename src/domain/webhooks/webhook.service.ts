@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
@@ -7,6 +6,7 @@ import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../eve
 import type { EventEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
 import type { DomainContext } from '../kernel/context.js';
+import { uuidv7 } from '../kernel/ids.js';
 import { encryptSecret } from '../kernel/secrets.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../paging.js';
 import { attemptClaimed, leaseMs, WEBHOOK_JOB } from './webhook.dispatcher.js';

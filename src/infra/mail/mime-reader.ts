@@ -13,9 +13,13 @@ export const MAX_INBOUND_BODY_CHARS = 2_000_000;
 export const MAX_REPORT_BYTES = 256 * 1024;
 const REPORT_PARTS = ['message/delivery-status', 'text/rfc822-headers', 'message/global-delivery-status'];
 
+/** mailparser, loaded with the first message (not at start-up) and then kept: one dynamic import, not one per message. */
+let mailparserModule: Promise<typeof import('mailparser')> | undefined;
+
 async function newParser(): Promise<MailParser> {
   // mailparser is loaded with the first message, not at start-up (docs/operations.md "Start-up").
-  const { MailParser } = await import('mailparser');
+  mailparserModule ??= import('mailparser');
+  const { MailParser } = await mailparserModule;
   return new MailParser({
     skipHtmlToText: false,
     skipTextToHtml: true,

@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid';
 import {
   applyBrandDecision,
   applyCarrierDecision,
@@ -7,6 +6,7 @@ import {
 import type { CampaignRegistry } from '../../domain/compliance/registry.port.js';
 import { WRITE_OK } from '../../domain/events/event-log.js';
 import type { DomainContext } from '../../domain/kernel/context.js';
+import { uuidv7 } from '../../domain/kernel/ids.js';
 import { type Brand, type Campaign, Prisma, type RegistryTask, type Vetting } from '../../generated/prisma/client.js';
 import type { Tx } from '../db.js';
 import type { ClaimedJob, JobKind } from '../jobs/job-queue.js';

@@ -1,7 +1,7 @@
-import { v7 as uuidv7 } from 'uuid';
 import { applyBrandDecision, applyCarrierDecision } from '../../../domain/compliance/registry.decisions.js';
 import type { CampaignRegistry } from '../../../domain/compliance/registry.port.js';
 import type { DomainContext } from '../../../domain/kernel/context.js';
+import { uuidv7 } from '../../../domain/kernel/ids.js';
 import {
   type Brand,
   type Campaign,
