@@ -6,6 +6,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
+import { tracingEnabled } from '../infra/tracing.js';
+import { DirectQueries } from './direct.js';
 import { BAD_USER_INPUT } from './errors.js';
 import { mountGraphQLWs } from './ws.js';
 import { createBatchCheck, createGraphQLServer } from './yoga.js';
@@ -192,6 +194,9 @@ function badJsonGetParam(req: FastifyRequest): { errors: { message: string; exte
   return undefined;
 }
 
+/** Whether the direct path for known query documents (direct.ts) is on, per host (tests assert it is). */
+export const directPathOn = new WeakMap<FastifyInstance, boolean>();
+
 /**
  * Mounts Yoga on `http` at /graphql and /graphql/stream. Authentication stays with the host's onRequest hook
  * (src/rest/auth.ts); its 401 is answered here in GraphQL's shape.
@@ -199,6 +204,10 @@ function badJsonGetParam(req: FastifyRequest): { errors: { message: string; exte
 export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   const yoga = createGraphQLServer(ctx);
   const fastPath = fastPathIsSafe(yoga);
+  const direct = fastPath
+    ? DirectQueries.create(yoga, ctx, { jit: ctx.config.GRAPHQL_JIT, tracing: tracingEnabled() })
+    : undefined;
+  directPathOn.set(http, direct !== undefined);
   const send = async (reply: FastifyReply, response: Response) => {
     response.headers.forEach((value, key) => {
       reply.header(key, value);
@@ -229,6 +238,20 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
         .status(400)
         .type('application/json; charset=utf-8')
         .send({ errors: [{ message: refusal.message, extensions: { ...extensions, status: 400 } }] });
+    }
+    // A known query document with a simple Accept: straight to its compiled form (direct.ts), else the fast path.
+    if (
+      direct &&
+      req.method === 'POST' &&
+      typeof req.body === 'object' &&
+      req.body !== null &&
+      !Array.isArray(req.body)
+    ) {
+      const accept = SIMPLE_ACCEPT[req.headers.accept ?? ''];
+      if (accept && req.headers['content-type']?.startsWith('application/json')) {
+        const answered = direct.run(req, reply, accept.mediaType, send);
+        if (answered) return answered;
+      }
     }
     const response = fastPath ? await plainJsonResponse(yoga, req, reply) : undefined;
     return response ? send(reply, response) : yogaHandler(req, reply);
