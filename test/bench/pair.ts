@@ -72,6 +72,8 @@ try {
       [
         process.execPath,
         ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${path.join(prof, name)}`] : []),
+        // PAIR_AFTER_NODE_ARGS: node flags for the "after" side only (e.g. to try a runtime flag on one build).
+        ...(name === 'after' ? (process.env.PAIR_AFTER_NODE_ARGS ?? '').split(' ').filter(Boolean) : []),
         '--enable-source-maps',
         path.join(dir, 'dist/main.js'),
       ],
