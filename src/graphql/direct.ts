@@ -22,8 +22,8 @@ interface Known {
   compiled: CompiledQuery;
 }
 
-/** Most query texts (per operation name) kept; past it, new texts take the Yoga path (Yoga's own cache is 1,000). */
-const MAX_KNOWN = 500;
+/** Most query texts (per operation name) kept, never evicted; past it, new texts take the Yoga path (its parse cache holds 1,000). */
+const MAX_KNOWN = 256;
 
 /**
  * How many of Yoga's plugins have an onExecute hook when the direct path reproduces them all: Yoga's engine
@@ -49,8 +49,9 @@ function directParams(body: Record<string, unknown>): boolean {
 }
 
 /**
- * Queries (never mutations or subscriptions) already parsed and validated by Yoga's own enveloped `parse` and
- * `validate` (the limit rules, the NUL rule and its caches), keyed by operation name and text, each with a
+ * Queries (never mutations or subscriptions) Yoga's path has already run once ({@link DirectQueries.learn}: parsed
+ * and validated by its enveloped `parse` and `validate`, with the limit rules, the NUL rule and its caches), keyed
+ * by operation name and text, each with a
  * graphql-jit compiled query (the options of the jit plugin: none). Per request it checks, in the order of Yoga's
  * onExecute plugins, what those would refuse: the cost budget (the same cached cost, limits.ts), a stream token
  * (queries refused), NUL or lone surrogates in variables or literals; any of them hands the request back to Yoga.
@@ -89,27 +90,38 @@ export class DirectQueries {
     return new DirectQueries(yoga, app, app.config.GRAPHQL_MAX_COST);
   }
 
-  /** The admitted entry for this text and operation name, admitting it on first sight; null when it is not a query. */
-  private lookup(query: string, operationName: string | undefined, context: object): Known | null {
-    const key = operationName === undefined ? query : `${operationName}\u0000${query}`;
-    const hit = this.known.get(key);
-    if (hit !== undefined) return hit;
-    if (this.known.size >= MAX_KNOWN) return null;
+  private static key(query: string, operationName: string | undefined): string {
+    return operationName === undefined ? query : `${operationName}\u0000${query}`;
+  }
+
+  /**
+   * Admits a query text after Yoga's path ran it: only when its answer came from execution (a `data` key), i.e.
+   * the text parsed and validated, so Yoga's enveloped `parse` and `validate` called here are hits of its caches
+   * (its parse cache also keeps parse errors, and a text that failed must reach them only through Yoga's path).
+   * Mutations, subscriptions, an operation name that selects nothing, and texts past {@link MAX_KNOWN} are
+   * remembered as not admitted.
+   * @param body the request body Yoga answered (the shape {@link directParams} accepts).
+   */
+  learn(body: unknown, result: unknown, context: object): void {
+    if (typeof result !== 'object' || result === null || !('data' in result)) return;
+    const params = body as { query: string; operationName?: string };
+    if (!directParams(params as Record<string, unknown>)) return;
+    const key = DirectQueries.key(params.query, params.operationName);
+    if (this.known.has(key) || this.known.size >= MAX_KNOWN) return;
     let entry: Known | null = null;
     try {
       const enveloped = this.yoga.getEnveloped(context);
-      const document = enveloped.parse(query);
+      const document = enveloped.parse(params.query);
       const errors = enveloped.validate(enveloped.schema, document);
-      const operation = errors.length === 0 ? getOperationAST(document, operationName) : null;
+      const operation = errors.length === 0 ? getOperationAST(document, params.operationName) : null;
       if (operation?.operation === 'query' && enveloped.schema === schema) {
-        const compiled = compileQuery(schema, document, operationName);
+        const compiled = compileQuery(schema, document, params.operationName);
         if (isCompiledQuery(compiled)) entry = { document, compiled };
       }
     } catch {
-      entry = null; // a limit refused it while parsing or validating: Yoga answers that, every time
+      entry = null;
     }
     this.known.set(key, entry);
-    return entry;
   }
 
   /**
@@ -136,7 +148,7 @@ export class DirectQueries {
       actor,
       requestId: req.id,
     };
-    const known = this.lookup(params.query, params.operationName, context);
+    const known = this.known.get(DirectQueries.key(params.query, params.operationName));
     if (!known) return undefined;
     const variables = params.variables;
     const cost = cachedOperationCost(known.document, params.operationName, schema as never, variables, context);

@@ -131,6 +131,7 @@ function plainJsonResponse(
   yoga: Yoga,
   req: FastifyRequest,
   reply: FastifyReply,
+  onResult?: (result: unknown, context: object) => void,
 ): Promise<Response | undefined> | undefined {
   const body = req.body;
   if (req.method !== 'POST' || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
@@ -148,7 +149,10 @@ function plainJsonResponse(
   return result.then(
     async (r) => {
       if (r === undefined) throw new Error('GraphQL execution gave no result');
-      if (!isAsyncIterable(r)) return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      if (!isAsyncIterable(r)) {
+        onResult?.(r, context);
+        return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      }
       // A subscription's stream: Yoga's SSE processor where `Accept` admits it, else its 406 naming that type.
       if (accept.sse) return getSSEProcessor()(r, yoga.fetchAPI, 'text/event-stream');
       await r[Symbol.asyncIterator]().return?.();
@@ -253,7 +257,8 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
         if (answered) return answered;
       }
     }
-    const response = fastPath ? await plainJsonResponse(yoga, req, reply) : undefined;
+    const learn = direct ? (result: unknown, context: object) => direct.learn(req.body, result, context) : undefined;
+    const response = fastPath ? await plainJsonResponse(yoga, req, reply, learn) : undefined;
     return response ? send(reply, response) : yogaHandler(req, reply);
   };
   http.route({
