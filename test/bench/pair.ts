@@ -7,8 +7,11 @@
  * ratios after ÷ before and side ÷ bare.
  *
  * Usage: `TEST_DATABASE_URL=postgres://… npx tsx test/bench/pair.ts <before checkout> <after checkout>
- * [--only rest-brand,gql-brand] [--window 3] [--rounds 4]`. With `PAIR_CPU_PROF_DIR=<dir>` both services run with
- * `node --cpu-prof` (profiles `<dir>/before`, `<dir>/after`). Loopback only; every loop is bounded.
+ * [--only rest-brand,gql-brand] [--window 3] [--rounds 4] [--hold]`. With `PAIR_CPU_PROF_DIR=<dir>` both services and
+ * the bare server run with `node --cpu-prof` (profiles `<dir>/before`, `<dir>/after`, `<dir>/bare`, written when
+ * they stop); `PAIR_AFTER_NODE_ARGS` adds node flags to the after side only; `--hold` starts everything, prints the
+ * key, brand id and each side's URL and pid as one JSON line, and waits for SIGINT/SIGTERM (strace/perf by hand).
+ * Loopback only; every loop is bounded but `--hold`'s wait.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
