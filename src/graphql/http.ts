@@ -6,6 +6,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { getSSEProcessor, isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import type { AppContext } from '../app-context.js';
 import { DomainError } from '../domain/errors.js';
+import { tracingEnabled } from '../infra/tracing.js';
+import { DirectQueries } from './direct.js';
 import { BAD_USER_INPUT } from './errors.js';
 import { mountGraphQLWs } from './ws.js';
 import { createBatchCheck, createGraphQLServer } from './yoga.js';
@@ -129,6 +131,7 @@ function plainJsonResponse(
   yoga: Yoga,
   req: FastifyRequest,
   reply: FastifyReply,
+  onResult?: (result: unknown, context: object) => void,
 ): Promise<Response | undefined> | undefined {
   const body = req.body;
   if (req.method !== 'POST' || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
@@ -146,7 +149,10 @@ function plainJsonResponse(
   return result.then(
     async (r) => {
       if (r === undefined) throw new Error('GraphQL execution gave no result');
-      if (!isAsyncIterable(r)) return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      if (!isAsyncIterable(r)) {
+        onResult?.(r, context);
+        return processRegularResult(r, yoga.fetchAPI, accept.mediaType);
+      }
       // A subscription's stream: Yoga's SSE processor where `Accept` admits it, else its 406 naming that type.
       if (accept.sse) return getSSEProcessor()(r, yoga.fetchAPI, 'text/event-stream');
       await r[Symbol.asyncIterator]().return?.();
@@ -192,6 +198,9 @@ function badJsonGetParam(req: FastifyRequest): { errors: { message: string; exte
   return undefined;
 }
 
+/** Whether the direct path for known query documents (direct.ts) is on, per host (tests assert it is). */
+export const directPathOn = new WeakMap<FastifyInstance, boolean>();
+
 /**
  * Mounts Yoga on `http` at /graphql and /graphql/stream. Authentication stays with the host's onRequest hook
  * (src/rest/auth.ts); its 401 is answered here in GraphQL's shape.
@@ -199,6 +208,10 @@ function badJsonGetParam(req: FastifyRequest): { errors: { message: string; exte
 export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
   const yoga = createGraphQLServer(ctx);
   const fastPath = fastPathIsSafe(yoga);
+  const direct = fastPath
+    ? DirectQueries.create(yoga, ctx, { jit: ctx.config.GRAPHQL_JIT, tracing: tracingEnabled() })
+    : undefined;
+  directPathOn.set(http, direct !== undefined);
   const send = async (reply: FastifyReply, response: Response) => {
     response.headers.forEach((value, key) => {
       reply.header(key, value);
@@ -230,7 +243,22 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
         .type('application/json; charset=utf-8')
         .send({ errors: [{ message: refusal.message, extensions: { ...extensions, status: 400 } }] });
     }
-    const response = fastPath ? await plainJsonResponse(yoga, req, reply) : undefined;
+    // A known query document with a simple Accept: straight to its compiled form (direct.ts), else the fast path.
+    if (
+      direct &&
+      req.method === 'POST' &&
+      typeof req.body === 'object' &&
+      req.body !== null &&
+      !Array.isArray(req.body)
+    ) {
+      const accept = SIMPLE_ACCEPT[req.headers.accept ?? ''];
+      if (accept && req.headers['content-type']?.startsWith('application/json')) {
+        const answered = direct.run(req, reply, accept.mediaType, send);
+        if (answered) return answered;
+      }
+    }
+    const learn = direct ? (result: unknown, context: object) => direct.learn(req.body, result, context) : undefined;
+    const response = fastPath ? await plainJsonResponse(yoga, req, reply, learn) : undefined;
     return response ? send(reply, response) : yogaHandler(req, reply);
   };
   http.route({

@@ -171,7 +171,7 @@ function costInputs(document: DocumentNode, schema: CostSchema): string[] | null
  * is over budget) where a fresh computation stops at the bad variable and leaves the error to execution; both are
  * 400s.
  */
-function cachedOperationCost(
+export function cachedOperationCost(
   document: DocumentNode,
   operationName: string | null | undefined,
   schema: CostSchema,

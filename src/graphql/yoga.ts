@@ -95,8 +95,11 @@ function literalTextProblems(document: DocumentNode): ErrorDetail[] {
   return problems;
 }
 
-/** The first problem found by {@link badTextFields} in a document's string literals and its variables. */
-function unstorableText(document: DocumentNode, variables: unknown): GraphQLError | undefined {
+/**
+ * The first problem found by {@link badTextFields} in a document's string literals and its variables, as the
+ * BAD_USER_INPUT GraphQLError execution answers; undefined when both can be stored.
+ */
+export function unstorableText(document: DocumentNode, variables: unknown): GraphQLError | undefined {
   const inVariables = variables ? badTextFields(variables, ['variables']) : [];
   const inLiterals = literalTextProblems(document);
   if (inVariables.length === 0 && inLiterals.length === 0) return undefined;
