@@ -71,6 +71,18 @@ describe('GraphQL over either transport path', () => {
     ],
     ['a NUL in a literal', { query: '{ brand(id: "a\u0000b") { id } }' }],
     [
+      'a variable of the wrong type',
+      {
+        query: 'query L($first: Int) { brands(first: $first) { pageInfo { hasNextPage } } }',
+        variables: { first: 'x' },
+      },
+    ],
+    ['a required variable missing', { query: 'query B($id: ID!) { brand(id: $id) { id } }', variables: {} }],
+    [
+      'a query whose resolver fails (unknown brand)',
+      { query: '{ brand(id: "00000000-0000-0000-0000-000000000000") { id name } }' },
+    ],
+    [
       'a lone surrogate in a variable',
       { query: 'query B($id: ID!) { brand(id: $id) { id } }', variables: { id: '\ud800' } },
     ],
