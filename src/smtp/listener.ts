@@ -36,7 +36,9 @@ export interface SmtpListener {
  *   stored so far are deleted);
  * - at most SMTP_MAX_CONCURRENT_DATA messages are read and stored at once (edge.ts; the DATA of others waits unread,
  *   TCP backpressure), and once a burst of large mail is over one full collection returns its memory (idle-gc.ts);
- * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted);
+ * - DATA is answered `250` only after the message is stored for every recipient (never lost once accepted); when
+ *   every recipient was deprovisioned between RCPT and the end of DATA, nothing is kept and DATA answers
+ *   `550 5.1.1` (the sender bounces it; a 250 would lose it silently);
  *   unparseable MIME (too many parts, nesting too deep, malformed) or data that will fail again answers
  *   `554 5.6.0`, any other storage failure `451 4.3.0` so the sender retries (replies.ts).
  */
@@ -108,6 +110,10 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
               callback(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
             } else if (outcome.kind === 'unparseable') {
               callback(smtpError(554, outcome.reason.startsWith('5.6.0') ? outcome.reason : `5.6.0 ${outcome.reason}`));
+            } else if (rcptIdentities && outcome.stored.length === 0) {
+              // Every recipient was an identity at RCPT and none takes mail now (deprovisioned before the end of
+              // DATA): nothing was kept, so the sender must bounce the message rather than be told it was delivered.
+              callback(smtpError(550, '5.1.1 Recipient mailbox no longer available; message not delivered'));
             } else {
               callback(null);
             }

@@ -387,13 +387,17 @@ describe('bounces and the suppression list', () => {
     }
   }
 
-  it('RCPT found the mailbox: deprovisioned before the end of DATA it gets nothing; given an agent, the agent gets a job', async ({
+  it('RCPT found the mailbox: deprovisioned before the end of DATA it gets nothing and the sender 550 5.1.1; given an agent, the agent gets a job', async ({
     a,
   }) => {
     const gone = await identity(a);
-    await rcptThenData(gone.address, async () => {
-      expect((await a.request('DELETE', `/api/email/identities/${gone.id}`)).status).toBeLessThan(300);
-    });
+    // Nothing is kept, so the answer is a permanent refusal: the sending server bounces it to its author (a 250
+    // would have told it the mail was delivered).
+    expect(
+      await rcptThenData(gone.address, async () => {
+        expect((await a.request('DELETE', `/api/email/identities/${gone.id}`)).status).toBeLessThan(300);
+      }),
+    ).toMatch(/^550 5\.1\.1 /);
     expect(
       events.filter(
         (e) =>
