@@ -12,7 +12,6 @@ import {
   blockedEntries,
   deleteBlockEntryRow,
   type EmailBlockEntry,
-  inboundBlockHit,
   insertBlockEntry,
 } from './suppression.store.js';
 
@@ -114,19 +113,6 @@ function candidates(address: string): string[] {
   const out = [a];
   for (let i = 0; i < parts.length - 1; i++) out.push(parts.slice(i).join('.'));
   return out;
-}
-
-/**
- * Whether mail from `sender` to the identity is blocked (an `inbound` entry of its account, for every identity
- * or this one, matching the address, its domain or a parent domain). An empty sender (`<>`) is never blocked.
- */
-export async function isInboundBlocked(
-  ctx: Pick<DomainContext, 'database'>,
-  identity: { id: string; accountId: string },
-  sender: string,
-): Promise<boolean> {
-  if (!sender.includes('@')) return false;
-  return inboundBlockHit(ctx, identity, candidates(sender));
 }
 
 /**

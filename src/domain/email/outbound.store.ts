@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Database, Statement } from '../kernel/db.js';
+import { settleBatch, type WaitingWrite } from '../kernel/group-commit.js';
 import type { EmailMessage } from './thread.store.js';
 
 /*
@@ -164,11 +165,7 @@ export const SEND_BATCH_MAX = 20;
 /** Most raw bytes one group-commit statement of {@link SendWriteQueue} carries (the first send always goes). */
 export const SEND_BATCH_BYTES = 1024 * 1024;
 
-interface WaitingSend {
-  write: NewThreadMessage;
-  resolve: (r: NewThreadMessageResult) => void;
-  reject: (err: unknown) => void;
-}
+type WaitingSend = WaitingWrite<NewThreadMessage, NewThreadMessageResult>;
 
 /**
  * Group commit of the send path's writes (issue 24), one queue per app: while one statement of
@@ -198,25 +195,7 @@ export class SendWriteQueue {
   async #run(database: Pick<Database, 'preparedWrite'>, first: WaitingSend[]): Promise<void> {
     let batch = first;
     while (batch.length > 0) {
-      try {
-        const results = await insertNewThreadMessages(
-          database,
-          batch.map((e) => e.write),
-        );
-        for (const [i, e] of batch.entries()) e.resolve(results[i]!);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        const refused = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08');
-        if (batch.length === 1 || !refused) for (const e of batch) e.reject(err);
-        else
-          for (const e of batch) {
-            try {
-              e.resolve((await insertNewThreadMessages(database, [e.write]))[0]!);
-            } catch (one) {
-              e.reject(one);
-            }
-          }
-      }
+      await settleBatch(batch, (ws) => insertNewThreadMessages(database, ws));
       const waiting = this.#waiting!;
       let take = 0;
       let bytes = 0;

@@ -1,5 +1,5 @@
 import type { EmailBlockEntry, EmailSuppression } from '../../generated/prisma/client.js';
-import type { Database, Statement, Tx } from '../kernel/db.js';
+import type { Tx } from '../kernel/db.js';
 import { keysetArgs } from '../paging.js';
 
 /*
@@ -57,25 +57,6 @@ export function blockEntriesPage(
 export async function deleteBlockEntryRow(db: Tx, accountId: string, id: string): Promise<number> {
   const { count } = await db.emailBlockEntry.deleteMany({ where: { id, accountId } });
   return count;
-}
-
-const INBOUND_BLOCKED: Statement = {
-  name: 'email_blocklist_inbound_hit',
-  text: `SELECT EXISTS (SELECT 1 FROM email_blocklist WHERE account_id = $1 AND direction = 'inbound'
-    AND entry = ANY($2::text[]) AND (identity_id IS NULL OR identity_id = $3)) AS hit`,
-};
-
-/**
- * Whether an `inbound` entry of the identity's account (for every identity or this one) is among `entries`: a
- * prepared read below Prisma (issue 24), asked at RCPT of every inbound message.
- */
-export async function inboundBlockHit(
-  ctx: { database: Pick<Database, 'read'> },
-  identity: { id: string; accountId: string },
-  entries: string[],
-): Promise<boolean> {
-  const [row] = await ctx.database.read<{ hit: boolean }>(INBOUND_BLOCKED, [identity.accountId, entries, identity.id]);
-  return row?.hit === true;
 }
 
 /**

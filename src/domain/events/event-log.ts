@@ -1,6 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Db, Tx } from '../kernel/db.js';
+import { settleBatch, type WaitingWrite as Waiting } from '../kernel/group-commit.js';
 import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
 import type { Emit, StoredEvent } from './event.js';
 import type { EventBus } from './event-bus.port.js';
@@ -126,11 +127,7 @@ export interface NewEvent {
   payload: Record<string, unknown>;
 }
 
-interface WaitingWrite {
-  write: AtomicWrite;
-  resolve: (events: StoredEvent[] | null) => void;
-  reject: (err: unknown) => void;
-}
+type WaitingWrite = Waiting<AtomicWrite, StoredEvent[] | null>;
 
 /** One account's group-commit queue: writes waiting, statements running, and whether a start is scheduled. */
 interface AccountWrites {
@@ -320,24 +317,8 @@ export class EventLog {
       }
       const batch = q.waiting.splice(0, take);
       if (batch.length === 0) break;
-      try {
-        const results = await this.#writeBatch(batch.map((e) => e.write));
-        for (const [i, e] of batch.entries()) e.resolve(results[i]!);
-      } catch (err) {
-        // Retried write by write only when the database refused the statement (an SQLSTATE outside class 08): then
-        // nothing was written. A lost connection may have lost the answer of a commit, so those fail as they are.
-        const code = (err as { code?: unknown }).code;
-        const refused = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08');
-        if (batch.length === 1 || !refused) for (const e of batch) e.reject(err);
-        else
-          for (const e of batch) {
-            try {
-              e.resolve((await this.#writeBatch([e.write]))[0]!);
-            } catch (one) {
-              e.reject(one);
-            }
-          }
-      }
+      // Retried write by write only when the database refused the statement: kernel/group-commit.ts.
+      await settleBatch(batch, (ws) => this.#writeBatch(ws));
     }
     q.running--;
     if (q.running === 0 && q.waiting.length === 0 && !q.starting) this.#writes.delete(accountId);
