@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
 import { badTextFields, jsonTextMayHoldBadText } from '../domain/validation.js';
@@ -28,6 +28,7 @@ import { registerCompression } from './compress.js';
 import { registerCors } from './cors.js';
 import { registerOpenApi } from './openapi.js';
 import { installRateLimits } from './rate-limit.js';
+import { LazyRequestLogger } from './request-logger.js';
 import { installHttpSpans } from './tracing.js';
 
 /** Logger serialisers that never print secrets: the URL loses its `token` query value, headers are not logged. */
@@ -90,7 +91,8 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     if (!('reqId' in bindings))
       return logger.child(bindings, { ...childOpts, serializers: { req: requestSerializer } });
     const base = requestBase(logger);
-    return hasOptions(childOpts) ? base.child(bindings, childOpts) : base.child(bindings);
+    // The child itself only once a line is written (LazyRequestLogger): most requests write none.
+    return hasOptions(childOpts) ? base.child(bindings, childOpts) : new LazyRequestLogger(base, bindings);
   });
   // One synchronous hook per request for the request id (header and log scope): no promise, no second hook.
   http.addHook('onRequest', (request, reply, done) => {
@@ -99,16 +101,24 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
   });
   if (tracingEnabled()) installHttpSpans(http);
   // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
-  // reach onResponse; they are counted by switchboard_open_streams instead.
-  // A callback hook, not an async one: no promise and no extra microtask per request.
+  // reach onResponse; they are counted by switchboard_open_streams instead. Callback hooks, not async ones (no
+  // promise and no extra microtask per request): one per route, added as it is registered, that knows its pattern
+  // (no `request.routeOptions`, a getter that builds a new object, per request), and the instance's own for
+  // requests no route matched (the 404 handler runs only the instance's hooks).
+  const countRequest = (request: FastifyRequest, reply: FastifyReply, route: string) =>
+    ctx.metrics.httpRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
   http.addHook('onResponse', (request, reply, done) => {
-    ctx.metrics.httpRequest(
-      request.method,
-      request.routeOptions.url ?? 'unmatched',
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
+    if (request.is404) countRequest(request, reply, 'unmatched');
     done();
+  });
+  http.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const count = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      countRequest(request, reply, pattern);
+      done();
+    };
+    const existing = route.onResponse;
+    route.onResponse = existing ? [...(Array.isArray(existing) ? existing : [existing]), count] : [count];
   });
   // An empty body with `Content-Type: application/json` (curl -H on a DELETE, a body-less POST such as revet) is
   // "no body", not malformed JSON; anything else goes through Fastify's own (prototype-poisoning safe) parser.

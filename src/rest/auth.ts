@@ -77,26 +77,33 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
       throw err;
     }
   };
-  // A callback hook: an API key in the Authorization header that was verified in the last seconds (the common
-  // request) is answered synchronously, with no promise; everything else takes the slow path above.
-  app.addHook('onRequest', (request, reply, done) => {
-    // `routeOptions` is a getter that builds a new object on every access: read it once.
-    const route = request.routeOptions;
-    const config = route.config;
-    if (config?.public) return done();
-    if (!route.url) return done(); // unknown route: the 404 handler answers
-    if (request.method === 'GET' && route.url === '/graphql' && (request.headers.accept ?? '').includes('text/html')) {
-      return done(); // GraphiQL page; its queries carry the key
-    }
-    if (config?.metrics && ctx.config.METRICS_PUBLIC) return done();
-    if (!config?.metrics && !config?.admin) {
-      const key = bearer(request.headers.authorization);
-      const actor = key && !isStreamToken(key) ? ctx.auth.cached(key) : undefined;
-      if (actor) {
-        request.actor = actor;
+  // One callback hook per route, added as the route is registered (first of its onRequest hooks, after the
+  // instance's: request id, tracing, CORS): what the route's config asks for is read once here, not through
+  // `request.routeOptions` (a getter that builds a new object) on every request; public routes get no hook at all,
+  // and unknown routes none either (the 404 handler answers). An API key in the Authorization header that was
+  // verified in the last seconds (the common request) is answered synchronously, with no promise; everything else
+  // takes the slow path above.
+  app.addHook('onRoute', (route) => {
+    const config = route.config as FastifyContextConfig | undefined;
+    if (config?.public) return;
+    if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
+    const graphiql = route.url === '/graphql'; // GET asking for HTML: the GraphiQL page, whose queries carry the key
+    const apiKeyRoute = !config?.metrics && !config?.admin;
+    const authenticate = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (graphiql && request.method === 'GET' && (request.headers.accept ?? '').includes('text/html')) {
         return done();
       }
-    }
-    slowPath(request, reply, config).then(() => done(), done);
+      if (apiKeyRoute) {
+        const key = bearer(request.headers.authorization);
+        const actor = key && !isStreamToken(key) ? ctx.auth.cached(key) : undefined;
+        if (actor) {
+          request.actor = actor;
+          return done();
+        }
+      }
+      slowPath(request, reply, config).then(() => done(), done);
+    };
+    const existing = route.onRequest;
+    route.onRequest = existing ? [authenticate, ...(Array.isArray(existing) ? existing : [existing])] : [authenticate];
   });
 }

@@ -1,0 +1,235 @@
+/**
+ * Instructions per request, independent of the machine's load: the bare server and the `dist/` build of each given
+ * checkout run under `valgrind --tool=callgrind` (instrumentation off at start) on one fresh PostgreSQL database and
+ * seed; for each side and read scenario, `warm` requests run uninstrumented (V8 has compiled and optimised the path
+ * by then), then the counters are zeroed, `n` requests run with instrumentation on (10 in flight over keep-alive
+ * connections, like the bench's load), and the dump's instruction total (Ir, user space only: the kernel's share of
+ * socket writes is not counted) is divided by `n`. A shared 2-core box changes the rate by ±30 % between windows;
+ * it does not change these counts (repeat runs agree within ~1 %).
+ *
+ * Usage: `TEST_DATABASE_URL=postgres://… npx tsx test/bench/callgrind.ts <checkout> [<checkout>…]
+ * [--only rest-brand,gql-brand] [--warm 3000] [--n 1000]`; each checkout built first (`npm run build`). Prints one
+ * line per side and scenario: instructions per request and the ratio to the bare server's. Needs valgrind
+ * (`apt-get install valgrind`); loopback only; every wait is bounded.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { type Child, freePort, jsonResult, killAllChildren, startChild, tsNode, waitHttp } from './lib.js';
+
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    only: { type: 'string', default: 'rest-brand,gql-brand' },
+    warm: { type: 'string', default: '3000' },
+    n: { type: 'string', default: '1000' },
+  },
+});
+const checkouts = positionals.map((p) => path.resolve(p));
+if (checkouts.length === 0) throw new Error('usage: callgrind.ts <checkout> [<checkout>…] [--only …]');
+const only = new Set(opts.only!.split(','));
+const WARM = Number(opts.warm);
+const N = Number(opts.n);
+const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const outDir = mkdtempSync(path.join(tmpdir(), 'switchboard-callgrind-'));
+
+const admin = new pg.Client({ connectionString: base });
+await admin.connect();
+const dbName = `switchboard_cg_${randomBytes(4).toString('hex')}`;
+await admin.query(`CREATE DATABASE "${dbName}"`);
+const u = new URL(base);
+u.pathname = `/${dbName}`;
+const dbUrl = u.toString();
+const env = { DATABASE_URL: dbUrl, DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), 'switchboard-cg-')), 'd') };
+
+/** valgrind argv in front of a node command: callgrind, instrumentation off until asked, JIT code re-read. */
+const valgrind = (name: string, argv: string[]) => [
+  'valgrind',
+  '--tool=callgrind',
+  '--instr-atstart=no',
+  '--smc-check=all-non-file',
+  `--callgrind-out-file=${path.join(outDir, `${name}.%p`)}`,
+  ...argv,
+];
+
+/** Runs `count` requests, 10 in flight on keep-alive connections; throws on any answer that is not 200. */
+async function drive(url: string, s: Scenario, key: string, count: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+  const target = new URL(s.path, url);
+  let next = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = httpRequest(
+        target,
+        {
+          agent,
+          method: s.method,
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(s.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(s.body) } : {}),
+          },
+          timeout: 120_000,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve() : reject(new Error(`${s.name}: answered ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.end(s.body);
+    });
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+  agent.destroy();
+}
+
+/**
+ * Total Ir of dump number `n` of `pid` (callgrind names dumps `<file>.<n>`), waiting up to 60 s for it: a process
+ * blocked in a system call takes the dump request when it next runs, so `wake` is called while waiting.
+ */
+async function dumpIr(name: string, pid: number, n: number, wake: () => Promise<void>): Promise<number> {
+  const file = path.join(outDir, `${name}.${pid}.${n}`);
+  for (let i = 0; i < 600; i++) {
+    if (existsSync(file)) {
+      const m = /^totals: (\d+)/m.exec(readFileSync(file, 'utf8'));
+      if (m) return Number(m[1]);
+    }
+    await wake().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no dump ${file} after 60 s`);
+}
+
+/**
+ * callgrind_control on a side. Valgrind names its control pipes after the HOST variable of the process it runs, and
+ * the services run with HOST=127.0.0.1 (their listen address), so the control command gets the same HOST.
+ */
+function control(side: { name: string; child: Child }, ...args: string[]): void {
+  const { HOST: _host, ...rest } = process.env;
+  const env = side.name === 'bare' ? rest : { ...rest, HOST: '127.0.0.1' };
+  execFileSync('callgrind_control', [...args, String(side.child.pid)], { stdio: 'ignore', env, timeout: 60_000 });
+}
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+const children: Child[] = [];
+try {
+  const accounts = await jsonResult<Record<string, { accountId: string; apiKey: string }>>(
+    startChild('seed', tsNode('test/bench/seed.ts', JSON.stringify({ names: ['read'] })), { env }),
+    120_000,
+  );
+  const key = accounts.read!.apiKey;
+  const secretsKey = randomBytes(32).toString('hex');
+  const sides: { name: string; child: Child; url: string }[] = [];
+  const barePort = await freePort();
+  const bareChild = startChild('bare', valgrind('bare', tsNode('test/bench/bare-server.ts')), {
+    env: {
+      PORT: String(barePort),
+      DATABASE_URL: dbUrl,
+      BARE_KEYS: JSON.stringify({ [key]: accounts.read!.accountId }),
+    },
+  });
+  children.push(bareChild);
+  for (const [i, dir] of checkouts.entries()) {
+    const name = `svc${i}`;
+    const port = await freePort();
+    const child = startChild(
+      name,
+      valgrind(name, [process.execPath, '--enable-source-maps', path.join(dir, 'dist/main.js')]),
+      {
+        cwd: dir,
+        env: {
+          ...env,
+          NODE_ENV: 'production',
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          SMTP_PORT: '-1',
+          SMTP_SUBMISSION_PORT: '-1',
+          LOG_LEVEL: 'warn',
+          BOOTSTRAP_ACCOUNT: 'false',
+          SECRETS_KEY: secretsKey,
+          RATE_LIMIT_MAX: '0',
+          MALLOC_ARENA_MAX: '2',
+          MALLOC_MMAP_THRESHOLD_: '131072',
+        },
+      },
+    );
+    children.push(child);
+    sides.push({ name, child, url: `http://127.0.0.1:${port}` });
+  }
+  for (const s of sides) await waitHttp(`${s.url}/healthz`, 600_000, s.child);
+  await waitHttp(`http://127.0.0.1:${barePort}/compliance/brands`, 600_000, bareChild, 401);
+  sides.push({ name: 'bare', child: bareChild, url: `http://127.0.0.1:${barePort}` });
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const r = await fetch(`${sides[0]!.url}/compliance/brands`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: `Bench Brand ${i} LLC`,
+        ein: `12-${3_000_000 + i}`,
+        vertical: 'RETAIL',
+        entityType: 'PRIVATE_PROFIT',
+      }),
+    });
+    if (r.status !== 201) throw new Error(`seed brand: ${r.status} ${await r.text()}`);
+    ids.push(((await r.json()) as { id: string }).id);
+  }
+  ids.sort();
+  const id = ids[7]!;
+  const FIELDS =
+    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
+  const scenarios: Scenario[] = [
+    { name: 'rest-brand', method: 'GET' as const, path: `/compliance/brands/${id}` },
+    { name: 'rest-list', method: 'GET' as const, path: '/compliance/brands?limit=20' },
+    {
+      name: 'gql-brand',
+      method: 'POST' as const,
+      path: '/graphql',
+      body: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
+    },
+  ].filter((s) => only.has(s.name));
+  const bareIr: Record<string, number> = {};
+  const dumps = new Map<string, number>();
+  for (const s of scenarios) {
+    for (const side of [...sides].reverse()) {
+      await drive(side.url, s, key, WARM);
+      control(side, '-z');
+      control(side, '-i', 'on');
+      await drive(side.url, s, key, N);
+      control(side, '-d');
+      const dumped = (dumps.get(side.name) ?? 0) + 1;
+      dumps.set(side.name, dumped);
+      const ir =
+        (await dumpIr(side.name, side.child.pid, dumped, () => fetch(`${side.url}/healthz`).then(() => undefined))) / N;
+      control(side, '-i', 'off');
+      if (side.name === 'bare') bareIr[s.name] = ir;
+      const label = side.name === 'bare' ? 'bare' : checkouts[Number(side.name.slice(3))];
+      const ratio = side.name === 'bare' ? '' : ` (${(ir / bareIr[s.name]!).toFixed(2)}x bare)`;
+      process.stdout.write(`${s.name} ${label}: ${Math.round(ir).toLocaleString('en')} instructions/request${ratio}\n`);
+    }
+  }
+  process.stdout.write(`dumps in ${outDir}\n`);
+} finally {
+  for (const c of children) await c.stop(10_000);
+  killAllChildren();
+  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  await admin.end();
+}
