@@ -78,22 +78,30 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
     }
   };
   // One callback hook per route, added as the route is registered (first of its onRequest hooks, after the
-  // instance's: request id, tracing, CORS): what the route's config asks for is read once here, not through
-  // `request.routeOptions` (a getter that builds a new object) on every request; public routes get no hook at all,
-  // and unknown routes none either (the 404 handler answers). An API key in the Authorization header that was
-  // verified in the last seconds (the common request) is answered synchronously, with no promise; everything else
-  // takes the slow path above.
+  // instance's: request id, tracing, CORS). What the route's config asks for is worked out on its first request, not
+  // through `request.routeOptions` (a getter that builds a new object) on every one; not at registration either,
+  // since onRoute hooks registered later may still change the config (the API reference marks its routes public,
+  // src/http/openapi.ts). Unknown routes get no hook (the 404 handler answers). An API key in the Authorization
+  // header that was verified in the last seconds (the common request) is answered synchronously, with no promise;
+  // everything else takes the slow path above.
   app.addHook('onRoute', (route) => {
-    const config = route.config as FastifyContextConfig | undefined;
-    if (config?.public) return;
-    if (config?.metrics && ctx.config.METRICS_PUBLIC) return;
-    const graphiql = route.url === '/graphql'; // GET asking for HTML: the GraphiQL page, whose queries carry the key
-    const apiKeyRoute = !config?.metrics && !config?.admin;
+    let plan: { skip: boolean; graphiql: boolean; apiKey: boolean; config?: FastifyContextConfig } | undefined;
     const authenticate = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      if (graphiql && request.method === 'GET' && (request.headers.accept ?? '').includes('text/html')) {
+      if (plan === undefined) {
+        const config = route.config as FastifyContextConfig | undefined;
+        plan = {
+          skip: !!config?.public || (!!config?.metrics && ctx.config.METRICS_PUBLIC),
+          // GET asking for HTML: the GraphiQL page, whose queries carry the key.
+          graphiql: route.url === '/graphql',
+          apiKey: !config?.metrics && !config?.admin,
+          config,
+        };
+      }
+      if (plan.skip) return done();
+      if (plan.graphiql && request.method === 'GET' && (request.headers.accept ?? '').includes('text/html')) {
         return done();
       }
-      if (apiKeyRoute) {
+      if (plan.apiKey) {
         const key = bearer(request.headers.authorization);
         const actor = key && !isStreamToken(key) ? ctx.auth.cached(key) : undefined;
         if (actor) {
@@ -101,7 +109,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext, guard?: AuthF
           return done();
         }
       }
-      slowPath(request, reply, config).then(() => done(), done);
+      slowPath(request, reply, plan.config).then(() => done(), done);
     };
     const existing = route.onRequest;
     route.onRequest = existing ? [authenticate, ...(Array.isArray(existing) ? existing : [existing])] : [authenticate];
