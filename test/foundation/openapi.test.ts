@@ -44,15 +44,23 @@ function documentedCodes(op: Operation, status: number): string[] | undefined {
   return narrowing?.properties.error.properties.code.enum;
 }
 
+/** The operation's path with made-up path parameters (a valid E.164 number for `{number}`). */
+function urlOf(path: string): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'number' ? '+12025550199' : `missing-${name}`));
+}
+
+/** Whether the method carries a JSON body. */
+function isWrite(method: string): boolean {
+  return method === 'post' || method === 'put' || method === 'patch';
+}
+
 /** A request for the operation with made-up path parameters and an empty JSON body on writes. */
 async function call(
   account: TestAccount,
   method: string,
   path: string,
 ): Promise<{ status: number; body: any; contentType: string | null }> {
-  const url = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'number' ? '+12025550199' : `missing-${name}`));
-  const write = method === 'post' || method === 'put' || method === 'patch';
-  const res = await account.request(method.toUpperCase(), url, write ? {} : undefined);
+  const res = await account.request(method.toUpperCase(), urlOf(path), isWrite(method) ? {} : undefined);
   return { status: res.status, body: res.body, contentType: res.headers.get('content-type') };
 }
 
@@ -153,11 +161,9 @@ describe('OpenAPI document', () => {
     let refused = 0;
     for (const [method, path, op] of operations(doc)) {
       if (op.security?.length === 0) continue;
-      const url = path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'number' ? '+12025550199' : `missing-${name}`));
-      const write = method === 'post' || method === 'put' || method === 'patch';
-      const res = await fetch(`${t.url}${url}`, {
+      const res = await fetch(`${t.url}${urlOf(path)}`, {
         method: method.toUpperCase(),
-        ...(write ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+        ...(isWrite(method) ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
       });
       const body = (await res.json()) as { error?: { code?: string } };
       // After many failed attempts from one address the auth hook answers 429 AUTH_RATE_LIMITED instead (its guard).
