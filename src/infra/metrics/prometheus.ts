@@ -42,10 +42,9 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #latency: Histogram<'method' | 'route'>;
   readonly #events: Counter<'channel'>;
   readonly #streams: Gauge<'transport'>;
-  readonly #webhooks: Counter<'outcome'>;
   /**
    * Webhook attempts counted since the last scrape, per outcome: a field increment per attempt (the dispatcher's hot
-   * path, issue 24) instead of prom-client's label hashing; added to {@link #webhooks} when it is collected.
+   * path, issue 24) instead of prom-client's label hashing; added to `switchboard_webhook_attempts_total` when it is collected.
    */
   readonly #webhookCounts = { delivered: 0, retry: 0, failed: 0, refused: 0 };
   readonly #model: Histogram<'provider' | 'outcome'>;
@@ -93,7 +92,7 @@ export class PrometheusMetrics implements MetricsRecorder {
       registers,
     });
     const webhookCounts = this.#webhookCounts;
-    this.#webhooks = new Counter({
+    new Counter({
       name: 'switchboard_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome (delivered, retry, failed, refused).',
       labelNames: ['outcome'],

@@ -160,10 +160,10 @@ class AttemptHandler implements Dispatcher.DispatchHandlers {
 
   onError(err: Error): void {
     if (this.#settled) return;
-    if (this.#timedOut) return this.finish({ error: `timeout after ${this.timeoutMs} ms` });
+    if (this.#timedOut) this.finish({ error: `timeout after ${this.timeoutMs} ms` });
     // The status arrived; an answer body cut short does not change the outcome.
-    if (this.#status !== undefined) return this.finish(this.#answered());
-    this.finish(attemptError(err, this.timeoutMs));
+    else if (this.#status !== undefined) this.finish(this.#answered());
+    else this.finish(attemptError(err, this.timeoutMs));
   }
 }
 
