@@ -1,12 +1,38 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { SECRET_PREFIX } from './webhook.secrets.js';
+
+/** The HMAC keys of one secret: spec 5.3's (its UTF-8 bytes) and Standard Webhooks' (base64 after `whsec_`). */
+interface SecretKeys {
+  hex: KeyObject;
+  standard: KeyObject;
+}
+
+/** Keys per secret, so an attempt does not convert the secret again (issue 24: CPU per delivery); bounded. */
+const keyCache = new Map<string, SecretKeys>();
+const KEY_CACHE_MAX = 10_000;
+
+/** The HMAC keys of `secret`, made once per secret (the cache forgets everything when it reaches 10,000). */
+function keysOf(secret: string): SecretKeys {
+  let keys = keyCache.get(secret);
+  if (keys === undefined) {
+    keys = {
+      hex: createSecretKey(Buffer.from(secret, 'utf8')),
+      standard: createSecretKey(
+        Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
+      ),
+    };
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+    keyCache.set(secret, keys);
+  }
+  return keys;
+}
 
 /**
  * Spec 5.3 signature: lowercase hex HMAC-SHA256 of the exact raw body bytes, keyed with the webhook secret as
  * returned at registration (its UTF-8 bytes, `whsec_` prefix included, as GitHub-style receivers use it).
  */
 export function hexSignature(secret: string, body: Buffer): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
+  return createHmac('sha256', keysOf(secret).hex).update(body).digest('hex');
 }
 
 /**
@@ -15,8 +41,7 @@ export function hexSignature(secret: string, body: Buffer): string {
  * @param timestamp Unix time in seconds.
  */
 export function standardSignature(secret: string, id: string, timestamp: number, body: Buffer): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
-  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  return createHmac('sha256', keysOf(secret).standard).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
 /** What a delivery attempt is signed with: the current secret and, during a rotation's overlap, the previous one. */

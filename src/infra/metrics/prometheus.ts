@@ -42,7 +42,11 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #latency: Histogram<'method' | 'route'>;
   readonly #events: Counter<'channel'>;
   readonly #streams: Gauge<'transport'>;
-  readonly #webhooks: Counter<'outcome'>;
+  /**
+   * Webhook attempts counted since the last scrape, per outcome: a field increment per attempt (the dispatcher's hot
+   * path, issue 24) instead of prom-client's label hashing; added to `switchboard_webhook_attempts_total` when it is collected.
+   */
+  readonly #webhookCounts = { delivered: 0, retry: 0, failed: 0, refused: 0 };
   readonly #model: Histogram<'provider' | 'outcome'>;
   /** Reads the job queue's state per kind; set by the composition root once the queue exists ({@link measureQueues}). */
   #queues: () => Promise<QueueState[]> = async () => [];
@@ -87,11 +91,20 @@ export class PrometheusMetrics implements MetricsRecorder {
       labelNames: ['transport'],
       registers,
     });
-    this.#webhooks = new Counter({
+    const webhookCounts = this.#webhookCounts;
+    new Counter({
       name: 'switchboard_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome (delivered, retry, failed, refused).',
       labelNames: ['outcome'],
       registers,
+      collect() {
+        for (const outcome of ['delivered', 'retry', 'failed', 'refused'] as const) {
+          const n = webhookCounts[outcome];
+          if (n === 0) continue;
+          webhookCounts[outcome] = 0;
+          this.inc({ outcome }, n);
+        }
+      },
     });
     this.#model = new Histogram({
       name: 'switchboard_agent_model_call_duration_seconds',
@@ -187,7 +200,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   }
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed' | 'refused'): void {
-    this.#webhooks.inc({ outcome });
+    this.#webhookCounts[outcome]++;
   }
 
   agentModelCall(provider: string, outcome: 'ok' | 'error', seconds: number): void {

@@ -64,6 +64,109 @@ function attemptError(err: unknown, timeoutMs: number): AttemptResult {
   return { error: c.code ? `${c.code}: ${c.message}` : c.message };
 }
 
+/** Most receiver URLs whose parsed form the transport keeps. */
+const TARGET_CACHE_MAX = 10_000;
+
+/** A receiver URL as an attempt uses it: where to send, or the result that refuses it without sending. */
+type Target = { origin: string; path: string } | { refusal: AttemptResult };
+
+/** Parses receiver `url` ({@link UndiciWebhookTransport}'s `#target`). */
+function parseTarget(url: string, allowPrivate: boolean): Target {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { refusal: { error: 'invalid URL' } };
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { refusal: { error: 'invalid URL' } };
+  const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) && !allowPrivate) {
+    const reason = refusedAddressReason(host);
+    if (reason) return { refusal: { error: `refused: ${reason}`, refused: true } };
+  }
+  return { origin: target.origin, path: `${target.pathname}${target.search}` };
+}
+
+/**
+ * The undici handler of one attempt (one object with prototype methods rather than a closure per callback): reads
+ * the status and Retry-After, counts and drops the answer's bytes (cut at {@link MAX_ANSWER_BYTES}), and settles
+ * once, on completion, error, the cut, or the whole-attempt timeout (`timeoutMs`), whichever comes first.
+ */
+class AttemptHandler implements Dispatcher.DispatchHandlers {
+  #settled = false;
+  #timedOut = false;
+  #abort: ((err?: Error) => void) | undefined;
+  #status: number | undefined;
+  #retryAfter: string | undefined;
+  #bytes = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly resolve: (r: AttemptResult) => void,
+    private readonly timeoutMs: number,
+  ) {
+    this.#timer = setTimeout(() => this.#expire(), timeoutMs);
+  }
+
+  #expire(): void {
+    this.#timedOut = true;
+    this.finish(this.#status !== undefined ? this.#answered() : { error: `timeout after ${this.timeoutMs} ms` });
+    this.#abort?.(new Error(`timeout after ${this.timeoutMs} ms`));
+  }
+
+  #answered(): AttemptResult {
+    return this.#retryAfter !== undefined
+      ? { status: this.#status!, retryAfter: this.#retryAfter }
+      : { status: this.#status! };
+  }
+
+  /** Settles the attempt with `r` (only the first call counts). */
+  finish(r: AttemptResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.resolve(r);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#timedOut) abort(new Error(`timeout after ${this.timeoutMs} ms`));
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[]): boolean {
+    if (statusCode < 200) return true;
+    this.#status = statusCode;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = raw[i]!;
+      if (name.length === 11 && name.toString('latin1').toLowerCase() === 'retry-after') {
+        this.#retryAfter = raw[i + 1]!.toString('latin1');
+      }
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.#bytes += chunk.length;
+    if (this.#bytes <= MAX_ANSWER_BYTES) return true;
+    // A longer answer is cut and its connection closed; the status stands.
+    this.finish(this.#answered());
+    this.#abort?.(new Error('answer too long'));
+    return false;
+  }
+
+  onComplete(): void {
+    this.finish(this.#answered());
+  }
+
+  onError(err: Error): void {
+    if (this.#settled) return;
+    if (this.#timedOut) this.finish({ error: `timeout after ${this.timeoutMs} ms` });
+    // The status arrived; an answer body cut short does not change the outcome.
+    else if (this.#status !== undefined) this.finish(this.#answered());
+    else this.finish(attemptError(err, this.timeoutMs));
+  }
+}
+
 /** Options of {@link UndiciWebhookTransport}. */
 export interface HttpTransportOptions {
   /** Bound of one whole attempt (connect, answer headers, answer body), in ms (WEBHOOK_TIMEOUT_MS). */
@@ -83,6 +186,8 @@ export class UndiciWebhookTransport implements WebhookTransport {
   readonly #agent: Agent;
   /** Tracing was on when this transport was made (src/infra/tracing.ts). */
   readonly #traced = tracingEnabled();
+  /** Parsed receiver URLs ({@link #target}). */
+  readonly #targets = new Map<string, Target>();
 
   constructor(private readonly opts: HttpTransportOptions) {
     this.#agent = new Agent({
@@ -99,9 +204,10 @@ export class UndiciWebhookTransport implements WebhookTransport {
 
   /**
    * One delivery attempt as a CLIENT span `webhook POST` (receiver host, event and delivery ids, attempt, status),
-   * sending `traceparent` so the receiver can continue the trace; a no-op wrapper while tracing is off.
+   * sending `traceparent` so the receiver can continue the trace; without a wrapper (no extra promise) while tracing
+   * is off.
    */
-  async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+  post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
     if (!this.#traced) return this.#post(url, body, headers);
     return inSpan(
       'webhook POST',
@@ -127,96 +233,41 @@ export class UndiciWebhookTransport implements WebhookTransport {
   }
 
   /**
+   * Where `url` sends an attempt (origin and path), or the result that refuses it at once (not a URL, not http(s),
+   * a literal IP that is not public): parsed once per URL, as every delivery of a webhook goes to the same one
+   * (issue 24: CPU per delivery). The cache forgets everything when it reaches {@link TARGET_CACHE_MAX} URLs.
+   */
+  #target(url: string): Target {
+    let t = this.#targets.get(url);
+    if (t !== undefined) return t;
+    t = parseTarget(url, this.opts.allowPrivate);
+    if (this.#targets.size >= TARGET_CACHE_MAX) this.#targets.clear();
+    this.#targets.set(url, t);
+    return t;
+  }
+
+  /**
    * One POST through undici's Dispatcher API (`dispatch` with a handler) rather than `request`: the answer's status
    * and Retry-After are all an attempt needs, so its body is counted and dropped as it arrives instead of going
    * through a Readable stream, and the whole-attempt bound is one timer calling the abort undici hands the handler
    * instead of an AbortController per attempt (issue 24: CPU per delivery). Outcomes are those of `request`: once the
-   * status arrived, an answer cut short (too long, timed out, connection lost) still counts as that status.
+   * status arrived, an answer cut short (too long, timed out, connection lost) still counts as that status. The
+   * headers go as a flat array (undici's own form; its content-length comes from the Buffer body).
    */
   #post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return Promise.resolve({ error: 'invalid URL' });
-    }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.resolve({ error: 'invalid URL' });
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(host) && !this.opts.allowPrivate) {
-      const reason = refusedAddressReason(host);
-      if (reason) return Promise.resolve({ error: `refused: ${reason}`, refused: true });
-    }
-    const timeoutMs = this.opts.timeoutMs;
+    const target = this.#target(url);
+    if ('refusal' in target) return Promise.resolve(target.refusal);
+    const flat: string[] = [];
+    for (const name in headers) flat.push(name, headers[name]!);
     return new Promise<AttemptResult>((resolve) => {
-      let settled = false;
-      let timedOut = false;
-      let abort: ((err?: Error) => void) | undefined;
-      let status: number | undefined;
-      let retryAfter: string | undefined;
-      let bytes = 0;
-      const answered = (): AttemptResult => ({
-        status: status!,
-        ...(retryAfter !== undefined ? { retryAfter } : {}),
-      });
-      const finish = (r: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(r);
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        finish(status !== undefined ? answered() : { error: `timeout after ${timeoutMs} ms` });
-        abort?.(new Error(`timeout after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const handler: Dispatcher.DispatchHandlers = {
-        onConnect(a) {
-          abort = a;
-          if (timedOut) a(new Error(`timeout after ${timeoutMs} ms`));
-        },
-        onHeaders(statusCode, raw) {
-          if (statusCode < 200) return true;
-          status = statusCode;
-          for (let i = 0; i + 1 < raw.length; i += 2) {
-            const name = raw[i]!;
-            if (name.length === 11 && name.toString('latin1').toLowerCase() === 'retry-after') {
-              retryAfter = raw[i + 1]!.toString('latin1');
-            }
-          }
-          return true;
-        },
-        onData(chunk) {
-          bytes += chunk.length;
-          if (bytes <= MAX_ANSWER_BYTES) return true;
-          // A longer answer is cut and its connection closed; the status stands.
-          finish(answered());
-          abort?.(new Error('answer too long'));
-          return false;
-        },
-        onComplete() {
-          finish(answered());
-        },
-        onError(err) {
-          if (settled) return;
-          if (timedOut) return finish({ error: `timeout after ${timeoutMs} ms` });
-          // The status arrived; an answer body cut short does not change the outcome.
-          if (status !== undefined) return finish(answered());
-          finish(attemptError(err, timeoutMs));
-        },
-      };
+      const handler = new AttemptHandler(resolve, this.opts.timeoutMs);
       try {
         this.#agent.dispatch(
-          {
-            origin: target.origin,
-            path: `${target.pathname}${target.search}`,
-            method: 'POST',
-            headers: { ...headers, 'content-length': String(body.length) },
-            body,
-          },
+          { origin: target.origin, path: target.path, method: 'POST', headers: flat, body },
           handler,
         );
       } catch (err) {
-        finish(attemptError(err, timeoutMs));
+        handler.finish(attemptError(err, this.opts.timeoutMs));
       }
     });
   }
