@@ -273,7 +273,8 @@ export class EventLog {
    * are drawn under the account's order lock and `seq` has no holes; after the commit the events are published.
    * When a hook's read changed since last time (e.g. a webhook was added), nothing is written and the statement is
    * sent again with the fresh value. Without a SQL runner (or with a hook that has no `statement` form) it runs as
-   * a {@link transaction}.
+   * a {@link transaction}. A write of events only (no guard, precondition or change) is an append: it shares a
+   * statement with the appends of other accounts ({@link APPENDS_IN_FLIGHT}).
    * @returns the stored events, or `null` when `guard` was false (nothing written).
    * @throws database errors (nothing written).
    */
@@ -764,11 +765,11 @@ export class EventLog {
 
   /**
    * Ingest with group commit: records one event and resolves once it has committed (so a 2xx is only ever sent for
-   * a durable event). It is an unguarded {@link write}: while a statement of the same account runs, further ingests
-   * (and other unguarded writes) of that account wait and are then written together by one statement, up to
-   * {@link INGEST_BATCH_MAX} events, on PostgreSQL and PGlite alike, so concurrent ingests of one account share a
-   * commit instead of queueing on its row lock one by one. Ingests of other accounts run in parallel. A batch the
-   * database refused is retried write by write, so a bad ingest fails alone.
+   * a durable event). It is an append (a {@link write} of events only): while {@link APPENDS_IN_FLIGHT} append
+   * statements run, further appends of every account wait and are then written together by one statement, up to
+   * {@link INGEST_BATCH_MAX} events of {@link APPEND_ACCOUNTS_MAX} accounts, on PostgreSQL and PGlite alike, so
+   * concurrent ingests share a commit instead of queueing on a row lock, or paying a commit each, one by one. A
+   * batch the database refused is retried write by write, so a bad ingest fails alone.
    * @returns the stored event. @throws what the write throws (database errors).
    */
   async ingest(item: NewEvent): Promise<StoredEvent> {
