@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
+import type { TestAccount } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { logsOf, publish, registerWebhook } from './helpers.js';
@@ -120,6 +121,37 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     const history = await a.request('GET', '/api/events/history?limit=100');
     const registered = history.body.events.filter((e: any) => e.eventType === '10dlc.brand.registered');
     expect(registered).toHaveLength(2);
+  });
+
+  it('ingests of several accounts share one statement: each account in order and gapless; a webhook added since gets its account’s later events once', async ({
+    t,
+    a,
+    b,
+  }) => {
+    const c = await t.newAccount();
+    const ingest = (acc: TestAccount, n: number) =>
+      t.app.ctx.events.ingest({ accountId: acc.accountId, eventType: 'sms.sent', payload: { n } });
+    // Issued in one turn, so written together: the accounts' first writes, none with a webhook yet (remembered).
+    await Promise.all([a, b, c].flatMap((acc) => [ingest(acc, 1), ingest(acc, 2)]));
+    // The next statement must notice b's new webhook (its read changed): b is sent again, a and c commit.
+    const hook = await registerWebhook(b, receiver, ['sms.*']);
+    const second = await Promise.all([a, b, c].flatMap((acc) => [ingest(acc, 3), ingest(acc, 4)]));
+    expect(second.map((e) => [e.accountId, e.payload.n])).toEqual(
+      [a, b, c].flatMap((acc) => [
+        [acc.accountId, 3],
+        [acc.accountId, 4],
+      ]),
+    );
+    await t.drain();
+    const got = receiver.on(hook.path);
+    expect(got.map((r) => r.body.payload.n).sort()).toEqual([3, 4]);
+    expect(got.every((r) => r.body.customerId === b.accountId && r.signatureValid)).toBe(true);
+    for (const acc of [a, b, c]) {
+      const stored = await t.app.ctx.db.event.findMany({ where: { accountId: acc.accountId }, orderBy: { id: 'asc' } });
+      const sent = stored.filter((e) => e.eventType === 'sms.sent'); // b also has its webhook.created (or such)
+      expect(sent.map((e) => (e.payload as { n: number }).n)).toEqual([1, 2, 3, 4]);
+      expect(stored.map((e) => Number(e.seq))).toEqual(stored.map((_, i) => i + 1)); // gapless, increasing with id
+    }
   });
 
   it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async ({

@@ -30,7 +30,9 @@ export interface EventHook {
   /**
    * For a single-statement write: the data-modifying CTE bodies (named `name(0)`, `name(1)`, … in that order, so a
    * later one can read an earlier one) writing what `run` would for `events`, given `read`'s value. They may read
-   * `ins(id, seq, ord)`: the inserted events, `ord` being the 1-based index in `events`. Each is read by the final
+   * `ins(id, seq, ord)`: the inserted events, joined by `ord` (each {@link PendingEvent}'s `ord`). In an append
+   * statement (events only, several accounts: {@link APPENDS_IN_FLIGHT}) `ins` also holds other accounts' events
+   * and there is no `write_ok`: select yours by `ord`, and write nothing for events `ins` lacks. Each is read by the final
    * SELECT (so a plain SELECT body, e.g. `pg_notify`, runs), hence a data-modifying one needs a RETURNING clause.
    */
   statement?(events: PendingEvent[], read: unknown, name: (j: number) => string, attempt: WriteAttempt): Prisma.Sql[];
@@ -56,7 +58,7 @@ export type WriteAttempt = object;
 /** An event of a single-statement write before it has its id: what a hook's `statement` sees. */
 export interface PendingEvent extends NewEvent {
   channel: Channel;
-  /** 1-based index in the write. */
+  /** The event's `ord` in the statement's `ins`: its 1-based position among the events the statement writes. */
   ord: number;
   /** ISO 8601 UTC with milliseconds. */
   timestamp: string;
@@ -145,6 +147,17 @@ interface AccountWrites {
 export const WRITES_IN_FLIGHT = 2;
 
 /**
+ * Statements of appends ({@link EventLog.write} of events only: no guard, precondition or change, e.g. ingest) in
+ * flight at once, over every account. Appends that arrive while they run wait and go together into the next one,
+ * whatever their accounts (issue 24, `events-10acc`: ten clients on ten accounts each have one write pending, so
+ * per-account batches held one event each and every event paid a statement, a commit and a WAL flush of its own).
+ */
+export const APPENDS_IN_FLIGHT = 2;
+
+/** Most accounts one append statement carries (its text grows with them; the rest wait for the next one). */
+export const APPEND_ACCOUNTS_MAX = 32;
+
+/**
  * "Events are facts in the database first" (ARCHITECTURE.md): a domain change and the events it causes commit in
  * one transaction; after the commit the events are published on the bus for live subscribers.
  *
@@ -158,6 +171,8 @@ export class EventLog {
   readonly #hooks: EventHook[] = [];
   /** Group commit: per account, the single-statement writes waiting while that account's statements run. */
   readonly #writes = new Map<string, AccountWrites>();
+  /** Group commit of appends over every account: writes waiting while {@link APPENDS_IN_FLIGHT} statements run. */
+  readonly #appends: AccountWrites = { waiting: [], running: 0, starting: false };
   /** Per account, what each hook's `read` returned last (JSON text per hook), for single-statement writes. */
   readonly #reads = new Map<string, (string | null)[]>();
 
@@ -258,7 +273,8 @@ export class EventLog {
    * are drawn under the account's order lock and `seq` has no holes; after the commit the events are published.
    * When a hook's read changed since last time (e.g. a webhook was added), nothing is written and the statement is
    * sent again with the fresh value. Without a SQL runner (or with a hook that has no `statement` form) it runs as
-   * a {@link transaction}.
+   * a {@link transaction}. A write of events only (no guard, precondition or change) is an append: it shares a
+   * statement with the appends of other accounts ({@link APPENDS_IN_FLIGHT}).
    * @returns the stored events, or `null` when `guard` was false (nothing written).
    * @throws database errors (nothing written).
    */
@@ -267,6 +283,12 @@ export class EventLog {
     // A guarded write goes alone: two guards in one statement would both read the state before either write. A
     // `precondition` (rows no write changes) keeps the write in the group commit.
     if (w.guard) return (await this.#writeBatch([w]))[0]!;
+    if (w.changes.length === 0 && !w.precondition && w.events.length > 0) {
+      return new Promise<StoredEvent[] | null>((resolve, reject) => {
+        this.#appends.waiting.push({ write: w, resolve, reject });
+        this.#startAppends();
+      });
+    }
     return new Promise<StoredEvent[] | null>((resolve, reject) => {
       let q = this.#writes.get(w.accountId);
       if (!q) {
@@ -291,6 +313,49 @@ export class EventLog {
       q.running++;
       void this.#runWrites(accountId, q);
     });
+  }
+
+  /**
+   * Starts one more append statement when fewer than {@link APPENDS_IN_FLIGHT} run, at the end of this turn of the
+   * event loop (setImmediate), so the appends of requests read in the same turn share it.
+   */
+  #startAppends(): void {
+    const q = this.#appends;
+    if (q.starting || q.running >= APPENDS_IN_FLIGHT) return;
+    q.starting = true;
+    setImmediate(() => {
+      q.starting = false;
+      if (q.waiting.length === 0 || q.running >= APPENDS_IN_FLIGHT) return;
+      q.running++;
+      void this.#runAppends();
+    });
+  }
+
+  /**
+   * Group commit of appends over every account: while statements run, further appends wait; each statement then
+   * takes the longest prefix of the waiting ones within {@link INGEST_BATCH_MAX} events and
+   * {@link APPEND_ACCOUNTS_MAX} accounts (a prefix, so an account's appends are taken in the order they came) and
+   * writes them with {@link #appendBatch}. A refused statement is retried write by write (kernel/group-commit.ts).
+   */
+  async #runAppends(): Promise<void> {
+    const q = this.#appends;
+    for (;;) {
+      let events = 0;
+      let take = 0;
+      const accounts = new Set<string>();
+      while (take < q.waiting.length) {
+        const w = q.waiting[take]!.write;
+        if (take > 0 && events + w.events.length > INGEST_BATCH_MAX) break;
+        if (!accounts.has(w.accountId) && accounts.size >= APPEND_ACCOUNTS_MAX) break;
+        accounts.add(w.accountId);
+        events += w.events.length;
+        take++;
+      }
+      const batch = q.waiting.splice(0, take);
+      if (batch.length === 0) break;
+      await settleBatch(batch, (ws) => this.#appendBatch(ws));
+    }
+    q.running--;
   }
 
   /**
@@ -452,6 +517,215 @@ export class EventLog {
     }
   }
 
+  /**
+   * ONE statement for appends of one or more accounts (see {@link APPENDS_IN_FLIGHT}); @returns each write's events,
+   * in the order of `ws`. An account whose hook read had changed is sent again with the fresh value (twice at
+   * most, then as a {@link transaction} per write), the others being committed already.
+   */
+  async #appendBatch(ws: AtomicWrite[]): Promise<(StoredEvent[] | null)[]> {
+    const at = this.clock.now();
+    const byAccount = new Map<string, number[]>();
+    ws.forEach((w, i) => {
+      const list = byAccount.get(w.accountId);
+      if (list) list.push(i);
+      else byAccount.set(w.accountId, [i]);
+    });
+    const out: (StoredEvent[] | null)[] = ws.map(() => null);
+    // Accounts in code-unit order, which is COLLATE "C" order for their ASCII ids (the statement locks them so).
+    let todo = [...byAccount.keys()].sort();
+    for (let tries = 0; todo.length > 0; tries++) {
+      if (tries > 2) {
+        for (const accountId of todo) {
+          for (const i of byAccount.get(accountId)!) out[i] = await this.#writeInTransaction(ws[i]!);
+        }
+        break;
+      }
+      const parts = todo.map((accountId) => ({ accountId, writes: byAccount.get(accountId)!.map((i) => ws[i]!) }));
+      const { stored, stale } = await this.#appendOnce(parts, at);
+      for (const [accountId, events] of stored) {
+        let k = 0;
+        for (const i of byAccount.get(accountId)!) {
+          const n = ws[i]!.events.length;
+          out[i] = events.slice(k, k + n);
+          k += n;
+        }
+      }
+      todo = stale;
+    }
+    return out;
+  }
+
+  /**
+   * The append statement itself: per account (in `parts`' order, which must be code-unit order) its hooks' reads
+   * and the check that each is unchanged since last time; the accounts' `event_account_seqs` rows bumped in one
+   * INSERT in `COLLATE "C"` order (so two such statements, of this instance or another, take the locks in the same
+   * order and cannot deadlock), only for accounts whose reads were current; every event drawn its id after ALL those
+   * locks are held (the insert reads a one-row aggregate of the bump), in order, numbered `seq` within its account.
+   * `ins(id, seq, ord)` holds every account's events, `ord` being the 1-based position in the statement (each
+   * {@link PendingEvent}'s `ord`), so a hook's CTEs join their own events by `ord`.
+   * @returns the stored events per committed account, and the accounts whose reads had changed (nothing written).
+   * @throws database errors (nothing written).
+   */
+  async #appendOnce(
+    parts: { accountId: string; writes: AtomicWrite[] }[],
+    at: Date,
+  ): Promise<{ stored: Map<string, StoredEvent[]>; stale: string[] }> {
+    const runner = this.sql!;
+    const timestamp = at.toISOString();
+    const pendingOf: PendingEvent[][] = [];
+    const accounts: string[] = [];
+    const channels: string[] = [];
+    const types: string[] = [];
+    const payloads: string[] = [];
+    for (const part of parts) {
+      const list: PendingEvent[] = [];
+      for (const w of part.writes) {
+        for (const e of w.events) {
+          const channel = channelOf(e.eventType);
+          if (!channel) throw new Error(`event type ${e.eventType} is not in the event catalog`);
+          accounts.push(part.accountId);
+          channels.push(channel);
+          types.push(e.eventType);
+          payloads.push(JSON.stringify(e.payload));
+          list.push({
+            accountId: part.accountId,
+            eventType: e.eventType,
+            payload: e.payload,
+            channel,
+            ord: accounts.length,
+            timestamp,
+          });
+        }
+      }
+      pendingOf.push(list);
+    }
+    const attempts: WriteAttempt[] = parts.map(() => ({}));
+    const used: unknown[][] = [];
+    const reads: Prisma.Sql[] = [];
+    const values: Prisma.Sql[] = [];
+    const hookCtes: Prisma.Sql[] = [];
+    const forced: Prisma.Sql[] = [];
+    let off = 0;
+    parts.forEach((part, k) => {
+      const cached = this.#reads.get(part.accountId) ?? this.#hooks.map(() => null);
+      const checks: Prisma.Sql[] = [];
+      const usedK: unknown[] = [];
+      this.#hooks.forEach((h, i) => {
+        if (h.read) {
+          const col = Prisma.raw(`r${i}_${k}`);
+          reads.push(Prisma.sql`(${h.read(part.accountId)})::text AS ${col}`);
+          checks.push(Prisma.sql`(reads.${col})::jsonb IS NOT DISTINCT FROM (${cached[i] ?? null})::jsonb`);
+        }
+        const value = cached[i] === null || cached[i] === undefined ? null : JSON.parse(cached[i]!);
+        usedK[i] = value;
+        if (!h.statement) return;
+        const name = (j: number) => `hook${i}_${k}_${j}`;
+        h.statement(pendingOf[k]!, value, name, attempts[k]!).forEach((body, j) => {
+          hookCtes.push(Prisma.sql`, ${Prisma.raw(name(j))} AS (${body})`);
+          forced.push(Prisma.sql`, (SELECT count(*) FROM ${Prisma.raw(name(j))})`);
+        });
+      });
+      used.push(usedK);
+      const ok = checks.length > 0 ? Prisma.sql`(SELECT ${Prisma.join(checks, ' AND ')} FROM reads)` : Prisma.sql`true`;
+      const n = pendingOf[k]!.length;
+      values.push(Prisma.sql`(${part.accountId}::text, ${n}::bigint, ${off}::bigint, ${ok})`);
+      off += n;
+    });
+    const q = Prisma.sql`
+      WITH reads AS (SELECT ${reads.length > 0 ? Prisma.join(reads, ', ') : Prisma.sql`1 AS none`}),
+      accts AS (SELECT * FROM (VALUES ${Prisma.join(values, ', ')}) AS v(account_id, n, off, ok)),
+      s AS (
+        INSERT INTO event_account_seqs (account_id, last_seq)
+        SELECT account_id, n FROM accts WHERE ok ORDER BY account_id COLLATE "C"
+        ON CONFLICT (account_id) DO UPDATE SET last_seq = event_account_seqs.last_seq + EXCLUDED.last_seq
+        RETURNING account_id, last_seq
+      ),
+      locked AS (
+        SELECT jsonb_object_agg(s.account_id, s.last_seq - a.n - a.off) AS base FROM s JOIN accts a USING (account_id)
+      ),
+      ins AS (
+        INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
+        SELECT e.account_id, e.channel, e.event_type, e.payload::json, ${at}::timestamptz,
+               (locked.base ->> e.account_id)::bigint + e.ord
+          FROM locked, unnest(${accounts}::text[], ${channels}::text[], ${types}::text[], ${payloads}::text[])
+                  WITH ORDINALITY AS e(account_id, channel, event_type, payload, ord)
+         WHERE (locked.base ->> e.account_id) IS NOT NULL
+        RETURNING id, seq, seq - (SELECT (base ->> events.account_id)::bigint FROM locked) AS ord
+      )
+      ${hookCtes.length > 0 ? Prisma.join(hookCtes, '') : Prisma.empty}
+      SELECT reads.*,
+             (SELECT json_agg(json_build_object('id', id::text, 'seq', seq::text, 'ord', ord) ORDER BY ord)::text
+                FROM ins) AS evs
+             ${forced.length > 0 ? Prisma.join(forced, '') : Prisma.empty}
+        FROM reads`;
+    let row: Record<string, unknown> | undefined;
+    try {
+      [row] = await runner(q.text, q.values);
+      if (!row) throw new Error('append statement returned no row');
+    } catch (err) {
+      for (const attempt of attempts) this.#abandoned(attempt);
+      throw err;
+    }
+    const written: ({ id: string; seq: string } | undefined)[] = accounts.map(() => undefined);
+    for (const e of JSON.parse((row.evs as string | null) ?? '[]') as { id: string; seq: string; ord: number }[]) {
+      written[e.ord - 1] = e;
+    }
+    const stored = new Map<string, StoredEvent[]>();
+    const stale: string[] = [];
+    const committed: number[] = [];
+    let broken = false;
+    parts.forEach((part, k) => {
+      this.#remember(
+        part.accountId,
+        this.#hooks.map((h, i) => (h.read ? ((row[`r${i}_${k}`] as string | null) ?? null) : null)),
+      );
+      const list = pendingOf[k]!;
+      const got = list.map((e) => written[e.ord - 1]);
+      if (got.every((g) => g === undefined)) {
+        stale.push(part.accountId);
+        return;
+      }
+      // The invariant the ordered bus and replay rely on (ids increase with seq within an account), and all or none.
+      for (let i = 0; i < got.length; i++) {
+        if (!got[i] || (i > 0 && BigInt(got[i]!.id) <= BigInt(got[i - 1]!.id))) broken = true;
+      }
+      if (broken) return;
+      committed.push(k);
+      stored.set(
+        part.accountId,
+        list.map((e, i) => ({
+          id: got[i]!.id,
+          seq: got[i]!.seq,
+          accountId: part.accountId,
+          channel: e.channel,
+          eventType: e.eventType,
+          payload: e.payload,
+          timestamp,
+        })),
+      );
+    });
+    if (broken) {
+      for (const attempt of attempts) this.#abandoned(attempt);
+      throw new Error('event ids must increase with seq');
+    }
+    const published: StoredEvent[] = [];
+    parts.forEach((part, k) => {
+      const events = stored.get(part.accountId);
+      if (!events) {
+        this.#abandoned(attempts[k]!);
+        return;
+      }
+      this.#committed(events, used[k], attempts[k]);
+      published.push(...events);
+    });
+    if (committed.length > 1) published.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+    if (published.length > 0) {
+      await this.bus.publish(published);
+      await this.#notify(published);
+    }
+    return { stored, stale };
+  }
+
   /** The statement built with `attempt` did not commit: each hook gives back what it set aside (never throws). */
   #abandoned(attempt: WriteAttempt): void {
     for (const hook of this.#hooks) {
@@ -491,11 +765,11 @@ export class EventLog {
 
   /**
    * Ingest with group commit: records one event and resolves once it has committed (so a 2xx is only ever sent for
-   * a durable event). It is an unguarded {@link write}: while a statement of the same account runs, further ingests
-   * (and other unguarded writes) of that account wait and are then written together by one statement, up to
-   * {@link INGEST_BATCH_MAX} events, on PostgreSQL and PGlite alike, so concurrent ingests of one account share a
-   * commit instead of queueing on its row lock one by one. Ingests of other accounts run in parallel. A batch the
-   * database refused is retried write by write, so a bad ingest fails alone.
+   * a durable event). It is an append (a {@link write} of events only): while {@link APPENDS_IN_FLIGHT} append
+   * statements run, further appends of every account wait and are then written together by one statement, up to
+   * {@link INGEST_BATCH_MAX} events of {@link APPEND_ACCOUNTS_MAX} accounts, on PostgreSQL and PGlite alike, so
+   * concurrent ingests share a commit instead of queueing on a row lock, or paying a commit each, one by one. A
+   * batch the database refused is retried write by write, so a bad ingest fails alone.
    * @returns the stored event. @throws what the write throws (database errors).
    */
   async ingest(item: NewEvent): Promise<StoredEvent> {

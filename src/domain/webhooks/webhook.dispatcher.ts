@@ -171,7 +171,7 @@ export function fanOutHook(ctx: DomainContext): EventHook {
         jobs.push({ row, index: index[n]!, webhook: w });
       });
       claims.set(attempt, { jobs, token, accountId, unclaimed: jobs.length < rows.length });
-      return [outboxInsert(accountId, rows, { ords: index.map((i) => i + 1) })];
+      return [outboxInsert(accountId, rows, { ords: index.map((i) => events[i]!.ord) })];
     },
     abandoned(attempt) {
       const c = claims.get(attempt);
