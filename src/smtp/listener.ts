@@ -30,8 +30,9 @@ export interface SmtpListener {
  *   sender on the identity's account block list (inbound): `550 5.7.1`;
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
- * - DATA is streamed to storage and parsed as it arrives (bounded memory, src/domain/email/inbound-stream.ts), the
- *   same bytes feeding the sender authentication (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts) whose deadline
+ * - DATA below one blob chunk (256 KiB) is held to its end and read once by the parser and the sender authentication;
+ *   larger DATA is streamed to storage and parsed as it arrives (bounded memory either way,
+ *   src/domain/email/inbound-stream.ts), the same bytes feeding the sender authentication (SPF, DKIM, DMARC, ARC; src/smtp/authenticate.ts) whose deadline
  *   counts from the end of DATA: DMARC `fail` under `p=reject` answers `550 5.7.1` and keeps nothing (the chunks
  *   stored so far are deleted);
  * - at most SMTP_MAX_CONCURRENT_DATA messages are read and stored at once (edge.ts; the DATA of others waits unread,
@@ -95,7 +96,7 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       const rcptIdentities = found.every((i) => i !== undefined)
         ? [...new Map(found.map((i) => [i.id, i])).values()]
         : undefined;
-      // Streamed to storage, parsed and authenticated as it arrives (bounded memory): inbound-stream.ts.
+      // Held whole when small, else streamed to storage, parsed and authenticated as it arrives: inbound-stream.ts.
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
         alsoDeliver: async (parsed) => {

@@ -4,7 +4,7 @@ import type { DomainContext } from '../kernel/context.js';
 import type { EmailIdentity } from './identity.store.js';
 import { deliverInbound } from './inbound.service.js';
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
-import { BlobWriter } from './mail-blob.store.js';
+import { BLOB_CHUNK_BYTES, BlobWriter } from './mail-blob.store.js';
 import { type InboundMessage, MimeError } from './mail-transport.port.js';
 import type { SenderAuthOutcome } from './sender-auth.js';
 
@@ -19,11 +19,12 @@ export type InboundOutcome =
 /** What the caller adds to {@link receiveInboundStream}: the SMTP listener's sender authentication and operator mailbox. */
 export interface InboundStreamHooks {
   /**
-   * Sender authentication (issue 20) over the same bytes, fed to `message` as they arrive (no second copy of the
-   * message is held); `dataEnd` resolves at the end of DATA (the check's deadline counts from there). Throwing
-   * refuses the message (e.g. DMARC `p=reject`): nothing is kept and the error reaches the caller.
+   * Sender authentication (issue 20) over the same bytes: `message` is the whole message once DATA ended when it
+   * is held (below {@link HOLD_BYTES}: the same Buffer the parser reads), else a stream fed as the bytes arrive (no
+   * second copy of the message is held); `dataEnd` resolves at the end of DATA (the check's deadline counts from
+   * there). Throwing refuses the message (e.g. DMARC `p=reject`): nothing is kept and the error reaches the caller.
    */
-  authenticate?: (message: NodeJS.ReadableStream, dataEnd: Promise<void>) => Promise<SenderAuthOutcome>;
+  authenticate?: (message: Buffer | NodeJS.ReadableStream, dataEnd: Promise<void>) => Promise<SenderAuthOutcome>;
   /** Also handed the parsed message once authenticated (e.g. the operator mailbox of postmaster@/abuse@). */
   alsoDeliver?: (parsed: InboundMessage) => Promise<unknown>;
   /**
@@ -33,15 +34,94 @@ export interface InboundStreamHooks {
   rcptIdentities?: EmailIdentity[];
 }
 
+/**
+ * Largest message held whole until the end of DATA (bytes): below one blob chunk, which the blob writer holds in
+ * memory anyway, so holding it adds no memory per message; larger mail streams (bounded memory, issue 26 item 3).
+ */
+const HOLD_BYTES = BLOB_CHUNK_BYTES - 1;
+
+/** A message too large to hold, streamed to the parser, the authentication and the blob store as it arrives. */
+interface Streamed {
+  /** Hands one chunk to the three readers, waiting for their backpressure. */
+  feed(chunk: Buffer): Promise<void>;
+  /** Whether storing failed (nothing more is fed then). */
+  failed(): boolean;
+  storeError(): unknown;
+  /** Ends the parser's and the authentication's streams (the end of DATA). */
+  end(): void;
+  parsing: Promise<InboundMessage | null>;
+  authenticating?: Promise<{ auth?: SenderAuthOutcome; refusal?: unknown }>;
+}
+
+/**
+ * Starts streaming a message larger than {@link HOLD_BYTES}: every chunk goes at once to the blob store (one row
+ * per 256 KiB), to the streaming MIME reader and to the sender authentication, waiting for each.
+ */
+function startStreaming(
+  ctx: DomainContext,
+  writer: BlobWriter,
+  dataEnd: Promise<void>,
+  hooks: InboundStreamHooks,
+  onParseError: (err: unknown) => void,
+): Streamed {
+  const toParser = new PassThrough();
+  const parsing: Promise<InboundMessage | null> = ctx.mail.parseStream(toParser).catch((err: unknown) => {
+    onParseError(err);
+    toParser.resume();
+    return null;
+  });
+  // The authentication's copy of the stream; once the check has settled it is drained, never written again.
+  const toAuth = hooks.authenticate ? new PassThrough() : undefined;
+  let authSettled = false;
+  const authenticating =
+    hooks.authenticate && toAuth
+      ? hooks
+          .authenticate(toAuth, dataEnd)
+          .then(
+            (auth) => ({ auth }),
+            (refusal: unknown) => ({ refusal }),
+          )
+          .finally(() => {
+            authSettled = true;
+            toAuth.resume();
+          })
+      : undefined;
+  let storeError: unknown;
+  return {
+    parsing,
+    ...(authenticating ? { authenticating } : {}),
+    failed: () => storeError !== undefined,
+    storeError: () => storeError,
+    end() {
+      toParser.end();
+      toAuth?.end();
+    },
+    async feed(chunk) {
+      if (!toParser.write(chunk)) await Promise.race([once(toParser, 'drain'), parsing]);
+      if (toAuth && authenticating && !authSettled && !toAuth.write(chunk)) {
+        await Promise.race([once(toAuth, 'drain'), authenticating]);
+      }
+      try {
+        await writer.write(chunk);
+      } catch (err) {
+        storeError = err;
+      }
+    },
+  };
+}
+
 /** The reply text of a message that cannot be parsed, when the parser gave no RFC 3463 reason of its own. */
 const UNPARSEABLE = '5.6.0 Message is not valid MIME (too deeply nested or malformed); not accepted';
 
 /**
- * Receives one inbound message from a stream (the SMTP DATA stream) with bounded memory (issue 26 item 3): every
- * chunk goes at once to the blob store (one row per 256 KiB, {@link BlobWriter}) and to the streaming MIME reader
- * (attachment bytes counted and dropped), waiting for both, so memory stays at a few chunks plus the text and
- * HTML bodies whatever the message size. The raw message is stored once and shared by every recipient's copy.
- * When `hooks.authenticate` is given, the same chunks feed the sender authentication (mailauth reads a stream), and
+ * Receives one inbound message from a stream (the SMTP DATA stream) with bounded memory (issue 26 item 3). A
+ * message below one blob chunk ({@link HOLD_BYTES}, most mail) is held until the end of DATA and its one Buffer is
+ * handed to the MIME reader and the sender authentication (no stream plumbing per message; issue 24). A larger one
+ * is streamed from the moment it passes that size: every chunk goes at once to the blob store (one row per
+ * 256 KiB, {@link BlobWriter}) and to the streaming MIME reader (attachment bytes counted and dropped), waiting for
+ * both, so memory stays at a few chunks plus the text and HTML bodies whatever the message size. The raw message
+ * is stored once and shared by every recipient's copy.
+ * When `hooks.authenticate` is given, the same bytes feed the sender authentication (mailauth), and
  * its verdicts are stored on the rows ({@link deliverInbound}'s `auth`), not written into the raw bytes (the raw
  * download prepends the stored Authentication-Results, attachments.ts). Nothing is kept for a message over
  * `maxBytes`, an unparseable one (any parser failure is permanent: the same bytes fail again), one the
@@ -57,54 +137,65 @@ export async function receiveInboundStream(
 ): Promise<InboundOutcome> {
   // Chunk rows below Prisma (no base64 copies of the bytes; mail-blob.store.ts), outside any transaction.
   const writer = new BlobWriter(ctx.db, ctx.clock.now(), ctx.database);
-  const toParser = new PassThrough();
   let parseError: unknown;
-  const parsing: Promise<InboundMessage | null> = ctx.mail.parseStream(toParser).catch((err: unknown) => {
-    parseError = err;
-    toParser.resume();
-    return null;
-  });
-  // The authentication's copy of the stream; once the check has settled it is drained, never written again.
   let markDataEnd: () => void = () => undefined;
   const dataEnd = new Promise<void>((resolve) => {
     markDataEnd = resolve;
   });
-  const toAuth = hooks.authenticate ? new PassThrough() : undefined;
-  let authSettled = false;
-  const authenticating: Promise<{ auth?: SenderAuthOutcome; refusal?: unknown }> | undefined =
-    hooks.authenticate && toAuth
-      ? hooks
-          .authenticate(toAuth, dataEnd)
-          .then(
-            (auth) => ({ auth }),
-            (refusal: unknown) => ({ refusal }),
-          )
-          .finally(() => {
-            authSettled = true;
-            toAuth.resume();
-          })
-      : undefined;
+  // Mail up to one blob chunk (most mail) is held until the end of DATA and handed whole to the parser and the
+  // authentication: the blob writer holds those bytes anyway, and no stream stands between them and the two readers.
+  // A larger message switches to streaming (`streamed`) once it passes that size, with bounded memory as before.
+  let held: Buffer[] = [];
+  let streamed: Streamed | undefined;
   let size = 0;
-  let storeError: unknown;
   try {
     for await (const chunk of source) {
       size += chunk.length;
       // Keep reading to the end of DATA (the SMTP dialogue needs it), but stop keeping anything.
-      if (size > maxBytes || parseError || storeError) continue;
-      if (!toParser.write(chunk)) await Promise.race([once(toParser, 'drain'), parsing]);
-      if (toAuth && authenticating && !authSettled && !toAuth.write(chunk)) {
-        await Promise.race([once(toAuth, 'drain'), authenticating]);
+      if (size > maxBytes || parseError || streamed?.failed()) continue;
+      if (!streamed) {
+        if (size <= HOLD_BYTES) {
+          held.push(chunk);
+          continue;
+        }
+        streamed = startStreaming(ctx, writer, dataEnd, hooks, (err) => {
+          parseError = err;
+        });
+        for (const early of held) await streamed.feed(early);
+        held = [];
       }
-      try {
-        await writer.write(chunk);
-      } catch (err) {
-        storeError = err;
-      }
+      await streamed.feed(chunk);
     }
   } finally {
-    toParser.end();
-    toAuth?.end();
+    streamed?.end();
     markDataEnd();
+  }
+  let parsing: Promise<InboundMessage | null>;
+  let authenticating: Promise<{ auth?: SenderAuthOutcome; refusal?: unknown }> | undefined;
+  let storeError: unknown;
+  if (streamed) {
+    parsing = streamed.parsing;
+    authenticating = streamed.authenticating;
+    storeError = streamed.storeError();
+  } else if (size > maxBytes) {
+    parsing = Promise.resolve(null);
+  } else {
+    const whole = held.length === 1 ? held[0]! : Buffer.concat(held, size);
+    held = [];
+    parsing = ctx.mail.parse(whole).catch((err: unknown) => {
+      parseError = err;
+      return null;
+    });
+    authenticating = hooks.authenticate?.(whole, dataEnd).then(
+      (auth) => ({ auth }),
+      (refusal: unknown) => ({ refusal }),
+    );
+    try {
+      // Below one chunk: only held by the writer, no statement (the delivery's own statement writes it).
+      await writer.write(whole);
+    } catch (err) {
+      storeError = err;
+    }
   }
   const parsed = await parsing;
   if (storeError) {

@@ -93,10 +93,22 @@ export interface SenderAuthOptions {
 const asVerdict = (v: unknown): AuthVerdict =>
   typeof v === 'string' && (AUTH_VERDICTS as readonly string[]).includes(v) ? (v as AuthVerdict) : 'none';
 
-/** The organisational domain (public-suffix list, private suffixes included, as mailauth aligns). */
+/** Domains whose organisational domain {@link orgDomain} remembers (a pure function of the name; cleared when full). */
+const ORG_DOMAIN_MEMO_ENTRIES = 1_000;
+const orgDomains = new Map<string, string>();
+
+/**
+ * The organisational domain (public-suffix list, private suffixes included, as mailauth aligns). Remembered per
+ * name: the same From and MAIL FROM domains recur in every message of a sender (two tldts walks per message).
+ */
 function orgDomain(domain: string): string {
+  const known = orgDomains.get(domain);
+  if (known !== undefined) return known;
   const d = domain.toLowerCase().replace(/\.$/, '');
-  return getDomain(d, { allowIcannDomains: true, allowPrivateDomains: true }) ?? d;
+  const org = getDomain(d, { allowIcannDomains: true, allowPrivateDomains: true }) ?? d;
+  if (orgDomains.size >= ORG_DOMAIN_MEMO_ENTRIES) orgDomains.clear();
+  orgDomains.set(domain, org);
+  return org;
 }
 
 /** The verdicts and header when the check ran out of time: every verdict `temperror`. */

@@ -52,7 +52,9 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
   // c-ares retries on its own: two tries within the budget, each with half of it.
   const resolver = new Resolver({ timeout: Math.max(1, Math.floor(opts.timeoutMs / 2)), tries: 2 });
   if (opts.servers && opts.servers.length > 0) resolver.setServers(opts.servers);
-  const cache = new LRUCache<string, Answer>({ max: opts.cacheEntries, ttlAutopurge: false });
+  // ttlResolution 0: read the clock on each lookup. lru-cache's default (1 ms) caches it behind a new timer per
+  // lookup, i.e. one setTimeout for each of the two cached answers every inbound message reads (issue 24).
+  const cache = new LRUCache<string, Answer>({ max: opts.cacheEntries, ttlAutopurge: false, ttlResolution: 0 });
   const inFlight = new Map<string, Promise<Answer>>();
   const maxTtlMs = opts.cacheTtlS * 1000;
 

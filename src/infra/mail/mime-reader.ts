@@ -49,10 +49,12 @@ function mimeError(err: unknown): Error {
  * Reads one RFC 5322 message from a stream with bounded memory (mailparser's streaming `MailParser`): the headers,
  * the text and HTML bodies (each cut to {@link MAX_INBOUND_BODY_CHARS}) and each attachment's metadata; attachment
  * bytes are counted and dropped (they stay in the raw message, read again on download by
- * {@link readMimeAttachment}). @throws MimeError (permanent) past {@link MAX_MIME_PARTS} parts or an oversized
- * header block; other stream errors as they are.
+ * {@link readMimeAttachment}). A message already whole in memory (`raw` a Buffer: the SMTP listener's small mail,
+ * src/domain/email/inbound-stream.ts) is written to the parser in one call, with no stream in front of it.
+ * @throws MimeError (permanent) past {@link MAX_MIME_PARTS} parts or an oversized header block; other stream errors
+ * as they are.
  */
-export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessage> {
+export async function readMime(raw: Buffer | NodeJS.ReadableStream): Promise<InboundMessage> {
   const parser = await newParser();
   let size = 0;
   let headers: Headers | undefined;
@@ -99,6 +101,12 @@ export async function readMime(raw: NodeJS.ReadableStream): Promise<InboundMessa
     const fail = (err: unknown) => reject(mimeError(err));
     parser.on('error', fail);
     parser.on('end', () => resolve());
+    if (Buffer.isBuffer(raw)) {
+      size = raw.length;
+      head.push(raw.subarray(0, MAX_REPORT_BYTES));
+      parser.end(raw);
+      return;
+    }
     raw.on('error', fail);
     raw.on('data', (c: Buffer) => {
       size += c.length;

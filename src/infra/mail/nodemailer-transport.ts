@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import type { InboundMessage, MailTransport, OutgoingMail } from '../../domain/email/mail-transport.port.js';
 import { readMime, readMimeAttachment } from './mime-reader.js';
@@ -100,7 +100,7 @@ export class NodemailerTransport implements MailTransport {
 
   /** Parses a whole buffer through the same bounded reader as the SMTP listener ({@link readMime}). */
   async parse(raw: Buffer): Promise<InboundMessage> {
-    return readMime(Readable.from([raw]));
+    return readMime(raw);
   }
 
   async relay(mail: OutgoingMail): Promise<string> {
