@@ -20,7 +20,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { type Child, freePort, jsonResult, killAllChildren, startChild, tsNode, waitHttp } from './lib.js';
+import {
+  builtServiceEnv,
+  type Child,
+  freePort,
+  jsonResult,
+  killAllChildren,
+  type ReadScenario,
+  readScenarios,
+  seedBrands,
+  startChild,
+  tsNode,
+  waitHttp,
+} from './lib.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -123,12 +135,7 @@ function control(side: { name: string; child: Child }, ...args: string[]): void 
   execFileSync('callgrind_control', [...args, String(side.child.pid)], { stdio: 'ignore', env, timeout: 60_000 });
 }
 
-interface Scenario {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
+type Scenario = ReadScenario;
 const children: Child[] = [];
 try {
   const accounts = await jsonResult<Record<string, { accountId: string; apiKey: string }>>(
@@ -155,20 +162,7 @@ try {
       valgrind(name, [process.execPath, '--enable-source-maps', path.join(dir, 'dist/main.js')]),
       {
         cwd: dir,
-        env: {
-          ...env,
-          NODE_ENV: 'production',
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          SMTP_PORT: '-1',
-          SMTP_SUBMISSION_PORT: '-1',
-          LOG_LEVEL: 'warn',
-          BOOTSTRAP_ACCOUNT: 'false',
-          SECRETS_KEY: secretsKey,
-          RATE_LIMIT_MAX: '0',
-          MALLOC_ARENA_MAX: '2',
-          MALLOC_MMAP_THRESHOLD_: '131072',
-        },
+        env: builtServiceEnv(env, port, secretsKey),
       },
     );
     children.push(child);
@@ -177,35 +171,8 @@ try {
   for (const s of sides) await waitHttp(`${s.url}/healthz`, 600_000, s.child);
   await waitHttp(`http://127.0.0.1:${barePort}/compliance/brands`, 600_000, bareChild, 401);
   sides.push({ name: 'bare', child: bareChild, url: `http://127.0.0.1:${barePort}` });
-  const ids: string[] = [];
-  for (let i = 0; i < 20; i++) {
-    const r = await fetch(`${sides[0]!.url}/compliance/brands`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: `Bench Brand ${i} LLC`,
-        ein: `12-${3_000_000 + i}`,
-        vertical: 'RETAIL',
-        entityType: 'PRIVATE_PROFIT',
-      }),
-    });
-    if (r.status !== 201) throw new Error(`seed brand: ${r.status} ${await r.text()}`);
-    ids.push(((await r.json()) as { id: string }).id);
-  }
-  ids.sort();
-  const id = ids[7]!;
-  const FIELDS =
-    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
-  const scenarios: Scenario[] = [
-    { name: 'rest-brand', method: 'GET' as const, path: `/compliance/brands/${id}` },
-    { name: 'rest-list', method: 'GET' as const, path: '/compliance/brands?limit=20' },
-    {
-      name: 'gql-brand',
-      method: 'POST' as const,
-      path: '/graphql',
-      body: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
-    },
-  ].filter((s) => only.has(s.name));
+  const id = (await seedBrands(sides[0]!.url, key, 20))[7]!;
+  const scenarios: Scenario[] = readScenarios(id).filter((s) => only.has(s.name));
   const bareIr: Record<string, number> = {};
   const dumps = new Map<string, number>();
   for (const s of scenarios) {

@@ -198,3 +198,81 @@ export function jsonResult<T>(child: Child, timeoutMs: number): Promise<T> {
 export function printResult(result: unknown): void {
   process.stdout.write(`${JSON.stringify({ result })}\n`);
 }
+
+/**
+ * The environment of a built service (`dist/main.js` of a checkout) as the paired benches run it (pair.ts,
+ * callgrind.ts): production mode on loopback port `port`, no SMTP listeners, warn-level logs, no bootstrap account,
+ * no rate limit, and `npm start`'s allocator settings. `base` carries the database settings.
+ */
+export function builtServiceEnv(base: NodeJS.ProcessEnv, port: number, secretsKey: string): NodeJS.ProcessEnv {
+  return {
+    ...base,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    SMTP_PORT: '-1',
+    SMTP_SUBMISSION_PORT: '-1',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_ACCOUNT: 'false',
+    SECRETS_KEY: secretsKey,
+    RATE_LIMIT_MAX: '0',
+    MALLOC_ARENA_MAX: '2',
+    MALLOC_MMAP_THRESHOLD_: '131072',
+  };
+}
+
+/**
+ * Registers `n` brands through the service's REST API at `url` (`POST /compliance/brands`, key `key`) and returns
+ * their ids sorted: the paired benches' read scenarios read one of them. @throws when a registration is not 201.
+ */
+export async function seedBrands(url: string, key: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await fetch(`${url}/compliance/brands`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: `Bench Brand ${i} LLC`,
+        ein: `12-${3_000_000 + i}`,
+        vertical: 'RETAIL',
+        entityType: 'PRIVATE_PROFIT',
+      }),
+    });
+    if (r.status !== 201) throw new Error(`seed brand: ${r.status} ${await r.text()}`);
+    ids.push(((await r.json()) as { id: string }).id);
+  }
+  return ids.sort();
+}
+
+/** One read request of the paired benches: a name (as `npm run bench` names it), method, path and JSON body. */
+export interface ReadScenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** The paired benches' read scenarios for brand `id`, as `npm run bench` sends them (REST and GraphQL, one and a page). */
+export function readScenarios(id: string): ReadScenario[] {
+  const FIELDS =
+    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
+  return [
+    { name: 'rest-brand', method: 'GET', path: `/compliance/brands/${id}` },
+    { name: 'rest-list', method: 'GET', path: '/compliance/brands?limit=20' },
+    {
+      name: 'gql-brand',
+      method: 'POST',
+      path: '/graphql',
+      body: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
+    },
+    {
+      name: 'gql-list',
+      method: 'POST',
+      path: '/graphql',
+      body: JSON.stringify({
+        query: `query L($first: Int) { brands(first: $first) { edges { cursor node { ${FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+        variables: { first: 20 },
+      }),
+    },
+  ];
+}

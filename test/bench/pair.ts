@@ -20,12 +20,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import {
+  builtServiceEnv,
   type Child,
   cpuMs,
   freePort,
   jsonResult,
   killAllChildren,
   median,
+  readScenarios,
+  seedBrands,
   startChild,
   tsNode,
   waitHttp,
@@ -82,20 +85,7 @@ try {
       ],
       {
         cwd: dir,
-        env: {
-          ...env,
-          NODE_ENV: 'production',
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          SMTP_PORT: '-1',
-          SMTP_SUBMISSION_PORT: '-1',
-          LOG_LEVEL: 'warn',
-          BOOTSTRAP_ACCOUNT: 'false',
-          SECRETS_KEY: secretsKey,
-          RATE_LIMIT_MAX: '0',
-          MALLOC_ARENA_MAX: '2',
-          MALLOC_MMAP_THRESHOLD_: '131072',
-        },
+        env: builtServiceEnv(env, port, secretsKey),
       },
     );
     children.push(child);
@@ -125,44 +115,8 @@ try {
     }, 50);
   });
   const bare = { name: 'bare', child: bareChild, url: `http://127.0.0.1:${barePort}` };
-  const ids: string[] = [];
-  for (let i = 0; i < 60; i++) {
-    const r = await fetch(`${after.url}/compliance/brands`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: `Bench Brand ${i} LLC`,
-        ein: `12-${3_000_000 + i}`,
-        vertical: 'RETAIL',
-        entityType: 'PRIVATE_PROFIT',
-      }),
-    });
-    if (r.status !== 201) throw new Error(`seed brand: ${r.status} ${await r.text()}`);
-    ids.push(((await r.json()) as { id: string }).id);
-  }
-  ids.sort();
-  const id = ids[7]!;
-  const FIELDS =
-    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
-  const scenarios = [
-    { name: 'rest-brand', method: 'GET' as const, path: `/compliance/brands/${id}` },
-    { name: 'rest-list', method: 'GET' as const, path: '/compliance/brands?limit=20' },
-    {
-      name: 'gql-brand',
-      method: 'POST' as const,
-      path: '/graphql',
-      body: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
-    },
-    {
-      name: 'gql-list',
-      method: 'POST' as const,
-      path: '/graphql',
-      body: JSON.stringify({
-        query: `query L($first: Int) { brands(first: $first) { edges { cursor node { ${FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
-        variables: { first: 20 },
-      }),
-    },
-  ].filter((s) => only.has(s.name));
+  const id = (await seedBrands(after.url, key, 60))[7]!;
+  const scenarios = readScenarios(id).filter((s) => only.has(s.name));
   const sides = [before, after, bare];
   if (opts.hold) {
     process.stdout.write(
