@@ -13,6 +13,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createAccount } from '../../src/domain/accounts/account.service.js';
+import { readScenarios } from './lib.js';
 
 const N = Number(process.argv[2] ?? 5000);
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -62,27 +63,10 @@ try {
   }
   ids.sort();
   const id = ids[7]!;
-  const FIELDS =
-    'id name ein vertical entityType country website email phone stockSymbol stockExchange status identityStatus createdAt updatedAt';
-  const scenarios: { name: string; method: 'GET' | 'POST'; url: string; payload?: string }[] = [
-    { name: 'rest-brand', method: 'GET', url: `/compliance/brands/${id}` },
-    { name: 'rest-list', method: 'GET', url: '/compliance/brands?limit=20' },
-    {
-      name: 'gql-brand',
-      method: 'POST',
-      url: '/graphql',
-      payload: JSON.stringify({ query: `query B($id: ID!) { brand(id: $id) { ${FIELDS} } }`, variables: { id } }),
-    },
-    {
-      name: 'gql-list',
-      method: 'POST',
-      url: '/graphql',
-      payload: JSON.stringify({
-        query: `query L($first: Int) { brands(first: $first) { edges { cursor node { ${FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
-        variables: { first: 20 },
-      }),
-    },
-  ];
+  // The read scenarios exactly as `npm run bench`, pair.ts and callgrind.ts send them (test/bench/lib.ts).
+  const scenarios: { name: string; method: 'GET' | 'POST'; url: string; payload?: string }[] = readScenarios(id).map(
+    (r) => ({ name: r.name, method: r.method, url: r.path, ...(r.body === undefined ? {} : { payload: r.body }) }),
+  );
   // events-10acc: POST /api/events, worker i on account i of 10 (the bench's spread), answered 202.
   const eventHeaders: Record<string, string>[] = [];
   for (let i = 0; i < 10; i++) {
