@@ -21,7 +21,9 @@ describe('DNS resolver (DNS_SERVERS)', () => {
   afterAll(async () => {
     await dns?.close();
   });
-  const resolver = (timeoutMs = 2000) =>
+  // Lookups that must be answered get 10 s: at load 15+ the in-process server's answer took over 2 s and the
+  // lookup failed with ETIMEOUT (seen by helpers on 2026-11-27). The timeout test sets its own 300 ms.
+  const resolver = (timeoutMs = 10_000) =>
     createDnsResolver({ servers: [dns.address], timeoutMs, cacheEntries: 100, cacheTtlS: 60 });
 
   it('answers TXT (long records joined by the caller), MX and A in node:dns shapes', async () => {
