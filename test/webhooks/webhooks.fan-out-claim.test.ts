@@ -25,7 +25,9 @@ describe('webhooks: deliveries claimed by the write that records their event', (
   beforeAll(async () => {
     receiver = await startReceiver();
     holder = await startHoldingReceiver();
-    app = await startApp({ env: { SECRETS_KEY: randomBytes(32).toString('hex'), WEBHOOK_TIMEOUT_MS: '3000' } });
+    // 30 s: the held attempts must stay open while all 60 events are published; with 3 s, at load 15+ the first ones
+    // timed out before the 50th opened (seen on 2026-11-27). afterAll drops them, so nothing waits for the timeout.
+    app = await startApp({ env: { SECRETS_KEY: randomBytes(32).toString('hex'), WEBHOOK_TIMEOUT_MS: '30000' } });
   });
   afterAll(async () => {
     for (const r of holder.requests) if (!r.closed) r.drop();
