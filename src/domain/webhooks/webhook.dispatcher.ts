@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { changeTopic } from '../events/change-notices.port.js';
 import { toEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
@@ -15,7 +16,7 @@ import {
 } from '../kernel/jobs.js';
 import { decryptSecret, secretsKeyId } from '../kernel/secrets.js';
 import { matchesEvents } from './webhook.schemas.js';
-import { deliveryHeaders, type SigningSecrets } from './webhook.signing.js';
+import { deliveryHeaders, type SigningSecrets, signingKey } from './webhook.signing.js';
 import { cancelPendingDeliveries, disableWebhook } from './webhook.store.js';
 import {
   type AttemptRecord,
@@ -258,13 +259,13 @@ function signingSecrets(
   const key = ctx.secretsKey;
   let secrets: SigningSecrets;
   try {
-    secrets = { current: decryptSecret(key, webhook.secretCiphertext, webhook.id) };
+    secrets = { current: signingKey(decryptSecret(key, webhook.secretCiphertext, webhook.id)) };
   } catch {
     return undefined;
   }
   if (webhook.previousSecretCiphertext && webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at) {
     try {
-      secrets.previous = decryptSecret(key, webhook.previousSecretCiphertext, webhook.id);
+      secrets.previous = signingKey(decryptSecret(key, webhook.previousSecretCiphertext, webhook.id));
     } catch {
       log.warn('the previous secret cannot be decrypted (SECRETS_KEY changed?); sending the current signature only');
     }
@@ -567,15 +568,16 @@ function claimedDelivery(job: ClaimedJob): ClaimedDelivery {
  */
 export function webhookJobKind(ctx: DomainContext): JobKind {
   const sql = deliveryJobSql(secretsKeyId(ctx.secretsKey));
-  const secretCache = new Map<string, { stamp: string; secrets: SigningSecrets | undefined }>();
+  // Per webhook id: the signing keys and the ciphertexts they came from (a rotation changes the stamp, so the entry
+  // is replaced); the 10,000 most recently used webhooks are kept.
+  const secretCache = new LRUCache<string, { stamp: string; secrets: SigningSecrets | false }>({ max: 10_000 });
   const secrets = (webhook: ClaimedDelivery['webhook'], at: Date): SigningSecrets | undefined => {
     const overlap = Boolean(webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > at);
     const stamp = `${webhook.secretCiphertext}|${overlap ? webhook.previousSecretCiphertext : ''}`;
     const hit = secretCache.get(webhook.id);
-    if (hit && hit.stamp === stamp) return hit.secrets;
+    if (hit && hit.stamp === stamp) return hit.secrets || undefined;
     const s = signingSecrets(ctx, webhook, at, ctx.log);
-    if (secretCache.size >= 10_000) secretCache.clear();
-    secretCache.set(webhook.id, { stamp, secrets: s });
+    secretCache.set(webhook.id, { stamp, secrets: s ?? false });
     return s;
   };
   // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every

@@ -1,38 +1,33 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { SECRET_PREFIX } from './webhook.secrets.js';
 
-/** The HMAC keys of one secret: spec 5.3's (its UTF-8 bytes) and Standard Webhooks' (base64 after `whsec_`). */
-interface SecretKeys {
+/**
+ * The HMAC-SHA256 keys of one webhook secret, made once per decrypted secret (issue 24: converting the secret on every
+ * signature cost CPU per delivery): spec 5.3's (the secret's UTF-8 bytes, `whsec_` included) and Standard Webhooks'
+ * (the base64 after `whsec_`). Holders keep it beside what they decrypted it from (the dispatcher's per-webhook
+ * cache, replaced when the ciphertext rotates), so no plaintext secret is ever a map key.
+ */
+export interface SigningKey {
   hex: KeyObject;
   standard: KeyObject;
 }
 
-/** Keys per secret, so an attempt does not convert the secret again (issue 24: CPU per delivery); bounded. */
-const keyCache = new Map<string, SecretKeys>();
-const KEY_CACHE_MAX = 10_000;
-
-/** The HMAC keys of `secret`, made once per secret (the cache forgets everything when it reaches 10,000). */
-function keysOf(secret: string): SecretKeys {
-  let keys = keyCache.get(secret);
-  if (keys === undefined) {
-    keys = {
-      hex: createSecretKey(Buffer.from(secret, 'utf8')),
-      standard: createSecretKey(
-        Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
-      ),
-    };
-    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
-    keyCache.set(secret, keys);
-  }
-  return keys;
+/** The {@link SigningKey} of a plaintext webhook secret (`whsec_` + base64, webhook.secrets.ts). */
+export function signingKey(secret: string): SigningKey {
+  return {
+    hex: createSecretKey(Buffer.from(secret, 'utf8')),
+    standard: createSecretKey(
+      Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
+    ),
+  };
 }
 
 /**
  * Spec 5.3 signature: lowercase hex HMAC-SHA256 of the exact raw body bytes, keyed with the webhook secret as
  * returned at registration (its UTF-8 bytes, `whsec_` prefix included, as GitHub-style receivers use it).
  */
-export function hexSignature(secret: string, body: Buffer): string {
-  return createHmac('sha256', keysOf(secret).hex).update(body).digest('hex');
+export function hexSignature(key: SigningKey, body: Buffer): string {
+  return createHmac('sha256', key.hex).update(body).digest('hex');
 }
 
 /**
@@ -40,14 +35,14 @@ export function hexSignature(secret: string, body: Buffer): string {
  * base64-decoded part of the secret after `whsec_` (what the Standard Webhooks libraries do).
  * @param timestamp Unix time in seconds.
  */
-export function standardSignature(secret: string, id: string, timestamp: number, body: Buffer): string {
-  return createHmac('sha256', keysOf(secret).standard).update(`${id}.${timestamp}.`).update(body).digest('base64');
+export function standardSignature(key: SigningKey, id: string, timestamp: number, body: Buffer): string {
+  return createHmac('sha256', key.standard).update(`${id}.${timestamp}.`).update(body).digest('base64');
 }
 
-/** What a delivery attempt is signed with: the current secret and, during a rotation's overlap, the previous one. */
+/** What a delivery attempt is signed with: the current secret's keys and, during a rotation's overlap, the previous one's. */
 export interface SigningSecrets {
-  current: string;
-  previous?: string;
+  current: SigningKey;
+  previous?: SigningKey;
 }
 
 /** The headers one attempt sends (README "Webhooks" › Headers). */
