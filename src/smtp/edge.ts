@@ -161,6 +161,24 @@ class Slots {
 }
 
 /**
+ * Replies written in one tick leave in one socket write (issue 24): the socket is corked before a reply and
+ * uncorked on the next tick, so a PIPELINING client's (RFC 2920) RCPT reply and the `354` to its DATA, which
+ * smtp-server writes one after the other, cost one system call instead of two (4 writes per message → 3). Nothing
+ * waits longer than the current tick, and the order of the bytes is unchanged. Not for `220` (the greeting and the
+ * STARTTLS go-ahead, after which the socket is handed to TLS) nor a socket that is already corked (its uncork is
+ * scheduled); `end()` uncorks by itself (a `421` closes the connection).
+ */
+function coalesceReplies(socket: Socket | undefined, code: number): void {
+  if (code === 220 || !socket || socket.destroyed || socket.writableCorked > 0) return;
+  socket.cork();
+  process.nextTick(uncork, socket);
+}
+
+function uncork(socket: Socket): void {
+  socket.uncork();
+}
+
+/**
  * The SMTP edge of one listener. Per client address (the TCP peer): at most `maxConnectionsPerAddress` connections,
  * counted as sockets are accepted, before smtp-server counts them against `maxClients`, so one address refused
  * does not take the slots of others. Per session: a time limit, command, junk-command and error budgets, and a
@@ -315,6 +333,7 @@ export class SmtpEdge {
     };
     const send = conn.send.bind(conn);
     conn.send = (code, data, context) => {
+      coalesceReplies(conn._socket, code);
       send(code, data, context);
       if (code >= 400 && code !== 421 && ++state.errors >= this.limits.maxErrors) {
         this.#close(state, 'too many errors in this session');

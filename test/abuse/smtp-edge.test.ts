@@ -262,6 +262,33 @@ describe('the SMTP edge', () => {
     expect(statuses[5]).toMatch(/^451 4\.7\.1 Too many messages from senders at two\.example; try again in \d+ s$/);
   });
 
+  it('answers a pipelined envelope (RFC 2920) reply by reply, in order, and stores what follows the 354', async ({
+    t,
+  }) => {
+    const c = new RawSmtp(t.app.smtpPort()!, '127.0.0.10');
+    try {
+      await c.waitFor(/^220 /);
+      expect(await c.command('EHLO client.example')).toMatch(/^250 /);
+      expect(c.lines.some((l) => /^250[- ]PIPELINING/.test(l))).toBe(true);
+      const from = c.lines.length;
+      // One write: the envelope with an unknown recipient between two known ones, and DATA.
+      c.socket.write(
+        `MAIL FROM:<piped@example.org>\r\nRCPT TO:<${address}>\r\nRCPT TO:<nobody-piped@${address.split('@')[1]}>\r\n` +
+          `RCPT TO:<${address}>\r\nDATA\r\n`,
+      );
+      await c.waitFor(/^354 /, from);
+      expect(c.lines.slice(from).map((l) => l.slice(0, 3))).toEqual(['250', '250', '550', '250', '354']);
+      expect(c.lines[from + 2]).toMatch(/^550 5\.1\.1 <nobody-piped@/);
+      const before = await threadCount();
+      const body = `From: piped@example.org\r\nTo: ${address}\r\nSubject: piped\r\n\r\nhello, pipelined\r\n.`;
+      expect(await c.command(body)).toMatch(/^250 /);
+      expect(await threadCount()).toBe(before + 1);
+      expect(await c.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      c.close();
+    }
+  });
+
   it('answers unparseable (over-nested) MIME 554 5.6.0, a permanent refusal, and stores what parses', async ({ t }) => {
     const nested = (depth: number) => {
       let body = 'Content-Type: text/plain\r\n\r\nhello from the innermost part\r\n';
