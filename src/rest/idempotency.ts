@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  onSendAsyncHookHandler,
+  onSendHookHandler,
+  preHandlerAsyncHookHandler,
+  preHandlerHookHandler,
+} from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { BadRequestError, ConflictError, UnprocessableError } from '../domain/errors.js';
 import { decryptSecret, encryptSecret } from '../infra/secrets.js';
@@ -26,7 +32,7 @@ export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
  * once, such as a new webhook secret or API key).
  */
 export function installIdempotency(app: FastifyInstance, ctx: AppContext): void {
-  const claim: preHandlerAsyncHookHandler = async (request, reply) => {
+  const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
     if (request.method !== 'POST' || !request.actor) return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
@@ -100,7 +106,7 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
     request.idempotency = { accountId, key };
   };
 
-  const settle: onSendAsyncHookHandler = async (request, reply, payload) => {
+  const settleKey: onSendAsyncHookHandler = async (request, reply, payload) => {
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = undefined;
@@ -119,6 +125,18 @@ export function installIdempotency(app: FastifyInstance, ctx: AppContext): void 
       });
     }
     return payload;
+  };
+
+  // Callback hooks that answer a request without a key (nearly all) at once: no promise and no microtask per POST
+  // (every GraphQL read is one). With a key they return the async path's promise, which Fastify's hook runners wait
+  // on exactly as on an async hook's.
+  const claim: preHandlerHookHandler = (request, reply, done) => {
+    if (request.headers['idempotency-key'] === undefined) return done();
+    return claimKey.call(app, request, reply);
+  };
+  const settle: onSendHookHandler = (request, reply, payload, done) => {
+    if (!request.idempotency) return done(null, payload);
+    return settleKey.call(app, request, reply, payload);
   };
 
   // Only POST routes can carry an idempotent request: the hooks go on those routes alone, so reads pay nothing

@@ -8,7 +8,9 @@
  * it does not change these counts (repeat runs agree within ~1 %).
  *
  * Usage: `TEST_DATABASE_URL=postgres://… npx tsx test/bench/callgrind.ts <checkout> [<checkout>…]
- * [--only rest-brand,gql-brand] [--warm 3000] [--n 1000]`; each checkout built first (`npm run build`). Prints one
+ * [--only rest-brand,gql-brand] [--warm 3000] [--n 1000] [--node-args <i>=<flags>…]`; each checkout built first
+ * (`npm run build`). `--node-args 1=--experimental-async-context-frame` runs the second checkout's node with those
+ * flags (space-separated; repeatable, one per checkout index), so a checkout can be compared with itself. Prints one
  * line per side and scenario: instructions per request and the ratio to the bare server's. Needs valgrind
  * (`apt-get install valgrind`); loopback only; every wait is bounded.
  */
@@ -40,6 +42,7 @@ const { values: opts, positionals } = parseArgs({
     only: { type: 'string', default: 'rest-brand,gql-brand' },
     warm: { type: 'string', default: '3000' },
     n: { type: 'string', default: '1000' },
+    'node-args': { type: 'string', multiple: true, default: [] },
   },
 });
 const checkouts = positionals.map((p) => path.resolve(p));
@@ -47,6 +50,18 @@ if (checkouts.length === 0) throw new Error('usage: callgrind.ts <checkout> [<ch
 const only = new Set(opts.only!.split(','));
 const WARM = Number(opts.warm);
 const N = Number(opts.n);
+const nodeArgs = new Map<number, string[]>();
+for (const spec of opts['node-args']!) {
+  const at = spec.indexOf('=');
+  if (at < 1) throw new Error(`--node-args wants <index>=<flags>, not ${spec}`);
+  nodeArgs.set(
+    Number(spec.slice(0, at)),
+    spec
+      .slice(at + 1)
+      .split(' ')
+      .filter(Boolean),
+  );
+}
 const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const outDir = mkdtempSync(path.join(tmpdir(), 'switchboard-callgrind-'));
 
@@ -65,6 +80,8 @@ const valgrind = (name: string, argv: string[]) => [
   '--tool=callgrind',
   '--instr-atstart=no',
   '--smc-check=all-non-file',
+  // On Node 22 dist/main.js re-executes itself (src/infra/async-context-frame.ts): follow it into the new image.
+  '--trace-children=yes',
   `--callgrind-out-file=${path.join(outDir, `${name}.%p`)}`,
   ...argv,
 ];
@@ -159,7 +176,12 @@ try {
     const port = await freePort();
     const child = startChild(
       name,
-      valgrind(name, [process.execPath, '--enable-source-maps', path.join(dir, 'dist/main.js')]),
+      valgrind(name, [
+        process.execPath,
+        ...(nodeArgs.get(i) ?? []),
+        '--enable-source-maps',
+        path.join(dir, 'dist/main.js'),
+      ]),
       {
         cwd: dir,
         env: builtServiceEnv(env, port, secretsKey),
@@ -188,7 +210,11 @@ try {
         (await dumpIr(side.name, side.child.pid, dumped, () => fetch(`${side.url}/healthz`).then(() => undefined))) / N;
       control(side, '-i', 'off');
       if (side.name === 'bare') bareIr[s.name] = ir;
-      const label = side.name === 'bare' ? 'bare' : checkouts[Number(side.name.slice(3))];
+      const index = Number(side.name.slice(3));
+      const label =
+        side.name === 'bare'
+          ? 'bare'
+          : `${checkouts[index]}${nodeArgs.has(index) ? ` [${nodeArgs.get(index)!.join(' ')}]` : ''}`;
       const ratio = side.name === 'bare' ? '' : ` (${(ir / bareIr[s.name]!).toFixed(2)}x bare)`;
       process.stdout.write(`${s.name} ${label}: ${Math.round(ir).toLocaleString('en')} instructions/request${ratio}\n`);
     }

@@ -1,3 +1,5 @@
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { appTest } from '../helpers/fixture.js';
@@ -29,6 +31,53 @@ describe('brands over REST (spec 4.1)', () => {
     const got = await a.request('GET', `/compliance/brands/${res.body.id}`);
     expect(got.status).toBe(200);
     expect(got.body).toEqual(res.body);
+  });
+
+  it('answers GET /compliance/brands/{id} with exactly these headers and the DTO as one JSON text', async ({
+    t,
+    a,
+  }) => {
+    const made = await a.request('POST', '/compliance/brands', brandBody({ name: 'Header Check LLC' }));
+    // node:http, not fetch: fetch asks for gzip on its own and hides the bytes on the wire.
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        httpGet(
+          `${t.url}/compliance/brands/${made.body.id}`,
+          { headers: { authorization: `Bearer ${a.apiKey}`, ...headers } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
+          },
+        ).on('error', reject);
+      });
+    const res = await get({ 'x-request-id': 'brand-bytes-1' });
+    const text = res.body.toString('utf8');
+    expect(res.status).toBe(200);
+    // Nothing else on the way: no vary or content-encoding without Accept-Encoding.
+    expect(Object.keys(res.headers).sort()).toEqual([
+      'connection',
+      'content-length',
+      'content-type',
+      'date',
+      'keep-alive',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'x-request-id',
+    ]);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['x-request-id']).toBe('brand-bytes-1');
+    expect(res.headers['content-length']).toBe(String(res.body.length));
+    // The same bytes as the registration's answer (same DTO, same key order), written by one JSON.stringify.
+    expect(text).toBe(JSON.stringify(made.body));
+    // With Accept-Encoding the same text goes out compressed (it is over 1 KiB), saying so in Vary.
+    const gz = await get({ 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gz.headers.vary).toMatch(/accept-encoding/i);
+    expect(gunzipSync(gz.body).toString('utf8')).toBe(text);
   });
 
   it('lists brands oldest first, paged by limit and cursor', async ({ a }) => {

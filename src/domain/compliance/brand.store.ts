@@ -111,13 +111,17 @@ function brandPageStatement(after: boolean, before: boolean, inverted: boolean):
 }
 
 /** The brand `id` of `accountId` as a row of API columns (hot path: one prepared statement), or undefined. */
-export async function readBrandRow(
+export function readBrandRow(
   ctx: { database: Pick<Database, 'read'> },
   accountId: string,
   id: string,
 ): Promise<BrandRow | undefined> {
-  const [row] = await ctx.database.read<BrandRow>(BRAND_BY_ID, [id, accountId]);
-  return row;
+  // `.then`, not async/await: one promise instead of two on the REST and GraphQL brand reads.
+  return ctx.database.read<BrandRow>(BRAND_BY_ID, [id, accountId]).then(firstRow);
+}
+
+function firstRow<T>(rows: T[]): T | undefined {
+  return rows[0];
 }
 
 /** Brand rows of `accountId` in a keyset window, ascending by id (descending when `inverted`); hot path. */
