@@ -158,10 +158,10 @@ export class JobRunner implements Worker {
         FROM pick WHERE t.${Prisma.raw(id)} = pick.id
       RETURNING t.${Prisma.raw(id)} AS id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
                 t.${ident(k.dueColumn)} AS due${dataOut}`);
-    // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it).
-    rows.sort(
-      (a, b) => new Date(a.due).getTime() - new Date(b.due).getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    );
+    // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it). pg hands a Date; no copy
+    // of it per comparison (a claim of 100 made ~1,400).
+    const at = (r: { due: Date }) => (r.due instanceof Date ? r.due.getTime() : new Date(r.due).getTime());
+    rows.sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const jobs = rows.map((r) => ({
       id: r.id,
       token,
