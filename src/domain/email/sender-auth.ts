@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
 import { authenticate } from 'mailauth';
 import { getDomain } from 'tldts';
 import type { DnsResolver } from './dns.port.js';
@@ -93,9 +94,9 @@ export interface SenderAuthOptions {
 const asVerdict = (v: unknown): AuthVerdict =>
   typeof v === 'string' && (AUTH_VERDICTS as readonly string[]).includes(v) ? (v as AuthVerdict) : 'none';
 
-/** Domains whose organisational domain {@link orgDomain} remembers (a pure function of the name; cleared when full). */
+/** Domains whose organisational domain {@link orgDomain} remembers (a pure function of the name), most recent first. */
 const ORG_DOMAIN_MEMO_ENTRIES = 1_000;
-const orgDomains = new Map<string, string>();
+const orgDomains = new LRUCache<string, string>({ max: ORG_DOMAIN_MEMO_ENTRIES });
 
 /**
  * The organisational domain (public-suffix list, private suffixes included, as mailauth aligns). Remembered per
@@ -106,7 +107,6 @@ function orgDomain(domain: string): string {
   if (known !== undefined) return known;
   const d = domain.toLowerCase().replace(/\.$/, '');
   const org = getDomain(d, { allowIcannDomains: true, allowPrivateDomains: true }) ?? d;
-  if (orgDomains.size >= ORG_DOMAIN_MEMO_ENTRIES) orgDomains.clear();
   orgDomains.set(domain, org);
   return org;
 }

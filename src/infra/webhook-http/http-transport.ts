@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { refusedAddressReason } from '../../domain/webhooks/webhook.ssrf.js';
 import type { AttemptResult, WebhookTransport } from '../../domain/webhooks/webhook-transport.port.js';
@@ -187,7 +188,7 @@ export class UndiciWebhookTransport implements WebhookTransport {
   /** Tracing was on when this transport was made (src/infra/tracing.ts). */
   readonly #traced = tracingEnabled();
   /** Parsed receiver URLs ({@link #target}). */
-  readonly #targets = new Map<string, Target>();
+  readonly #targets = new LRUCache<string, Target>({ max: TARGET_CACHE_MAX });
 
   constructor(private readonly opts: HttpTransportOptions) {
     this.#agent = new Agent({
@@ -235,13 +236,12 @@ export class UndiciWebhookTransport implements WebhookTransport {
   /**
    * Where `url` sends an attempt (origin and path), or the result that refuses it at once (not a URL, not http(s),
    * a literal IP that is not public): parsed once per URL, as every delivery of a webhook goes to the same one
-   * (issue 24: CPU per delivery). The cache forgets everything when it reaches {@link TARGET_CACHE_MAX} URLs.
+   * (issue 24: CPU per delivery). The cache keeps the {@link TARGET_CACHE_MAX} most recently used URLs.
    */
   #target(url: string): Target {
     let t = this.#targets.get(url);
     if (t !== undefined) return t;
     t = parseTarget(url, this.opts.allowPrivate);
-    if (this.#targets.size >= TARGET_CACHE_MAX) this.#targets.clear();
     this.#targets.set(url, t);
     return t;
   }
