@@ -1,8 +1,8 @@
-import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { appTest } from '../helpers/fixture.js';
+import { rawGet } from '../helpers/raw-http.js';
 import { activeBrand, brandBody, detailCodes } from './fixtures.js';
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -40,19 +40,7 @@ describe('brands over REST (spec 4.1)', () => {
     const made = await a.request('POST', '/compliance/brands', brandBody({ name: 'Header Check LLC' }));
     // node:http, not fetch: fetch asks for gzip on its own and hides the bytes on the wire.
     const get = (headers: Record<string, string>) =>
-      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        httpGet(
-          `${t.url}/compliance/brands/${made.body.id}`,
-          { headers: { authorization: `Bearer ${a.apiKey}`, ...headers } },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () =>
-              resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-            );
-          },
-        ).on('error', reject);
-      });
+      rawGet(`${t.url}/compliance/brands/${made.body.id}`, { authorization: `Bearer ${a.apiKey}`, ...headers });
     const res = await get({ 'x-request-id': 'brand-bytes-1' });
     const text = res.body.toString('utf8');
     expect(res.status).toBe(200);

@@ -1,23 +1,10 @@
 // Responses are compressed as Accept-Encoding asks (@fastify/compress), the GraphiQL page above all (9 MB), while
 // SSE streams stay uncompressed and keep delivering, and idempotent replays answer the same body.
-import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect } from 'vitest';
 import type { TestAccount } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
-
-/** A raw GET (node:http does not decompress): status, headers and the body bytes as received. */
-function rawGet(url: string, headers: Record<string, string>) {
-  return new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-    const req = httpRequest(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { rawGet } from '../helpers/raw-http.js';
 
 const it = appTest();
 
