@@ -1,7 +1,7 @@
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
 import type { EmailIdentity } from '../domain/email/identity.store.js';
-import { recipientAtRcpt } from '../domain/email/inbound.service.js';
+import { recipientAtRcpt, SenderBlockedError } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
 import { customRoleOwner, deliverRoleMail, isRoleAddress } from '../domain/email/role-mail.service.js';
 import { IdleGc } from '../infra/idle-gc.js';
@@ -27,7 +27,10 @@ export interface SmtpListener {
  * - RCPT TO an address that is not an active identity: `550 5.1.1` (unknown and deprovisioning alike), except
  *   postmaster@ and abuse@ of every hosted domain (and bare `postmaster`), kept in the operator mailbox, and of
  *   every verified custom domain without such an identity, kept for the domain's account (role-mail.service.ts); from a
- *   sender on the identity's account block list (inbound): `550 5.7.1`;
+ *   sender on the identity's account block list (inbound): `550 5.7.1`. A positive answer (active, not blocked) is
+ *   reused for the same recipient and sender for RCPT_CACHE_TTL_MS (5 s, send-caches.ts); a block or a removal
+ *   made on another instance within that time is refused at the end of DATA instead (`550 5.7.1` / `550 5.1.1`,
+ *   nothing stored);
  * - more than SMTP_MAX_RECIPIENTS accepted recipients: `452 4.5.3 Too many recipients` (RFC 5321 4.5.3.1.10);
  * - SIZE is advertised as SMTP_MAX_MESSAGE_BYTES (RFC 1870); a larger MAIL FROM SIZE= or body gets `552 5.3.4`;
  * - DATA below one blob chunk (256 KiB) is held to its end and read once by the parser and the sender authentication;
@@ -121,6 +124,10 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
           },
           (err: unknown) => {
             if (err instanceof DmarcRejection) return callback(err);
+            // A block added since RCPT's (cached) answer: nothing stored, refused as RCPT would have (inbound.service.ts).
+            if (err instanceof SenderBlockedError) {
+              return callback(smtpError(550, '5.7.1 Message refused: sender blocked by the recipient'));
+            }
             const reply = storingFailureReply(err); // 554 when permanent, 451 when it can heal: replies.ts
             ctx.log.error({ err, reply: reply.code }, 'storing inbound mail failed');
             callback(smtpError(reply.code, reply.message));

@@ -350,9 +350,10 @@ describe('bounces and the suppression list', () => {
 
   /**
    * One SMTP session by hand, so something can happen between RCPT TO and the end of DATA: `between` runs after
-   * the RCPT reply. @returns the reply to the final "." (e.g. "250 …").
+   * the RCPT replies (one RCPT per address of `to`). @returns the reply to the final "." (e.g. "250 …").
    */
-  async function rcptThenData(to: string, between: () => Promise<void>): Promise<string> {
+  async function rcptThenData(to: string | string[], between: () => Promise<void>): Promise<string> {
+    const rcpts = Array.isArray(to) ? to : [to];
     const socket = net.connect(port, '127.0.0.1');
     socket.setEncoding('utf8');
     let buffered = '';
@@ -375,12 +376,12 @@ describe('bounces and the suppression list', () => {
       expect(await reply()).toMatch(/^220 /);
       expect(await command('EHLO client.example')).toMatch(/^250 /);
       expect(await command('MAIL FROM:<friend@example.org>')).toMatch(/^250 /);
-      expect(await command(`RCPT TO:<${to}>`)).toMatch(/^250 /);
+      for (const r of rcpts) expect(await command(`RCPT TO:<${r}>`)).toMatch(/^250 /);
       await between();
       expect(await command('DATA')).toMatch(/^354 /);
       const mid = `<${unique('m')}@example.org>`;
       return await command(
-        `From: friend@example.org\r\nTo: ${to}\r\nSubject: between\r\nMessage-ID: ${mid}\r\n\r\nhi\r\n.`,
+        `From: friend@example.org\r\nTo: ${rcpts.join(', ')}\r\nSubject: between\r\nMessage-ID: ${mid}\r\n\r\nhi\r\n.`,
       );
     } finally {
       socket.destroy();
@@ -408,6 +409,7 @@ describe('bounces and the suppression list', () => {
 
     const agent = await a.request('POST', '/api/agents', { name: 'B', textModel: 'm' });
     const box = await identity(a);
+    let blockId = '';
     expect(
       await rcptThenData(box.address, async () => {
         const patched = await a.request('PATCH', `/api/email/identities/${box.id}`, { agentId: agent.body.id });
@@ -422,5 +424,77 @@ describe('bounces and the suppression list', () => {
     );
     // The message took the path that writes an agent job (here skipped: the sender is not authenticated).
     expect(thread.body.messages[0].agent).toMatchObject({ status: 'skipped' });
+  });
+
+  const receivedBy = (identityId: string) =>
+    events.filter(
+      (e) =>
+        e.eventType === 'email.received' &&
+        (e.payload.data as { identityId?: string } | undefined)?.identityId === identityId,
+    );
+
+  it('RCPT accepted, then the sender blocked through the REST API: the end of DATA answers 550 5.7.1 and stores nothing; with a second recipient only its copy is kept', async ({
+    a,
+  }) => {
+    // The RCPT answer in hand is as old as a cached one (another instance's block never empties this one's cache):
+    // the delivery checks the block list again.
+    const box = await identity(a);
+    let blockId = '';
+    expect(
+      await rcptThenData(box.address, async () => {
+        const res = await a.request('POST', '/api/email/blocklist', { entry: 'example.org', direction: 'inbound' });
+        expect(res.status).toBe(201);
+        blockId = res.body.id as string;
+      }),
+    ).toMatch(/^550 5\.7\.1 /);
+    expect((await a.request('GET', `/api/email/identities/${box.id}/threads`)).body.threads).toEqual([]);
+    expect(receivedBy(box.id)).toEqual([]);
+    expect((await a.request('DELETE', `/api/email/blocklist/${blockId}`)).status).toBe(204);
+
+    // Two recipients (the delivery's transaction path), the block of one of them only added between RCPT and DATA.
+    const blocking = await identity(a);
+    const open = await identity(a);
+    expect(
+      await rcptThenData([blocking.address, open.address], async () => {
+        const res = await a.request('POST', '/api/email/blocklist', {
+          entry: 'friend@example.org',
+          direction: 'inbound',
+          identityId: blocking.id,
+        });
+        expect(res.status).toBe(201);
+      }),
+    ).toMatch(/^250 /);
+    expect((await a.request('GET', `/api/email/identities/${blocking.id}/threads`)).body.threads).toEqual([]);
+    expect((await a.request('GET', `/api/email/identities/${open.id}/threads`)).body.threads).toHaveLength(1);
+    expect(receivedBy(blocking.id)).toEqual([]);
+  });
+
+  it('a positive RCPT answer is not reused once the block list or the identity changed: the next message is refused at RCPT, nothing stored', async ({
+    a,
+  }) => {
+    const box = await identity(a);
+    const from = 'pen.pal@letters.example';
+    // Accepted: RCPT's answer for this recipient and sender is now cached.
+    await smtpSend(port, { from, to: box.address, subject: 'first', text: 't' });
+    const created = await a.request('POST', '/api/email/blocklist', { entry: from, direction: 'inbound' });
+    expect(created.status).toBe(201);
+    // The RCPT reply (it names the recipient), not the end of DATA's.
+    await expect(smtpSend(port, { from, to: box.address, subject: 'second', text: 't' })).rejects.toMatchObject({
+      responseCode: 550,
+      response: expect.stringContaining(`5.7.1 <${box.address}>: sender blocked`),
+    });
+    expect((await a.request('DELETE', `/api/email/blocklist/${created.body.id}`)).status).toBe(204);
+    await smtpSend(port, { from, to: box.address, subject: 'third', text: 't' });
+
+    // Cached again by the third message; the mailbox removed: 550 5.1.1 at RCPT.
+    expect((await a.request('DELETE', `/api/email/identities/${box.id}`)).status).toBeLessThan(300);
+    await expect(smtpSend(port, { from, to: box.address, subject: 'fourth', text: 't' })).rejects.toMatchObject({
+      responseCode: 550,
+      response: expect.stringContaining(`5.1.1 <${box.address}>: mailbox unavailable`),
+    });
+    const threads = (await a.request('GET', `/api/email/identities/${box.id}/threads`)).body.threads as {
+      subject: string;
+    }[];
+    expect(threads.map((th) => th.subject).sort()).toEqual(['first', 'third']);
   });
 });

@@ -82,6 +82,8 @@ export async function createBlockEntry(
     reason: data.reason ?? null,
     createdAt: ctx.clock.now(),
   });
+  // RCPT TO answers this instance cached (send-caches.ts RcptAnswers) may now be wrong: a block answers 550 at once.
+  ctx.emailCaches.rcptAnswers.clear();
   return blockEntryView(row);
 }
 

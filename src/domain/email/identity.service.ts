@@ -100,9 +100,13 @@ export async function activeIdentityForSend(
   return identity;
 }
 
-/** Drops an identity from the send cache (it changed, here or as a send found). */
+/**
+ * Drops an identity from the send cache (it changed, here or as a send found) and empties the RCPT TO answers
+ * (send-caches.ts `RcptAnswers`: keyed by address, so all of them; identities change rarely).
+ */
 export function forgetIdentity(ctx: DomainContext, identityId: string): void {
   ctx.emailCaches.sendIdentities.delete(identityId);
+  ctx.emailCaches.rcptAnswers.clear();
 }
 
 async function requireAssignableAgent(ctx: DomainContext, accountId: string, agentId: string): Promise<void> {

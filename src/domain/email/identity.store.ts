@@ -67,14 +67,16 @@ export interface RcptIdentity {
   blocked: boolean;
 }
 
+/** The block-list test of a recipient identity `i` against `$entries` (an SQL text[]): see {@link rcptIdentityAt}. */
+const BLOCKED_BY = (entries: string) => `EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
+      AND b.direction = 'inbound' AND b.entry = ANY(${entries}) AND (b.identity_id IS NULL OR b.identity_id = i.id))`;
+
 const RCPT_AT: Statement = {
   name: 'email_identities_rcpt_at',
   text: `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart", i.domain,
     i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
     i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
-    (cardinality($2::text[]) > 0 AND EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
-      AND b.direction = 'inbound' AND b.entry = ANY($2::text[]) AND (b.identity_id IS NULL OR b.identity_id = i.id)))
-      AS blocked
+    (cardinality($2::text[]) > 0 AND ${BLOCKED_BY('$2::text[]')}) AS blocked
     FROM email_identities i WHERE i.address = $1 AND i.status = 'active'`,
 };
 
@@ -95,14 +97,52 @@ export async function rcptIdentityAt(
   return { identity, blocked: blocked === true };
 }
 
+const DELIVERABLE_AT: Statement = {
+  name: 'email_identities_deliverable_at',
+  text: `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart", i.domain,
+    i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
+    i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
+    (cardinality($2::text[]) > 0 AND ${BLOCKED_BY('$2::text[]')}) AS blocked
+    FROM email_identities i WHERE i.address = ANY($1::text[]) AND i.status = 'active'`,
+};
+
+/**
+ * The active identities at `addresses` (lower-cased, hosted here) as the end of DATA sees them (issue 24), split by
+ * the same block-list test as RCPT TO ({@link rcptIdentityAt}; `senderEntries` empty for the null sender): one
+ * prepared read. The delivery re-checks here because RCPT's answer may come from the per-instance cache
+ * (inbound.service.ts `RCPT_CACHE_TTL_MS`), so a block added since is still honoured.
+ */
+export async function deliverableIdentitiesAt(
+  ctx: { database: Pick<Database, 'read'> },
+  addresses: string[],
+  senderEntries: string[],
+): Promise<{ identities: EmailIdentity[]; blocked: EmailIdentity[] }> {
+  const rows = await ctx.database.read<EmailIdentity & { blocked: boolean }>(DELIVERABLE_AT, [
+    addresses,
+    senderEntries,
+  ]);
+  const out = { identities: [] as EmailIdentity[], blocked: [] as EmailIdentity[] };
+  for (const { blocked, ...identity } of rows) (blocked === true ? out.blocked : out.identities).push(identity);
+  return out;
+}
+
 /**
  * Precondition of a single-statement inbound delivery (EventLog.write `precondition`) to an identity the RCPT
- * command found: it is still active and still has no agent (the one-statement path writes no agent job), so a
- * mailbox deprovisioned or given an agent between RCPT and the end of DATA is never written by that path.
+ * command found: it is still active, still has no agent (the one-statement path writes no agent job), and, when
+ * `senderEntries` is not empty (the sender's address, domain and parent domains; empty for the null sender), no
+ * `inbound` block-list entry of its account (account-wide or its own) equals one of them. So a mailbox
+ * deprovisioned or given an agent, or a sender blocked, between RCPT (possibly answered from the per-instance RCPT
+ * cache) and the end of DATA is never written by that path.
  */
-export function identityStillPlainSql(identityId: string): Prisma.Sql {
-  return Prisma.sql`EXISTS (SELECT 1 FROM email_identities WHERE id = ${identityId} AND status = 'active'
-    AND agent_id IS NULL)`;
+export function identityStillPlainSql(identityId: string, senderEntries: readonly string[]): Prisma.Sql {
+  const notBlocked =
+    senderEntries.length > 0
+      ? Prisma.sql` AND NOT EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
+      AND b.direction = 'inbound' AND b.entry = ANY(${[...senderEntries]}::text[])
+      AND (b.identity_id IS NULL OR b.identity_id = i.id))`
+      : Prisma.empty;
+  return Prisma.sql`EXISTS (SELECT 1 FROM email_identities i WHERE i.id = ${identityId} AND i.status = 'active'
+    AND i.agent_id IS NULL${notBlocked})`;
 }
 
 /** Inserts an identity. @throws Prisma P2002 when the address is taken meanwhile. */

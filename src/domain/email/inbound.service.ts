@@ -9,8 +9,8 @@ import { deliveryReportOf, recordBounces } from './bounces.js';
 import { extractReplyText, sanitizeEmailHtml } from './content.js';
 import { localAddresses } from './domain.service.js';
 import { AGENT_JOB } from './email.jobs.js';
-import { activeIdentitiesFor } from './identity.service.js';
 import {
+  deliverableIdentitiesAt,
   type EmailIdentity,
   identityOwnerOf,
   identityStillPlainSql,
@@ -20,6 +20,7 @@ import {
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { autoReplyBlocker, messageIdsIn, normalizeAddress } from './mail.rules.js';
 import type { InboundMessage } from './mail-transport.port.js';
+import { RcptAnswers } from './send-caches.js';
 import { authLabels, type SenderAuthOutcome } from './sender-auth.js';
 import {
   addToThreadSql,
@@ -36,6 +37,41 @@ import {
 } from './thread.store.js';
 
 export type { Envelope, StoredInbound };
+
+/**
+ * Every recipient identity that takes mail at the end of DATA has the sender on its `inbound` block list (issue 24:
+ * a block added while RCPT's answer was cached, see send-caches.ts `RCPT_CACHE_TTL_MS`): nothing was stored. The SMTP
+ * listener answers `550 5.7.1`, as RCPT would have.
+ */
+export class SenderBlockedError extends Error {
+  constructor() {
+    super('every recipient has blocked the sender');
+    this.name = 'SenderBlockedError';
+  }
+}
+
+/** The block-list entries that would hold envelope sender `sender` (none for the null sender `''`). */
+function senderEntriesOf(sender: string): string[] {
+  return sender.includes('@') ? blockCandidates([sender]) : [];
+}
+
+/**
+ * The active identities among `rcptTo` on a hosted domain that do not block the sender (one read, identity.store.ts
+ * `deliverableIdentitiesAt`). @throws SenderBlockedError when `refuse` (every recipient was an identity at RCPT, so
+ * nothing else takes the message) and some are active and every one of them blocks it.
+ */
+async function deliverableIdentitiesFor(
+  ctx: DomainContext,
+  rcptTo: string[],
+  senderEntries: string[],
+  refuse: boolean,
+): Promise<EmailIdentity[]> {
+  const hosted = await localAddresses(ctx, rcptTo);
+  if (hosted.length === 0) return [];
+  const { identities, blocked } = await deliverableIdentitiesAt(ctx, hosted, senderEntries);
+  if (refuse && identities.length === 0 && blocked.length > 0) throw new SenderBlockedError();
+  return identities;
+}
 
 /** Mail whose sender is not known to be anyone: what a message gets when no authentication was run. */
 const UNCHECKED: SenderAuthOutcome = {
@@ -87,9 +123,13 @@ function capAddress(a: string): string {
  * message already in the blob store (shared by every recipient's copy), with cc, reply-to, sanitised html,
  * extracted text, attachments' metadata and size from `parsed`; header fields are capped (998 characters,
  * 100 addresses, 20 References). `stored.rcptIdentities`: the identities the SMTP listener's RCPT commands found
- * (one per recipient, every recipient known); a single one without an agent is not looked up again, the delivery's
- * statement checks it instead ({@link identityStillPlainSql}).
+ * (one per recipient, every recipient known, possibly from the RCPT cache); a single one without an agent is not
+ * looked up again, the delivery's statement checks it instead ({@link identityStillPlainSql}). The envelope sender
+ * is checked against each identity's `inbound` block list here again (RCPT's answer may be cached): a blocked
+ * identity gets no copy.
  * @returns one entry per recipient identity stored.
+ * @throws SenderBlockedError when every recipient was an identity at RCPT (`stored.rcptIdentities`) and those still
+ * active all block the sender (nothing stored; with a role address among the recipients, that copy is still kept).
  */
 export async function deliverInbound(
   ctx: DomainContext,
@@ -102,9 +142,12 @@ export async function deliverInbound(
 ): Promise<StoredInbound[]> {
   // The identity RCPT found is not looked up again (issue 24) when the message takes the one-statement path: that
   // statement's precondition checks it is still active and without an agent. Anything else looks them up here.
+  // RCPT's answer may be up to RCPT_CACHE_TTL_MS old (send-caches.ts): the block list is checked again here, in the
+  // one statement's precondition or in the read below, so a block added since is never bypassed.
+  const senderEntries = senderEntriesOf(envelope.mailFrom);
   const rcpt = stored.rcptIdentities;
   const trusted = rcpt && rcpt.length === 1 && !rcpt[0]!.agentId ? rcpt : undefined;
-  let identities = trusted ?? (await activeIdentitiesFor(ctx, envelope.rcptTo));
+  let identities = trusted ?? (await deliverableIdentitiesFor(ctx, envelope.rcptTo, senderEntries, rcpt !== undefined));
   if (identities.length === 0) return [];
   const from = capAddress(normalizeAddress(stripNul(parsed.from[0] ?? envelope.mailFrom ?? '')));
   const addressList = (list: string[]) =>
@@ -162,12 +205,13 @@ export async function deliverInbound(
       auth,
       rawBlobId: stored.rawBlobId,
       blobChanges: stored.pendingBlob?.changes ?? [],
+      senderEntries,
     });
     // null: a re-delivery, the thread changed since it was read, or the identity is no longer active without an
     // agent: the transaction below decides, with the identities as they are now.
     if (one) return [one];
     if (trusted) {
-      identities = await activeIdentitiesFor(ctx, envelope.rcptTo);
+      identities = await deliverableIdentitiesFor(ctx, envelope.rcptTo, senderEntries, true);
       if (identities.length === 0) return [];
     }
   }
@@ -265,7 +309,10 @@ export async function deliverInbound(
 /**
  * RCPT TO of inbound mail (the SMTP listener): the active identity at `address` when it is hosted here (a configured
  * domain or a verified custom one, localAddresses) and whether the account's inbound block list holds `sender` (its
- * address, domain or a parent domain; the null sender `''` is never blocked), in one prepared read.
+ * address, domain or a parent domain; the null sender `''` is never blocked), in one prepared read, or none when
+ * this instance found the same recipient for the same sender active and not blocked in the last RCPT_CACHE_TTL_MS
+ * (send-caches.ts `RcptAnswers`; only such positive answers are kept, and a block-list or identity change made here
+ * empties them; the delivery re-checks both, see {@link deliverInbound}).
  * @returns null when no active identity has the address (the listener answers 550 5.1.1 unless it is a role address).
  */
 export async function recipientAtRcpt(
@@ -275,7 +322,15 @@ export async function recipientAtRcpt(
 ): Promise<RcptIdentity | null> {
   const [hosted] = await localAddresses(ctx, [address]);
   if (!hosted) return null;
-  return rcptIdentityAt(ctx, hosted, sender.includes('@') ? blockCandidates([sender]) : []);
+  // A positive answer of the last RCPT_CACHE_TTL_MS is reused (send-caches.ts): the delivery re-checks it.
+  const cache = ctx.emailCaches.rcptAnswers;
+  const key = RcptAnswers.key(hosted, sender);
+  const hit = cache.get(key);
+  if (hit) return { identity: hit, blocked: false };
+  const generation = cache.generation();
+  const found = await rcptIdentityAt(ctx, hosted, senderEntriesOf(sender));
+  if (found && !found.blocked) cache.set(key, found.identity, generation);
+  return found;
 }
 
 /**
@@ -309,6 +364,8 @@ interface OneDelivery {
   rawBlobId: string | null;
   /** Writes the raw message in the same statement (see {@link PendingBlob}); empty when it is stored already. */
   blobChanges: SqlFragment[];
+  /** The block-list entries that hold the envelope sender (none for the null sender): checked by the precondition. */
+  senderEntries: string[];
 }
 
 /**
@@ -344,8 +401,9 @@ async function deliverInOneStatement(
     accountId: identity.accountId,
     // Only joining a thread needs a guard; unguarded writes of one account share a statement (group commit).
     ...(thread ? { guard: threadUnchangedSql(thread) } : {}),
-    // The identity may have been looked up at RCPT: still active and without an agent, or nothing is written.
-    precondition: identityStillPlainSql(identity.id),
+    // The identity may have been looked up at RCPT (or cached since): still active, without an agent and not
+    // blocking the sender, or nothing is written.
+    precondition: identityStillPlainSql(identity.id, m.senderEntries),
     changes: [
       ...m.blobChanges,
       joined.sql,

@@ -27,7 +27,57 @@ export const CUSTOM_DOMAIN_TTL_MS = 30_000;
 export const DKIM_SIGNER_TTL_MS = 60_000;
 
 /**
- * The send path's per-app caches (issue 24: one read each less per send), a named field of the context
+ * How long this instance reuses a positive RCPT TO answer (ms): "this address is an active identity and the block
+ * list does not hold this sender" (inbound.service.ts `recipientAtRcpt`, issue 24: the one read per RCPT the bare
+ * server does not have). Only positive answers are kept: an unknown address or a blocked sender is asked again at
+ * every RCPT, so a mailbox just created takes mail at once and a block is answered `550 5.7.1` at RCPT as soon as it
+ * exists. A block-list entry added or removed, or an identity changed or deprovisioned, on THIS instance empties the
+ * cache at once; one made on another instance can meet a cached answer here for at most this long, and is then
+ * enforced at the end of DATA instead: the delivery re-reads the identity and the block list (identity.store.ts
+ * `identityStillPlainSql`, `deliverableIdentitiesAt`), stores nothing for a blocked sender or a removed mailbox and
+ * answers `550 5.7.1` / `550 5.1.1`.
+ */
+export const RCPT_CACHE_TTL_MS = 5_000;
+
+/**
+ * Positive RCPT TO answers of this instance ({@link RCPT_CACHE_TTL_MS}, at most 10,000 recipient/sender pairs). A
+ * read that started before the last {@link RcptAnswers.clear} is not kept, so an answer read before a block was
+ * added here cannot outlive the block's eviction.
+ */
+export class RcptAnswers {
+  // ttlResolution 0: each get reads the clock instead of arming a timer (see src/infra/dns/resolver.ts).
+  readonly #answers = new LRUCache<string, EmailIdentity>({ max: 10_000, ttl: RCPT_CACHE_TTL_MS, ttlResolution: 0 });
+  #generation = 0;
+
+  /** The key of a recipient (hosted, lower-cased) and an envelope sender (any case; `''` the null sender). */
+  static key(recipient: string, sender: string): string {
+    return `${recipient}\n${sender.toLowerCase()}`;
+  }
+
+  /** The cached identity for `key`, or undefined (never a negative answer: see {@link RCPT_CACHE_TTL_MS}). */
+  get(key: string): EmailIdentity | undefined {
+    return this.#answers.get(key);
+  }
+
+  /** A token to take before the read whose answer {@link set} will keep. */
+  generation(): number {
+    return this.#generation;
+  }
+
+  /** Keeps `identity` for `key` unless the cache was cleared since `generation` was taken. */
+  set(key: string, identity: EmailIdentity, generation: number): void {
+    if (generation === this.#generation) this.#answers.set(key, identity);
+  }
+
+  /** Forgets every answer (a block-list entry or an identity changed on this instance). */
+  clear(): void {
+    this.#generation++;
+    this.#answers.clear();
+  }
+}
+
+/**
+ * The mail paths' per-app caches (issue 24: one read each less per send, per RCPT TO), a named field of the context
  * (`DomainContext.emailCaches`) since no module keeps per-app state. Decrypted private keys live here in memory
  * only, never logged or written anywhere.
  */
@@ -38,6 +88,11 @@ export interface EmailCaches {
   customDomains: LRUCache<string, boolean>;
   /** Domain → its decrypted DKIM signer ({@link DKIM_SIGNER_TTL_MS}). */
   dkimSigners: LRUCache<string, DkimSigner>;
+  /**
+   * `<recipient>\n<sender>` (both lower-cased) → the active identity RCPT TO found for it, not blocked
+   * ({@link RCPT_CACHE_TTL_MS}; at most 10,000 pairs).
+   */
+  rcptAnswers: RcptAnswers;
   /** Not a cache: the group-commit queue of the send path's writes (one per app; see {@link SendWriteQueue}). */
   sendWrites: SendWriteQueue;
 }
@@ -48,6 +103,7 @@ export function newEmailCaches(): EmailCaches {
     sendIdentities: new LRUCache<string, EmailIdentity>({ max: 10_000, ttl: SEND_IDENTITY_TTL_MS }),
     customDomains: new LRUCache<string, boolean>({ max: 10_000, ttl: CUSTOM_DOMAIN_TTL_MS }),
     dkimSigners: new LRUCache<string, DkimSigner>({ max: 1_000, ttl: DKIM_SIGNER_TTL_MS }),
+    rcptAnswers: new RcptAnswers(),
     sendWrites: new SendWriteQueue(),
   };
 }
