@@ -409,7 +409,6 @@ describe('bounces and the suppression list', () => {
 
     const agent = await a.request('POST', '/api/agents', { name: 'B', textModel: 'm' });
     const box = await identity(a);
-    let blockId = '';
     expect(
       await rcptThenData(box.address, async () => {
         const patched = await a.request('PATCH', `/api/email/identities/${box.id}`, { agentId: agent.body.id });
