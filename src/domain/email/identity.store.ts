@@ -71,13 +71,16 @@ export interface RcptIdentity {
 const BLOCKED_BY = (entries: string) => `EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
       AND b.direction = 'inbound' AND b.entry = ANY(${entries}) AND (b.identity_id IS NULL OR b.identity_id = i.id))`;
 
-const RCPT_AT: Statement = {
-  name: 'email_identities_rcpt_at',
-  text: `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart", i.domain,
-    i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
+/** An identity row `i` (fields as a Prisma row names them) and `blocked`, its block-list test against `$2`. */
+const IDENTITY_BLOCKED_SELECT = `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart",
+    i.domain, i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
     i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
     (cardinality($2::text[]) > 0 AND ${BLOCKED_BY('$2::text[]')}) AS blocked
-    FROM email_identities i WHERE i.address = $1 AND i.status = 'active'`,
+    FROM email_identities i`;
+
+const RCPT_AT: Statement = {
+  name: 'email_identities_rcpt_at',
+  text: `${IDENTITY_BLOCKED_SELECT} WHERE i.address = $1 AND i.status = 'active'`,
 };
 
 /**
@@ -99,11 +102,7 @@ export async function rcptIdentityAt(
 
 const DELIVERABLE_AT: Statement = {
   name: 'email_identities_deliverable_at',
-  text: `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart", i.domain,
-    i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
-    i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
-    (cardinality($2::text[]) > 0 AND ${BLOCKED_BY('$2::text[]')}) AS blocked
-    FROM email_identities i WHERE i.address = ANY($1::text[]) AND i.status = 'active'`,
+  text: `${IDENTITY_BLOCKED_SELECT} WHERE i.address = ANY($1::text[]) AND i.status = 'active'`,
 };
 
 /**
