@@ -124,6 +124,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     {
       tailCheckMs: config.EVENT_TAIL_CHECK_MS,
       dropPublish: opts.dropPublish,
+      statement: database.statement,
     },
   );
   try {

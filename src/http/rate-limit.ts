@@ -18,15 +18,15 @@ export interface AuthFailureGuard {
  * (issue 26): the per-key hook counts the request once and this counts the other N - 1 in the same counter
  * (`createRateLimit()` without options is the global limiter: the same store, key and maximum). A batch over
  * `maxBatch` is refused whole by Yoga (413) and counts once.
+ * An instance hook, so it runs before the per-key hook (a route hook) and that hook's `ratelimit-remaining` already
+ * counts the batch; a callback hook that calls `done` at once for anything but a batch, so every other request
+ * (every REST read) pays no promise and no microtask for it (issue 24).
  * @throws RateLimitedError (429 RATE_LIMITED, with `Retry-After`) once the key's budget is spent.
  */
 function countBatchedOperations(http: FastifyInstance, maxBatch: number): void {
   const sameCounter = http.createRateLimit();
-  http.addHook('preValidation', async (request, reply) => {
-    const body = request.body;
-    if (!Array.isArray(body) || body.length < 2 || body.length > maxBatch) return;
-    if (request.method !== 'POST' || request.routeOptions.url !== '/graphql') return;
-    for (let i = 1; i < body.length; i++) {
+  const countRest = async (request: FastifyRequest, reply: FastifyReply, operations: number): Promise<void> => {
+    for (let i = 1; i < operations; i++) {
       const state = await sameCounter(request);
       if (state.isAllowed || !state.isExceeded) continue;
       const retryAfter = Math.max(1, state.ttlInSeconds);
@@ -38,6 +38,12 @@ function countBatchedOperations(http: FastifyInstance, maxBatch: number): void {
         retryAfter,
       );
     }
+  };
+  http.addHook('preValidation', (request, reply, done) => {
+    const body = request.body;
+    if (!Array.isArray(body) || body.length < 2 || body.length > maxBatch) return done();
+    if (request.method !== 'POST' || request.routeOptions.url !== '/graphql') return done();
+    countRest(request, reply, body.length).then(() => done(), done);
   });
 }
 

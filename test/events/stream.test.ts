@@ -83,6 +83,38 @@ describe('GET /api/events (SSE stream)', () => {
     sse.close();
   });
 
+  it('replays the very bytes it sent live (Last-Event-ID, channel filter, millisecond timestamps, escaped payloads)', async ({
+    t,
+    a,
+  }) => {
+    const before = await publish(a, 'sms.sent', { n: 0 });
+    const live = await rawSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms,did`);
+    await live.waitFor(/: connected\n\n/);
+    const published: string[] = [];
+    const payloads: Record<string, unknown>[] = [
+      { text: 'quote " backslash \\ newline \n tab \t é 😀 <>&', nested: { list: [1, 2.5, null, true] } },
+      {},
+      { number: '+14155550123', state: 'active' },
+    ];
+    const types = ['sms.received', 'voice.completed', 'did.state_changed', 'sms.delivered'];
+    for (const [i, type] of types.entries()) {
+      clock.advance(1_234 + i); // a timestamp with milliseconds that are not 000
+      published.push(await publish(a, type, payloads[i % payloads.length]));
+    }
+    const last = published.at(-1)!;
+    await live.waitFor(new RegExp(`\nid: ${last}\n[^\n]*\n\n`));
+    const liveText = live.text().replaceAll(': heartbeat\n\n', '');
+    const liveFrames = liveText.slice(liveText.indexOf(': connected\n\n') + ': connected\n\n'.length);
+    live.close();
+    expect(liveFrames).not.toContain('voice.completed');
+    expect(liveFrames.match(/^event: /gm)).toHaveLength(3);
+
+    const replay = await rawSse(`${t.url}/api/events?token=${a.apiKey}&channels=sms,did`, { 'last-event-id': before });
+    await replay.waitFor(new RegExp(`\nid: ${last}\n[^\n]*\n\n`));
+    expect(replay.text().replaceAll(': heartbeat\n\n', '')).toBe(`retry: 1000\n: connected\n\n${liveFrames}`);
+    replay.close();
+  });
+
   it('sends only the chosen channels of the key’s own account (eventsource client, Bearer header)', async ({
     t,
     a,

@@ -1,7 +1,7 @@
 import type { DomainContext } from '../kernel/context.js';
 import { MAX_BIGINT } from '../validation.js';
 import { type OpenStream, type StoredEvent, type StreamEndReason, toEnvelope } from './event.js';
-import { type ReplayRow, replayFrameRow, replayRows } from './event.store.js';
+import { type ReplayFrameRow, type ReplayRow, replayFrameRows, replayRows } from './event.store.js';
 import type { EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 
@@ -343,39 +343,56 @@ export function sseFrame(event: StoredEvent): string {
 
 /**
  * The replay as SSE frames, for the SSE writer: the same events and notice as {@link readReplay}, read in ONE
- * statement that also assembles the frames (spec 6.2 wire format, the 2.11 envelope) from the stored JSON text of
- * each payload, so nothing is parsed and re-serialised and one value comes back instead of 1,000 rows. The bytes
- * equal those of live delivery ({@link sseFrame}) for every event written as compact JSON (all since the json
- * column; rows converted from jsonb keep its spacing). Channel and event type are catalog names (validated on
- * write), so they need no JSON escaping; the account id is escaped in JavaScript.
+ * statement ({@link replayFrameRows}: the payloads as their stored JSON text, the timestamps formatted by
+ * PostgreSQL), so nothing is parsed and re-serialised: each frame is one string concatenation (spec 6.2 wire
+ * format, the 2.11 envelope). The bytes equal those of live delivery ({@link sseFrame}) for every event written as
+ * compact JSON (all since the json column; rows converted from jsonb keep its spacing). Channel and event type are
+ * catalog names (validated on write), so they need no JSON escaping; the account id is escaped once.
  * @returns the frames (notice first), and the id to resume live delivery after (the last replayed id, else the
  *   client's cursor; undefined when the cursor is unknown).
  */
 export async function readReplayFrames(
-  ctx: DomainContext,
+  ctx: Pick<DomainContext, 'database'>,
   filter: StreamFilter,
   lastEventId: string,
 ): Promise<{ frames: string; resumeAfter: bigint | undefined }> {
   const cursor = parseEventId(lastEventId) ?? NOT_AN_ID;
-  const row = await replayFrameRow(ctx.db, filter.accountId, filter.channels, cursor, REPLAY_LIMIT);
-  const newest = row?.newest ?? null;
-  const mark = row?.mark ?? null;
+  const rows = await replayFrameRows(ctx.database, filter.accountId, filter.channels, cursor, REPLAY_LIMIT);
+  let newest: bigint | null = null;
+  let mark: bigint | null = null;
+  const events: ReplayFrameRow[] = []; // newest first
+  for (const row of rows) {
+    if (Number(row.k) !== 0) events.push(row);
+    else {
+      newest = row.id === null ? null : BigInt(row.id);
+      mark = row.mark === null ? null : BigInt(row.mark);
+    }
+  }
+  const over = events.length > REPLAY_LIMIT;
+  const customer = JSON.stringify(filter.accountId);
+  let frames = '';
+  for (let i = Math.min(events.length, REPLAY_LIMIT) - 1; i >= 0; i--) {
+    const r = events[i]!;
+    frames += `event: ${r.event_type}\nid: ${r.id}\ndata: {"channel":"${r.channel}","eventType":"${r.event_type}","payload":${r.payload},"customerId":${customer},"timestamp":"${r.ts}"}\n\n`;
+  }
+  const oldest = events[Math.min(events.length, REPLAY_LIMIT) - 1];
+  const firstId = oldest ? BigInt(oldest.id!) : null;
+  const lastId = events[0] ? BigInt(events[0].id!) : null;
+  const last = lastId ?? undefined;
   const unknown = cursor === NOT_AN_ID || (newest !== null ? cursor > newest : cursor > 0n);
   const pruned = !unknown && mark !== null && cursor < mark;
-  const over = (row?.n ?? 0) > REPLAY_LIMIT;
   const reason = unknown ? 'unknown_id' : pruned ? 'pruned' : over ? 'limit' : undefined;
   const notice = reason
     ? truncationFrame({
         kind: 'truncated',
         reason,
         lastEventId,
-        firstAvailableId: row?.first_id?.toString() ?? null,
+        firstAvailableId: firstId?.toString() ?? null,
         replayLimit: REPLAY_LIMIT,
-        resumeId: resumeIdOf(row?.first_id, newest),
+        resumeId: resumeIdOf(firstId ?? undefined, newest),
       })
     : '';
-  const last = row?.last_id ?? undefined;
-  return { frames: notice + (row?.frames ?? ''), resumeAfter: last ?? (unknown ? undefined : cursor) };
+  return { frames: notice + frames, resumeAfter: last ?? (unknown ? undefined : cursor) };
 }
 
 /** Registers a subscription in `ctx.openStreams` so {@link endAllStreams} can end it at shutdown; unregisters it when it ends. */

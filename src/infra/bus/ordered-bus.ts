@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { type StoredEvent, storedEventFromRow } from '../../domain/events/event.js';
 import type { BusHealth, BusScope, EventBus } from '../../domain/events/event-bus.port.js';
-import type { Db } from '../db.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Database, Db } from '../db.js';
 
 /** Rows one log read fetches at most; a longer gap is read page by page, each page delivered before the next. */
 const FILL_PAGE = 500;
@@ -23,6 +24,19 @@ export interface OrderedEventBusOptions {
    * their publish had been lost. Unset in production.
    */
   dropPublish?: (event: StoredEvent) => boolean;
+  /**
+   * Runs the start read (the positions of accounts whose first local subscriber arrived) below Prisma, on the pool
+   * (`Database.statement`): a stream that resumes waits for this read before its replay (issue 24). Through Prisma's
+   * `$queryRaw` when unset.
+   */
+  statement?: Database['statement'];
+}
+
+/** A row of the start read: int8 columns as bigint (Prisma, PGlite) or as a decimal string (pg). */
+interface StartRow {
+  account_id: string;
+  last_seq: bigint | string;
+  last_id: bigint | string | null;
 }
 
 type Listener = (event: StoredEvent) => void;
@@ -235,16 +249,20 @@ export class OrderedEventBus implements EventBus {
     this.#starting.clear();
     if (states.length === 0 || this.#closed) return;
     try {
-      const rows = await this.db.$queryRaw<{ account_id: string; last_seq: bigint; last_id: bigint | null }[]>`
+      const query = Prisma.sql`
         SELECT s.account_id, s.last_seq,
                (SELECT e.id FROM events e WHERE e.account_id = s.account_id ORDER BY e.id DESC LIMIT 1) AS last_id
           FROM event_account_seqs s
          WHERE s.account_id = ANY(${states.map((s) => s.accountId)}::text[])`;
+      const statement = this.options.statement;
+      const rows = statement
+        ? await statement<StartRow>({ text: query.text, values: query.values })
+        : await this.db.$queryRaw<StartRow[]>(query);
       const found = new Map(rows.map((r) => [r.account_id, r]));
       for (const state of states) {
         const row = found.get(state.accountId);
-        state.seq = row?.last_seq ?? 0n;
-        state.id = row?.last_id ?? 0n;
+        state.seq = row ? BigInt(row.last_seq) : 0n;
+        state.id = row?.last_id !== null && row?.last_id !== undefined ? BigInt(row.last_id) : 0n;
         for (const seq of [...state.pending.keys()]) if (seq <= state.seq) state.pending.delete(seq);
         state.busy = false;
         state.markReady();
