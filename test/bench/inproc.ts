@@ -8,40 +8,16 @@
  * Usage: `TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx test/bench/inproc.ts [n] [rounds]
  * [scenario,…]` (n requests per round, default 5,000; rounds default 5). Profile with `node --cpu-prof --import tsx`.
  */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { createAccount } from '../../src/domain/accounts/account.service.js';
+import { startInprocApp } from './inproc-app.js';
 import { readScenarios } from './lib.js';
 
 const N = Number(process.argv[2] ?? 5000);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const ONLY = process.argv[4]?.split(',');
-const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbName = `switchboard_inproc_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: base });
-await admin.connect();
-await admin.query(`CREATE DATABASE "${dbName}"`);
-const url = new URL(base);
-url.pathname = `/${dbName}`;
-
-const app = await buildApp(
-  loadConfig({
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    BOOTSTRAP_ACCOUNT: 'false',
-    DATABASE_URL: url.toString(),
-    DATA_DIR: 'memory://',
-    SMTP_PORT: '-1',
-    SMTP_SUBMISSION_PORT: '-1',
-    RATE_LIMIT_MAX: process.env.RATE_LIMIT_MAX ?? '0',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-  }),
-  { startWorkers: false },
-);
+const inproc = await startInprocApp('switchboard_inproc');
+const app = inproc.app;
 try {
   const { apiKey } = await createAccount(app.ctx.db, { name: 'inproc' });
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
@@ -133,11 +109,5 @@ try {
     );
   }
 } finally {
-  await app.close();
-  // A pool client still idle when the database goes away reports the termination; nothing to do about it here.
-  process.on('uncaughtException', (err) => {
-    if (!/terminating connection/.test(String(err))) throw err;
-  });
-  await admin.query(`DROP DATABASE "${dbName}" WITH (FORCE)`);
-  await admin.end();
+  await inproc.close();
 }

@@ -154,6 +154,35 @@ describe('webhooks: registration, fan-out, signatures, logs', () => {
     }
   });
 
+  it('each delivery row names its event’s account and goes with its webhook: an account removed (operator SQL) leaves no delivery behind', async ({
+    t,
+  }) => {
+    // The delivery's account has no foreign key of its own (migration 20261127120000): the webhook's references the
+    // account, and deleting the account reaches the deliveries through its webhooks.
+    const gone = await t.newAccount();
+    const kept = await t.newAccount();
+    const hooks = [await registerWebhook(gone, receiver, ['sms.*']), await registerWebhook(kept, receiver, ['sms.*'])];
+    const ids = await Promise.all(
+      [gone, kept].flatMap((acc) => [publish(acc, 'sms.sent'), publish(acc, 'sms.failed')]),
+    );
+    await t.drain();
+    for (const [i, acc] of [gone, kept].entries()) {
+      const got = receiver.on(hooks[i]!.path).map((r) => `${r.body.customerId} ${r.body.eventType}`);
+      expect(got.sort()).toEqual([`${acc.accountId} sms.failed`, `${acc.accountId} sms.sent`]);
+      const rows = await t.app.ctx.db.webhookDelivery.findMany({ where: { webhookId: hooks[i]!.id } });
+      expect(rows.map((r) => [r.accountId, String(r.eventId), r.status]).sort()).toEqual(
+        ids
+          .slice(2 * i, 2 * i + 2)
+          .map((id) => [acc.accountId, id, 'delivered'])
+          .sort(),
+      );
+    }
+    await t.app.ctx.db.$executeRaw`DELETE FROM accounts WHERE id = ${gone.accountId}`;
+    expect(await t.app.ctx.db.webhookDelivery.count({ where: { accountId: gone.accountId } })).toBe(0);
+    expect(await t.app.ctx.db.webhook.count({ where: { accountId: gone.accountId } })).toBe(0);
+    expect(await t.app.ctx.db.webhookDelivery.count({ where: { accountId: kept.accountId } })).toBe(2);
+  });
+
   it('delivers each event once per matching webhook, with globs (* crosses dots), signed and verified', async ({
     t,
     a,
