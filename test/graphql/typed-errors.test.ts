@@ -20,13 +20,15 @@ const DOMAIN = path.resolve(import.meta.dirname, '../../src/domain');
 const TYPED = new Set(EXPECTED_ERRORS.map((c) => c.name));
 /**
  * Raised only by reads (a list's `cursor`) or authentication, never as a mutation's answer; PayloadTooLargeError's
- * limits (25 MiB of attachments) are far past GraphQL's 1 MiB request bound, so only REST can reach them.
+ * limits (25 MiB of attachments) are far past GraphQL's 1 MiB request bound, so only REST can reach them;
+ * SenderBlockedError only by an inbound SMTP delivery (the listener answers it `550 5.7.1`).
  */
 const NOT_A_MUTATION_ANSWER = new Set([
   'BadRequestError',
   'UnauthenticatedError',
   'RateLimitedError',
   'PayloadTooLargeError',
+  'SenderBlockedError',
 ]);
 /** Internal signals caught inside the domain, never thrown out of it (each is checked to be caught where raised). */
 const INTERNAL = new Set(['Error', 'TypeError', 'GuardFailed', 'ClaimLost', 'LeaseLostError', 'FeedInterrupted']);
