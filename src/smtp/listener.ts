@@ -3,7 +3,13 @@ import type { AppContext } from '../app-context.js';
 import type { EmailIdentity } from '../domain/email/identity.store.js';
 import { recipientAtRcpt, SenderBlockedError } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
-import { customRoleOwner, deliverRoleMail, isRoleAddress } from '../domain/email/role-mail.service.js';
+import type { InboundMessage } from '../domain/email/mail-transport.port.js';
+import {
+  customRoleOwner,
+  deliverRoleMail,
+  isRoleAddress,
+  mayBeRoleAddress,
+} from '../domain/email/role-mail.service.js';
 import { IdleGc } from '../infra/idle-gc.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { tracingEnabled } from '../infra/tracing.js';
@@ -102,9 +108,14 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       // Held whole when small, else streamed to storage, parsed and authenticated as it arrives: inbound-stream.ts.
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
-        alsoDeliver: async (parsed) => {
-          await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
-        },
+        // Only when a recipient can be a role address (issue 24: no look-up and no awaits for the rest of the mail).
+        ...(envelope.rcptTo.some(mayBeRoleAddress)
+          ? {
+              alsoDeliver: async (parsed: InboundMessage) => {
+                await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
+              },
+            }
+          : {}),
         ...(rcptIdentities ? { rcptIdentities } : {}),
       })
         .finally(() => idleGc.add(stream.byteLength ?? 0))

@@ -11,7 +11,12 @@
  * [--only rest-brand,gql-brand] [--warm 3000] [--n 1000] [--node-args <i>=<flags>…]`; each checkout built first
  * (`npm run build`). `--node-args 1=--experimental-async-context-frame` runs the second checkout's node with those
  * flags (space-separated; repeatable, one per checkout index), so a checkout can be compared with itself. Prints one
- * line per side and scenario: instructions per request and the ratio to the bare server's. Needs valgrind
+ * line per side and scenario: instructions per request and the ratio to the bare server's. `--only smtp-inbound`
+ * (issue 24) counts instructions per inbound message instead: each service also runs its SMTP listener with a
+ * loopback DNS server that lets 127.0.0.1 send for bench.example (SPF pass, no DMARC record, as `npm run bench`), and
+ * each of `--repeats` rounds sends `warm` messages uninstrumented, then `n` instrumented (nodemailer, 10 pooled
+ * sessions, the bench's message); the count falls over the first few thousand messages (V8 still compiling), so
+ * compare the last rounds. No bare side for it (the bare SMTP server runs under tsx, not a build). Needs valgrind
  * (`apt-get install valgrind`); loopback only; every wait is bounded.
  */
 import { execFileSync } from 'node:child_process';
@@ -21,7 +26,9 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import nodemailer from 'nodemailer';
 import pg from 'pg';
+import { startDnsServer } from '../helpers/dns-server.js';
 import {
   builtServiceEnv,
   type Child,
@@ -42,6 +49,7 @@ const { values: opts, positionals } = parseArgs({
     only: { type: 'string', default: 'rest-brand,gql-brand' },
     warm: { type: 'string', default: '3000' },
     n: { type: 'string', default: '1000' },
+    repeats: { type: 'string', default: '1' },
     'node-args': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -50,6 +58,7 @@ if (checkouts.length === 0) throw new Error('usage: callgrind.ts <checkout> [<ch
 const only = new Set(opts.only!.split(','));
 const WARM = Number(opts.warm);
 const N = Number(opts.n);
+const REPEATS = Number(opts.repeats);
 const nodeArgs = new Map<number, string[]>();
 for (const spec of opts['node-args']!) {
   const at = spec.indexOf('=');
@@ -125,6 +134,27 @@ async function drive(url: string, s: Scenario, key: string, count: number): Prom
   agent.destroy();
 }
 
+/** Sends `count` messages to `to` over `transport` (10 pooled sessions); throws on any message not answered 250. */
+async function sendMessages(
+  transport: ReturnType<typeof nodemailer.createTransport>,
+  to: string,
+  count: number,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await transport.sendMail({
+        from: 'customer@bench.example',
+        to,
+        subject: `Bench ${next}`,
+        text: 'Hello, when does order 881 ship?',
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+}
+
 /**
  * Total Ir of dump number `n` of `pid` (callgrind names dumps `<file>.<n>`), waiting up to 60 s for it: a process
  * blocked in a system call takes the dump request when it next runs, so `wake` is called while waiting.
@@ -154,6 +184,8 @@ function control(side: { name: string; child: Child }, ...args: string[]): void 
 
 type Scenario = ReadScenario;
 const children: Child[] = [];
+const smtpInbound = only.has('smtp-inbound');
+const dns = smtpInbound ? await startDnsServer({ 'bench.example': { TXT: ['v=spf1 ip4:127.0.0.1 -all'] } }) : undefined;
 try {
   const accounts = await jsonResult<Record<string, { accountId: string; apiKey: string }>>(
     startChild('seed', tsNode('test/bench/seed.ts', JSON.stringify({ names: ['read'] })), { env }),
@@ -161,7 +193,7 @@ try {
   );
   const key = accounts.read!.apiKey;
   const secretsKey = randomBytes(32).toString('hex');
-  const sides: { name: string; child: Child; url: string }[] = [];
+  const sides: { name: string; child: Child; url: string; smtp?: number }[] = [];
   const barePort = await freePort();
   const bareChild = startChild('bare', valgrind('bare', tsNode('test/bench/bare-server.ts')), {
     env: {
@@ -174,6 +206,7 @@ try {
   for (const [i, dir] of checkouts.entries()) {
     const name = `svc${i}`;
     const port = await freePort();
+    const smtp = dns ? await freePort() : undefined;
     const child = startChild(
       name,
       valgrind(name, [
@@ -184,11 +217,22 @@ try {
       ]),
       {
         cwd: dir,
-        env: builtServiceEnv(env, port, secretsKey),
+        env: {
+          ...builtServiceEnv(env, port, secretsKey),
+          // smtp-inbound: the listener, the bench's DNS answer, and no per-address or per-domain message limit.
+          ...(dns && smtp
+            ? {
+                SMTP_PORT: String(smtp),
+                DNS_SERVERS: dns.address,
+                SMTP_MESSAGES_PER_ADDRESS: '10000000',
+                SMTP_MESSAGES_PER_SENDER_DOMAIN: '10000000',
+              }
+            : {}),
+        },
       },
     );
     children.push(child);
-    sides.push({ name, child, url: `http://127.0.0.1:${port}` });
+    sides.push({ name, child, url: `http://127.0.0.1:${port}`, ...(smtp ? { smtp } : {}) });
   }
   for (const s of sides) await waitHttp(`${s.url}/healthz`, 600_000, s.child);
   await waitHttp(`http://127.0.0.1:${barePort}/compliance/brands`, 600_000, bareChild, 401);
@@ -219,10 +263,46 @@ try {
       process.stdout.write(`${s.name} ${label}: ${Math.round(ir).toLocaleString('en')} instructions/request${ratio}\n`);
     }
   }
+  for (const side of smtpInbound ? sides.filter((x) => x.smtp) : []) {
+    const box = await fetch(`${side.url}/api/email/identities`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ localPart: `cg-inbound-${side.name}` }),
+    });
+    if (box.status !== 201) throw new Error(`creating the identity: ${box.status} ${await box.text()}`);
+    const to = ((await box.json()) as { address: string }).address;
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: side.smtp,
+      secure: false,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 10,
+      maxMessages: Number.POSITIVE_INFINITY,
+    });
+    for (let round = 1; round <= REPEATS; round++) {
+      await sendMessages(transport, to, WARM);
+      control(side, '-z');
+      control(side, '-i', 'on');
+      await sendMessages(transport, to, N);
+      control(side, '-d');
+      const dumped = (dumps.get(side.name) ?? 0) + 1;
+      dumps.set(side.name, dumped);
+      const wake = () => fetch(`${side.url}/healthz`).then(() => undefined);
+      const ir = (await dumpIr(side.name, side.child.pid, dumped, wake)) / N;
+      control(side, '-i', 'off');
+      const label = checkouts[Number(side.name.slice(3))];
+      process.stdout.write(
+        `smtp-inbound ${label} round ${round}: ${Math.round(ir).toLocaleString('en')} instructions/message\n`,
+      );
+    }
+    transport.close();
+  }
   process.stdout.write(`dumps in ${outDir}\n`);
 } finally {
   for (const c of children) await c.stop(10_000);
   killAllChildren();
+  await dns?.close();
   await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   await admin.end();
 }

@@ -55,6 +55,18 @@ export function isRoleAddress(config: DomainContext['config'], address: string):
 }
 
 /**
+ * Whether `address` can be a role address at all, of this service or of a custom domain: `postmaster` alone or a
+ * {@link ROLE_LOCAL_PARTS} local part (any case), whatever the domain. False means {@link isRoleAddress} and
+ * {@link customRoleOwner} both say no without a look-up, so {@link deliverRoleMail} has nothing to keep for it.
+ */
+export function mayBeRoleAddress(address: string): boolean {
+  const a = normalizeAddress(address);
+  if (a === 'postmaster') return true;
+  const at = a.lastIndexOf('@');
+  return at > 0 && ROLE_LOCAL_PARTS.includes(a.slice(0, at));
+}
+
+/**
  * The account that receives mail sent to `address` as a role address of its custom domain: `postmaster@` or
  * `abuse@` (any case) a verified custom domain, when no active identity has that address.
  * @returns the owning account's id, or undefined (not a role address, the service's own domain, not verified, or an

@@ -146,15 +146,14 @@ export async function authenticateSender(
     opts.resolver.resolve(name, rrtype as Parameters<DnsResolver['resolve']>[1]) as Promise<string[][] | string[]>;
   let timer: NodeJS.Timeout | undefined;
   let settled = false;
-  const deadline = new Promise<undefined>((resolve) => {
-    const arm = () => {
-      if (!settled) timer = setTimeout(() => resolve(undefined), opts.timeoutMs);
-    };
-    if (opts.deadlineFrom) opts.deadlineFrom.then(arm, arm);
-    else arm();
-  });
   try {
-    const result = await Promise.race([
+    // The check or the deadline (undefined), whichever comes first: one promise, not a race of two (issue 24).
+    const result = await new Promise<MailauthResult | undefined>((resolve, reject) => {
+      const arm = () => {
+        if (!settled) timer = setTimeout(() => resolve(undefined), opts.timeoutMs);
+      };
+      if (opts.deadlineFrom) opts.deadlineFrom.then(arm, arm);
+      else arm();
       authenticate(message as Buffer | Readable, {
         ip: peer.ip,
         helo: peer.helo || peer.ip,
@@ -162,9 +161,8 @@ export async function authenticateSender(
         mta: opts.authServId,
         resolver,
         disableBimi: true,
-      }),
-      deadline,
-    ]);
+      }).then(resolve, reject);
+    });
     if (!result) return timedOut(opts.authServId);
     return summarise(result, opts);
   } catch {

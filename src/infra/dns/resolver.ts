@@ -124,10 +124,18 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
     return p;
   }
 
-  async function resolve(name: string, rrtype: DnsRecordType): Promise<unknown[]> {
-    const answer = await lookup(name, rrtype);
+  const answerValue = (answer: Answer): unknown[] => {
     if (!answer.ok) throw dnsError(answer.code, answer.message);
     return answer.value;
+  };
+
+  // One promise per cached answer (issue 24: two cached lookups per inbound message), none from an async wrapper.
+  function resolve(name: string, rrtype: DnsRecordType): Promise<unknown[]> {
+    try {
+      return lookup(name, rrtype).then(answerValue);
+    } catch (err) {
+      return Promise.reject(err); // as the async function did: a bad name rejects, never throws at the caller
+    }
   }
 
   return {

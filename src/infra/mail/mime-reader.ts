@@ -16,11 +16,18 @@ const REPORT_PARTS = ['message/delivery-status', 'text/rfc822-headers', 'message
 /** mailparser, loaded with the first message (not at start-up) and then kept: one dynamic import, not one per message. */
 let mailparserModule: Promise<typeof import('mailparser')> | undefined;
 
-async function newParser(): Promise<MailParser> {
+/** mailparser's class once loaded: later messages build their parser without an await (issue 24). */
+let MailParserClass: typeof MailParser | undefined;
+
+async function loadParser(): Promise<MailParser> {
   // mailparser is loaded with the first message, not at start-up (docs/operations.md "Start-up").
   mailparserModule ??= import('mailparser');
-  const { MailParser } = await mailparserModule;
-  return new MailParser({
+  MailParserClass = (await mailparserModule).MailParser;
+  return parserOf(MailParserClass);
+}
+
+function parserOf(Parser: typeof MailParser): MailParser {
+  return new Parser({
     skipHtmlToText: false,
     skipTextToHtml: true,
     skipImageLinks: true,
@@ -55,7 +62,7 @@ function mimeError(err: unknown): Error {
  * as they are.
  */
 export async function readMime(raw: Buffer | NodeJS.ReadableStream): Promise<InboundMessage> {
-  const parser = await newParser();
+  const parser = MailParserClass ? parserOf(MailParserClass) : await loadParser();
   let size = 0;
   let headers: Headers | undefined;
   let lines: HeaderLines = [];
@@ -173,7 +180,7 @@ export async function readMimeAttachment(
   raw: NodeJS.ReadableStream,
   position: number,
 ): Promise<NodeJS.ReadableStream | null> {
-  const parser = await newParser();
+  const parser = MailParserClass ? parserOf(MailParserClass) : await loadParser();
   let index = 0;
   return new Promise((resolve, reject) => {
     let out: PassThrough | undefined;
