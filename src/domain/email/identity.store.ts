@@ -67,15 +67,20 @@ export interface RcptIdentity {
   blocked: boolean;
 }
 
-/** The block-list test of a recipient identity `i` against `$entries` (an SQL text[]): see {@link rcptIdentityAt}. */
-const BLOCKED_BY = (entries: string) => `EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
-      AND b.direction = 'inbound' AND b.entry = ANY(${entries}) AND (b.identity_id IS NULL OR b.identity_id = i.id))`;
+/**
+ * The block-list test of a recipient identity `i` against `entries` (an SQL text[]): an `inbound` entry of its
+ * account, account-wide or the identity's own, equals one of them (see {@link rcptIdentityAt}). The one text of the
+ * rule for RCPT's read, the delivery's read and the one-statement delivery's precondition.
+ */
+const blockedBy = (entries: Prisma.Sql): Prisma.Sql => Prisma.sql`EXISTS (SELECT 1 FROM email_blocklist b
+      WHERE b.account_id = i.account_id AND b.direction = 'inbound' AND b.entry = ANY(${entries})
+      AND (b.identity_id IS NULL OR b.identity_id = i.id))`;
 
 /** An identity row `i` (fields as a Prisma row names them) and `blocked`, its block-list test against `$2`. */
 const IDENTITY_BLOCKED_SELECT = `SELECT i.id, i.account_id AS "accountId", i.address, i.local_part AS "localPart",
     i.domain, i.display_name AS "displayName", i.agent_id AS "agentId", i.status, i.reply_mode AS "replyMode",
     i.created_at AS "createdAt", i.deprovisioned_at AS "deprovisionedAt",
-    (cardinality($2::text[]) > 0 AND ${BLOCKED_BY('$2::text[]')}) AS blocked
+    (cardinality($2::text[]) > 0 AND ${blockedBy(Prisma.raw('$2::text[]')).text}) AS blocked
     FROM email_identities i`;
 
 const RCPT_AT: Statement = {
@@ -136,9 +141,7 @@ export async function deliverableIdentitiesAt(
 export function identityStillPlainSql(identityId: string, senderEntries: readonly string[]): Prisma.Sql {
   const notBlocked =
     senderEntries.length > 0
-      ? Prisma.sql` AND NOT EXISTS (SELECT 1 FROM email_blocklist b WHERE b.account_id = i.account_id
-      AND b.direction = 'inbound' AND b.entry = ANY(${[...senderEntries]}::text[])
-      AND (b.identity_id IS NULL OR b.identity_id = i.id))`
+      ? Prisma.sql` AND NOT ${blockedBy(Prisma.sql`${[...senderEntries]}::text[]`)}`
       : Prisma.empty;
   return Prisma.sql`EXISTS (SELECT 1 FROM email_identities i WHERE i.id = ${identityId} AND i.status = 'active'
     AND i.agent_id IS NULL${notBlocked})`;
