@@ -33,8 +33,12 @@ export function isAttemptNotice(n: ChangeNotice): n is DeliveryAttemptNotice {
 }
 
 export interface ChangeNotices {
-  /** Publishes `notice` on `topic` (already account-scoped, see {@link changeTopic}). Never throws: failures are logged. */
-  publish(topic: string, notice: ChangeNotice): Promise<void>;
+  /**
+   * Publishes `notice` on `topic` (already account-scoped, see {@link changeTopic}) and returns at once: listeners of
+   * this instance are called before it returns, a shared transport's send is under way (in call order). Never throws:
+   * failures are logged.
+   */
+  publish(topic: string, notice: ChangeNotice): void;
   /**
    * Calls `onNotice` for every notice published on `topic` from now on (on any instance) and `onGap` when live
    * delivery may have missed notices (the Redis connection dropped or came back; shutdown). Resolves once the

@@ -26,8 +26,12 @@ export interface BusHealth {
 export interface EventBus {
   /** The bus's state for readiness probes (docs/configuration.md, /readyz). */
   health(): BusHealth;
-  /** Publishes committed events, in id order. Never throws: failures are logged. */
-  publish(events: StoredEvent[]): Promise<void>;
+  /**
+   * Publishes committed events, in id order. Never throws: failures are logged. @returns a promise settled once a
+   * shared transport took them (Redis), or nothing when the publish is done on return (in-process: the listeners
+   * were called), so a caller waits only where there is something to wait for.
+   */
+  publish(events: StoredEvent[]): Promise<void> | void;
   /**
    * Calls `listener` for every event published on any instance (only those of `scope` when given); returns the
    * unsubscribe function. `onGap` is

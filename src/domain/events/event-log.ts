@@ -195,10 +195,24 @@ export class EventLog {
     }
   }
 
-  /** After the commit: publishes each event on the change-notice topics of the objects it is about (never throws). */
-  async #notify(events: StoredEvent[]): Promise<void> {
+  /**
+   * After the commit: the events on the bus, then each on the change-notice topics of the objects it is about (never
+   * throws). @returns a promise only when the bus's publish is asynchronous (Redis), for the caller to await, as it
+   * did before; an in-process bus and the notices create none (issue 24: promises per appended event).
+   */
+  #publish(events: StoredEvent[]): Promise<void> | undefined {
+    const sent = this.bus.publish(events);
+    if (!sent) {
+      this.#notify(events);
+      return undefined;
+    }
+    return sent.then(() => this.#notify(events));
+  }
+
+  /** Publishes each event on the change-notice topics of the objects it is about (never throws). */
+  #notify(events: StoredEvent[]): void {
     if (!this.notices) return;
-    for (const event of events) for (const topic of topicsOfEvent(event)) await this.notices.publish(topic, event);
+    for (const event of events) for (const topic of topicsOfEvent(event)) this.notices.publish(topic, event);
   }
 
   /** Adds a hook that runs in the recording transaction of every batch of events (see {@link EventHook}). */
@@ -228,8 +242,8 @@ export class EventLog {
     });
     if (recorded.length > 0) {
       for (const b of batches) this.#committed(b.events, b.reads);
-      await this.bus.publish(recorded);
-      await this.#notify(recorded);
+      const sent = this.#publish(recorded);
+      if (sent) await sent;
     }
     return result;
   }
@@ -260,8 +274,8 @@ export class EventLog {
     const result = items.map((item) => stored.get(item)!);
     const ordered = [...result].sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
     for (const b of batches) this.#committed(b.events, b.reads);
-    await this.bus.publish(ordered);
-    await this.#notify(ordered);
+    const sent = this.#publish(ordered);
+    if (sent) await sent;
     return result;
   }
 
@@ -504,8 +518,8 @@ export class EventLog {
       }));
       if (events.length > 0) {
         this.#committed(events, used, attempt);
-        await this.bus.publish(events);
-        await this.#notify(events);
+        const sent = this.#publish(events);
+        if (sent) await sent;
       } else this.#abandoned(attempt);
       const out: StoredEvent[][] = [];
       let k = 0;
@@ -720,8 +734,8 @@ export class EventLog {
     });
     if (committed.length > 1) published.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
     if (published.length > 0) {
-      await this.bus.publish(published);
-      await this.#notify(published);
+      const sent = this.#publish(published);
+      if (sent) await sent;
     }
     return { stored, stale };
   }

@@ -483,7 +483,7 @@ async function finishAttempt(
     // No event to emit (the common case): one statement, outside the serialised event transactions.
     const recorded = record ? await record(rec) : await recordAttempt(ctx.db, rec);
     if (!recorded) return lost();
-    await notify();
+    notify();
     return next;
   }
   try {
@@ -516,7 +516,7 @@ async function finishAttempt(
     if (err instanceof LeaseLostError) return lost();
     throw err;
   }
-  await notify();
+  notify();
   return next;
 }
 

@@ -11,7 +11,8 @@ export class InProcessEventBus implements EventBus {
     return { kind: 'in-process', up: true };
   }
 
-  async publish(events: StoredEvent[]): Promise<void> {
+  /** Calls the listeners with each event before it returns (no promise: issue 24). */
+  publish(events: StoredEvent[]): void {
     for (const event of events) this.#emitter.emit('event', event);
   }
 

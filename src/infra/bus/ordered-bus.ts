@@ -132,7 +132,7 @@ export class OrderedEventBus implements EventBus {
   }
 
   /** Publishes on the underlying bus (minus the test-only dropped ones). Never throws. */
-  publish(events: StoredEvent[]): Promise<void> {
+  publish(events: StoredEvent[]): Promise<void> | void {
     const drop = this.options.dropPublish;
     return this.inner.publish(drop ? events.filter((e) => !drop(e)) : events);
   }

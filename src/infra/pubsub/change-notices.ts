@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { PubSub, type PubSubEngine } from 'graphql-subscriptions';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -21,12 +22,21 @@ export interface SharedNoticeEngine {
  * otherwise the in-process `PubSub`. A publish failure is logged, never thrown (the event is durable in the log; the
  * subscriber's next notice or a resume with lastEventId brings the change). When the subscriber connection drops or
  * comes back, every listener is told (`onGap`) so its subscription ends and the client resumes from the log.
+ *
+ * Issue 24: `publish` returns nothing and creates no promise in-process. Every appended event and every webhook
+ * attempt publishes on its topics, nearly always with nobody listening; graphql-subscriptions' `PubSub.publish`
+ * emits synchronously and returns `Promise.resolve()`, and awaiting that cost ≈ 3 promises per topic per event
+ * (v8 promiseHooks, docs/performance.md). In-process the notice is emitted straight on the `PubSub`'s own emitter
+ * (the same listeners, called in the same turn as before); with Redis the engine's publish goes out as before
+ * (ioredis writes commands in call order, so notices keep their order) and its failure is caught and logged.
  */
 export class PubSubChangeNotices implements ChangeNotices {
   readonly #engine: PubSubEngine;
   readonly #prefix: string;
   readonly #gaps = new Set<() => void>();
   readonly #shared?: SharedNoticeEngine;
+  /** The in-process `PubSub`'s emitter (its subscribers are listeners named by topic); undefined with Redis. */
+  readonly #local?: EventEmitter;
   #closed?: Promise<void>;
 
   constructor(
@@ -36,19 +46,32 @@ export class PubSubChangeNotices implements ChangeNotices {
   ) {
     this.#prefix = `${config.REDIS_KEY_PREFIX}gql:`;
     this.#shared = shared;
-    this.#engine = shared?.engine ?? new PubSub();
+    if (shared) this.#engine = shared.engine;
+    else {
+      this.#local = new EventEmitter();
+      this.#engine = new PubSub({ eventEmitter: this.#local });
+    }
     shared?.onGap(() => this.#gap());
   }
   #gap(): void {
     for (const gap of [...this.#gaps]) gap();
   }
 
-  async publish(topic: string, notice: ChangeNotice): Promise<void> {
+  publish(topic: string, notice: ChangeNotice): void {
     try {
-      await this.#engine.publish(this.#prefix + topic, notice);
+      if (this.#local) {
+        // What PubSub.publish does, without the promise it returns: no listener, no work.
+        this.#local.emit(this.#prefix + topic, notice);
+        return;
+      }
+      this.#engine.publish(this.#prefix + topic, notice).catch((err: unknown) => this.#failed(err, topic));
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, topic }, 'change notice not published');
+      this.#failed(err, topic);
     }
+  }
+
+  #failed(err: unknown, topic: string): void {
+    this.log.warn({ err: (err as Error).message, topic }, 'change notice not published');
   }
 
   async listen(topic: string, onNotice: (notice: ChangeNotice) => void, onGap: () => void): Promise<() => void> {
