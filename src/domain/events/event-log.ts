@@ -292,24 +292,45 @@ export class EventLog {
    * @returns the stored events, or `null` when `guard` was false (nothing written).
    * @throws database errors (nothing written).
    */
-  async write(w: AtomicWrite): Promise<StoredEvent[] | null> {
-    if (!this.sql || this.#hooks.some((h) => h.run && !h.statement)) return this.#writeInTransaction(w);
+  write(w: AtomicWrite): Promise<StoredEvent[] | null> {
+    return this.#write(w);
+  }
+
+  /**
+   * {@link write}, resolving with `map` of its answer when given: the group-commit queues resolve with the mapped
+   * value themselves, so {@link ingest} costs no promise of its own per event (issue 24). Never throws synchronously.
+   */
+  #write(w: AtomicWrite): Promise<StoredEvent[] | null>;
+  #write<T>(w: AtomicWrite, map: (events: StoredEvent[] | null) => T): Promise<T>;
+  #write<T>(w: AtomicWrite, map?: (events: StoredEvent[] | null) => T): Promise<T | StoredEvent[] | null> {
+    if (!this.sql || this.#hooks.some((h) => h.run && !h.statement)) {
+      const done = this.#writeInTransaction(w);
+      return map ? done.then(map) : done;
+    }
     // A guarded write goes alone: two guards in one statement would both read the state before either write. A
     // `precondition` (rows no write changes) keeps the write in the group commit.
-    if (w.guard) return (await this.#writeBatch([w]))[0]!;
-    if (w.changes.length === 0 && !w.precondition && w.events.length > 0) {
-      return new Promise<StoredEvent[] | null>((resolve, reject) => {
-        this.#appends.waiting.push({ write: w, resolve, reject });
+    if (w.guard) return this.#writeBatch([w]).then((out) => (map ? map(out[0]!) : out[0]!));
+    return new Promise<T | StoredEvent[] | null>((resolve, reject) => {
+      const done = map
+        ? (events: StoredEvent[] | null) => {
+            try {
+              resolve(map(events));
+            } catch (err) {
+              reject(err);
+            }
+          }
+        : resolve;
+      if (w.changes.length === 0 && !w.precondition && w.events.length > 0) {
+        this.#appends.waiting.push({ write: w, resolve: done, reject });
         this.#startAppends();
-      });
-    }
-    return new Promise<StoredEvent[] | null>((resolve, reject) => {
+        return;
+      }
       let q = this.#writes.get(w.accountId);
       if (!q) {
         q = { waiting: [], running: 0, starting: false };
         this.#writes.set(w.accountId, q);
       }
-      q.waiting.push({ write: w, resolve, reject });
+      q.waiting.push({ write: w, resolve: done, reject });
       this.#startWrites(w.accountId, q);
     });
   }
@@ -786,13 +807,11 @@ export class EventLog {
    * batch the database refused is retried write by write, so a bad ingest fails alone.
    * @returns the stored event. @throws what the write throws (database errors).
    */
-  async ingest(item: NewEvent): Promise<StoredEvent> {
-    const events = await this.write({
-      accountId: item.accountId,
-      changes: [],
-      events: [{ eventType: item.eventType, payload: item.payload }],
-    });
-    return events![0]!;
+  ingest(item: NewEvent): Promise<StoredEvent> {
+    return this.#write(
+      { accountId: item.accountId, changes: [], events: [{ eventType: item.eventType, payload: item.payload }] },
+      (events) => events![0]!,
+    );
   }
 
   /**

@@ -98,9 +98,10 @@ export interface JobKind {
   data?: { join?: () => Prisma.Sql; columns: () => Record<string, Prisma.Sql> };
   /**
    * Runs one claimed job. Must record its outcome fenced by `job.token` and clear the claim; a throw leaves the claim
-   * to expire (the job is then retried after the lease). Work it starts must finish before it resolves.
+   * to expire (the job is then retried after the lease). Work it starts must finish before it resolves; what it
+   * resolves with is ignored.
    */
-  run(job: ClaimedJob): Promise<void>;
+  run(job: ClaimedJob): Promise<unknown>;
 }
 
 /** One kind's runner as the domain uses it (src/infra/jobs/job-queue.ts `JobRunner`). */

@@ -621,8 +621,16 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
       join: sql.join,
       columns: sql.columns,
     },
-    async run(job) {
-      await attemptClaimed(ctx, job.id, job.token, { job, delivery: claimedDelivery(job), secrets, record });
+    // The attempt's own promise, without an async wrapper (issue 24: promises per delivery); a row that cannot be
+    // read still rejects, never throws (the queue logs it and the claim expires).
+    run(job) {
+      let delivery: ClaimedDelivery;
+      try {
+        delivery = claimedDelivery(job);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return attemptClaimed(ctx, job.id, job.token, { job, delivery, secrets, record });
     },
   };
 }
