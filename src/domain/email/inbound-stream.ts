@@ -317,6 +317,7 @@ export async function receiveInboundStream(
     throw err;
   }
   // After the rows that share the raw message are committed: a failure here (the sender retries) keeps them.
-  await hooks.alsoDeliver?.(parsed);
+  // Not `await hooks.alsoDeliver?.(…)`: without the hook (most mail) that awaits undefined, a promise for nothing.
+  if (hooks.alsoDeliver) await hooks.alsoDeliver(parsed);
   return { kind: 'stored', stored };
 }
