@@ -289,6 +289,55 @@ describe('the SMTP edge', () => {
     }
   });
 
+  it('a client that goes away mid-DATA, within the first blob chunk or past it, leaves nothing stored and the service up', async ({
+    t,
+  }) => {
+    const blobs = () => t.app.ctx.db.emailBlob.count();
+    /** Resolves once `check` holds (polled every 20 ms), failing after 10 s. */
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      for (let waited = 0; !(await check()); waited += 20) {
+        if (waited > 10_000) throw new Error(`not within 10 s: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const threadsBefore = await threadCount();
+    const blobsBefore = await blobs();
+    const line = `${'x'.repeat(76)}\r\n`;
+    const open = async () => {
+      const c = new RawSmtp(t.app.smtpPort()!, '127.0.0.21');
+      await c.waitFor(/^220 /);
+      await c.command('EHLO client.example');
+      expect(await c.command('MAIL FROM:<gone@example.org>')).toMatch(/^250/);
+      expect(await c.command(`RCPT TO:<${address}>`)).toMatch(/^250/);
+      expect(await c.command('DATA')).toMatch(/^354/);
+      c.socket.write(`From: gone@example.org\r\nTo: ${address}\r\nSubject: cut short\r\n\r\n`);
+      return c;
+    };
+    // Within the first chunk: DATA is still held, read by its events.
+    const small = await open();
+    small.socket.write(line.repeat(3));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    small.close();
+    await small.closed;
+    // Past one blob chunk (256 KiB): streamed, its first chunk row written, then the client goes away.
+    const large = await open();
+    large.socket.write(line.repeat(Math.ceil((700 * 1024) / line.length)));
+    await until('the first chunk row of the large message', async () => (await blobs()) > blobsBefore);
+    large.close();
+    await large.closed;
+    // The chunks written so far are deleted with the message (not left for the orphan cleaner an hour later).
+    await until('the partial blob deleted', async () => (await blobs()) === blobsBefore);
+    expect(await threadCount()).toBe(threadsBefore);
+    // The listener still takes mail.
+    const next = await open();
+    try {
+      expect(await next.command(`${line}.`)).toMatch(/^250 /);
+    } finally {
+      next.close();
+    }
+    expect(await threadCount()).toBe(threadsBefore + 1);
+  });
+
   it('answers unparseable (over-nested) MIME 554 5.6.0, a permanent refusal, and stores what parses', async ({ t }) => {
     const nested = (depth: number) => {
       let body = 'Content-Type: text/plain\r\n\r\nhello from the innermost part\r\n';

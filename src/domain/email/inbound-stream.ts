@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { DomainContext } from '../kernel/context.js';
 import type { EmailIdentity } from './identity.store.js';
 import { deliverInbound } from './inbound.service.js';
@@ -110,6 +110,67 @@ function startStreaming(
   };
 }
 
+/** DATA's start as {@link readStart} read it. */
+interface Start {
+  /** The chunks kept, in order (none once the stream passed `maxBytes`). */
+  held: Buffer[];
+  /** Bytes read so far. */
+  size: number;
+  /** Whether the stream ended (else it is paused just past `hold` bytes, the last chunk read among `held`). */
+  ended: boolean;
+}
+
+/**
+ * Reads the start of `stream` by its `data` events, without an async iterator (one promise for a small message
+ * instead of two or more per chunk; issue 24): keeps the chunks while the total is at most `hold` bytes, resolves at
+ * the end of the stream (`ended`), or pauses the stream at the first chunk past `hold` and resolves with it kept, so
+ * that a `for await` takes over the rest. Past `maxBytes` nothing is kept and the stream is read to its end. Its own
+ * listeners are removed when it settles; the caller keeps an `error` listener of its own across the handover.
+ * @throws the stream's error, or `ERR_STREAM_PREMATURE_CLOSE` when it closes before its end (the client went away
+ * mid-DATA: smtp-server 3.21 destroys the stream, with an error only when it has an `error` listener).
+ */
+function readStart(stream: Readable, hold: number, maxBytes: number): Promise<Start> {
+  return new Promise<Start>((resolve, reject) => {
+    const start: Start = { held: [], size: 0, ended: false };
+    const settle = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      start.size += chunk.length;
+      if (start.size > maxBytes) {
+        start.held = []; // read to the end, keep nothing
+        return;
+      }
+      start.held.push(chunk);
+      if (start.size > hold) {
+        stream.pause();
+        settle();
+        resolve(start);
+      }
+    };
+    const onEnd = (): void => {
+      settle();
+      start.ended = true;
+      resolve(start);
+    };
+    const onError = (err: unknown): void => {
+      settle();
+      reject(err);
+    };
+    const onClose = (): void => {
+      settle();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
 /** The reply text of a message that cannot be parsed, when the parser gave no RFC 3463 reason of its own. */
 const UNPARSEABLE = '5.6.0 Message is not valid MIME (too deeply nested or malformed); not accepted';
 
@@ -130,7 +191,7 @@ const UNPARSEABLE = '5.6.0 Message is not valid MIME (too deeply nested or malfo
  */
 export async function receiveInboundStream(
   ctx: DomainContext,
-  source: AsyncIterable<Buffer>,
+  source: Readable,
   envelope: Envelope,
   maxBytes: number,
   hooks: InboundStreamHooks = {},
@@ -148,25 +209,41 @@ export async function receiveInboundStream(
   let held: Buffer[] = [];
   let streamed: Streamed | undefined;
   let size = 0;
+  // An error of the DATA stream while nothing else listens (between readStart's pause and the `for await`, while the
+  // held chunks are fed) is kept here and thrown, never left to be an uncaught exception.
+  let sourceError: unknown;
+  const onSourceError = (err: unknown): void => {
+    sourceError ??= err;
+  };
+  source.on('error', onSourceError);
   try {
-    for await (const chunk of source) {
-      size += chunk.length;
-      // Keep reading to the end of DATA (the SMTP dialogue needs it), but stop keeping anything.
-      if (size > maxBytes || parseError || streamed?.failed()) continue;
-      if (!streamed) {
-        if (size <= HOLD_BYTES) {
-          held.push(chunk);
-          continue;
-        }
-        streamed = startStreaming(ctx, writer, dataEnd, hooks, (err) => {
-          parseError = err;
-        });
-        for (const early of held) await streamed.feed(early);
-        held = [];
+    // Most mail ends within the first chunk: read by events, no async iterator (readStart).
+    const start = await readStart(source, HOLD_BYTES, maxBytes);
+    ({ held, size } = start);
+    if (!start.ended) {
+      // Past one chunk and within maxBytes: streamed from here on, the rest read by a `for await`.
+      streamed = startStreaming(ctx, writer, dataEnd, hooks, (err) => {
+        parseError = err;
+      });
+      for (const early of held) {
+        if (parseError || streamed.failed()) break;
+        await streamed.feed(early);
       }
-      await streamed.feed(chunk);
+      held = [];
+      if (sourceError !== undefined) throw sourceError;
+      for await (const chunk of source) {
+        size += chunk.length;
+        // Keep reading to the end of DATA (the SMTP dialogue needs it), but stop keeping anything.
+        if (size > maxBytes || parseError || streamed.failed()) continue;
+        await streamed.feed(chunk);
+      }
     }
+  } catch (err) {
+    // DATA cut short (the client went away, the edge closed the session): the chunks written so far go too.
+    await writer.abort();
+    throw err;
   } finally {
+    source.off('error', onSourceError);
     streamed?.end();
     markDataEnd();
   }
@@ -240,6 +317,7 @@ export async function receiveInboundStream(
     throw err;
   }
   // After the rows that share the raw message are committed: a failure here (the sender retries) keeps them.
-  await hooks.alsoDeliver?.(parsed);
+  // Not `await hooks.alsoDeliver?.(…)`: without the hook (most mail) that awaits undefined, a promise for nothing.
+  if (hooks.alsoDeliver) await hooks.alsoDeliver(parsed);
   return { kind: 'stored', stored };
 }

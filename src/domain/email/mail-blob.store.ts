@@ -62,7 +62,7 @@ export class BlobWriter {
    */
   async finish(): Promise<{ id: string; size: number }> {
     if (!this.#started && this.#pendingBytes > 0) {
-      const bytes = new Uint8Array(Buffer.concat(this.#pending));
+      const bytes = this.#pendingWhole();
       this.#started = true;
       await this.db.$executeRaw`
         WITH b AS (
@@ -91,7 +91,7 @@ export class BlobWriter {
    */
   singleStatementChanges(): Prisma.Sql[] | null {
     if (this.#started || this.#pendingBytes === 0) return null;
-    const bytes = new Uint8Array(Buffer.concat(this.#pending));
+    const bytes = this.#pendingWhole();
     return [
       Prisma.sql`INSERT INTO email_blobs (id, size, chunks, created_at)
         SELECT ${this.id}, ${this.#size}::int, 1, ${this.now}::timestamptz WHERE ${WRITE_OK}`,
@@ -103,6 +103,15 @@ export class BlobWriter {
   async abort(): Promise<void> {
     this.#pending = [];
     if (this.#started) await deleteBlob(this.db, this.id).catch(() => undefined);
+  }
+
+  /**
+   * The pending bytes as one Buffer, without a copy when they are one write (a held message: issue 24, the
+   * message's bytes were copied twice here, by a concat of one and a Uint8Array of that). Prisma and pg both read a
+   * Buffer's own window of its memory (byteOffset and length), so a slice of a larger buffer is written as it is.
+   */
+  #pendingWhole(): Buffer {
+    return this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingBytes);
   }
 
   async #flush(bytes: Buffer): Promise<void> {
