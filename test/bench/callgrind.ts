@@ -22,7 +22,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +31,7 @@ import { startDnsServer } from '../helpers/dns-server.js';
 import {
   builtServiceEnv,
   type Child,
+  driveReads,
   freePort,
   jsonResult,
   killAllChildren,
@@ -94,45 +94,6 @@ const valgrind = (name: string, argv: string[]) => [
   `--callgrind-out-file=${path.join(outDir, `${name}.%p`)}`,
   ...argv,
 ];
-
-/** Runs `count` requests, 10 in flight on keep-alive connections; throws on any answer that is not 200. */
-async function drive(url: string, s: Scenario, key: string, count: number): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-  const target = new URL(s.path, url);
-  let next = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = httpRequest(
-        target,
-        {
-          agent,
-          method: s.method,
-          headers: {
-            authorization: `Bearer ${key}`,
-            ...(s.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(s.body) } : {}),
-          },
-          timeout: 120_000,
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            res.statusCode === 200 ? resolve() : reject(new Error(`${s.name}: answered ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.end(s.body);
-    });
-  const worker = async () => {
-    while (next < count) {
-      next++;
-      await one();
-    }
-  };
-  await Promise.all(Array.from({ length: 10 }, worker));
-  agent.destroy();
-}
 
 /** Sends `count` messages to `to` over `transport` (10 pooled sessions); throws on any message not answered 250. */
 async function sendMessages(
@@ -243,10 +204,10 @@ try {
   const dumps = new Map<string, number>();
   for (const s of scenarios) {
     for (const side of [...sides].reverse()) {
-      await drive(side.url, s, key, WARM);
+      await driveReads(side.url, s, key, WARM);
       control(side, '-z');
       control(side, '-i', 'on');
-      await drive(side.url, s, key, N);
+      await driveReads(side.url, s, key, N);
       control(side, '-d');
       const dumped = (dumps.get(side.name) ?? 0) + 1;
       dumps.set(side.name, dumped);

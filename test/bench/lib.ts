@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -275,4 +276,65 @@ export function readScenarios(id: string): ReadScenario[] {
       }),
     },
   ];
+}
+
+/** One answer of {@link readOnce}: status, the raw header lines (`Name: value`, in the order sent) and body bytes. */
+export interface ReadAnswer {
+  status: number;
+  headers: string[];
+  bytes: number;
+}
+
+/**
+ * One request of read scenario `s` at `url` with API key `key` over `agent` (keep-alive). @throws on an answer that
+ * is not 200, a socket error, or 120 s without an answer.
+ */
+export function readOnce(agent: Agent, url: string, s: ReadScenario, key: string): Promise<ReadAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL(s.path, url),
+      {
+        agent,
+        method: s.method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(s.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(s.body) } : {}),
+        },
+        timeout: 120_000,
+      },
+      (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+        });
+        res.on('end', () => {
+          const headers: string[] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            headers.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+          if (res.statusCode === 200) resolve({ status: res.statusCode, headers, bytes });
+          else reject(new Error(`${s.name}: answered ${res.statusCode}`));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end(s.body);
+  });
+}
+
+/** Runs `count` requests of `s` at `url`, 10 in flight on keep-alive connections; @throws as {@link readOnce}. */
+export async function driveReads(url: string, s: ReadScenario, key: string, count: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await readOnce(agent, url, s, key);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 10 }, worker));
+  } finally {
+    agent.destroy();
+  }
 }
