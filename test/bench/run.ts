@@ -16,7 +16,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -1542,6 +1552,8 @@ async function webhooksDrain(
           const cpu1 = cpuMs(deliverer.child.pid);
           if (got.size < n) throw new Error(`only ${got.size} of ${n} deliveries arrived within 180 s`);
           const times = [...got.values()];
+          if (process.env.BENCH_DRAIN_TIMES)
+            appendFileSync(process.env.BENCH_DRAIN_TIMES, `${JSON.stringify({ side: 'svc', t0, times })}\n`);
           const first = Math.min(...times);
           const last = Math.max(...times);
           runs.push({
@@ -1567,6 +1579,8 @@ async function webhooksDrain(
         120_000,
       );
       const bareTimes = [...(await arrivals(receiver.child, 'drain-bare', true)).values()];
+      if (process.env.BENCH_DRAIN_TIMES)
+        appendFileSync(process.env.BENCH_DRAIN_TIMES, `${JSON.stringify({ side: 'bare', times: bareTimes })}\n`);
       bareRuns.push({
         perS: (bareTimes.length * 1000) / (Math.max(...bareTimes) - Math.min(...bareTimes)),
         cpuUsPerSend: (b.cpuMs * 1000) / b.sent,
