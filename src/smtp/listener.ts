@@ -3,13 +3,7 @@ import type { AppContext } from '../app-context.js';
 import type { EmailIdentity } from '../domain/email/identity.store.js';
 import { recipientAtRcpt, SenderBlockedError } from '../domain/email/inbound.service.js';
 import { receiveInboundStream } from '../domain/email/inbound-stream.js';
-import type { InboundMessage } from '../domain/email/mail-transport.port.js';
-import {
-  customRoleOwner,
-  deliverRoleMail,
-  isRoleAddress,
-  mayBeRoleAddress,
-} from '../domain/email/role-mail.service.js';
+import { customRoleOwner, isRoleAddress, roleMailHook } from '../domain/email/role-mail.service.js';
 import { IdleGc } from '../infra/idle-gc.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
 import { tracingEnabled } from '../infra/tracing.js';
@@ -105,17 +99,12 @@ export async function startSmtpListener(ctx: AppContext, port: number, tls: Smtp
       const rcptIdentities = found.every((i) => i !== undefined)
         ? [...new Map(found.map((i) => [i.id, i])).values()]
         : undefined;
+      const alsoDeliver = roleMailHook(ctx, envelope, session.remoteAddress);
       // Held whole when small, else streamed to storage, parsed and authenticated as it arrives: inbound-stream.ts.
       receiveInboundStream(ctx, stream, envelope, maxBytes, {
         authenticate: (message, dataEnd) => authenticateInbound(ctx, message, session, dataEnd),
-        // Only when a recipient can be a role address (issue 24: no look-up and no awaits for the rest of the mail).
-        ...(envelope.rcptTo.some(mayBeRoleAddress)
-          ? {
-              alsoDeliver: async (parsed: InboundMessage) => {
-                await deliverRoleMail(ctx, parsed, envelope, session.remoteAddress);
-              },
-            }
-          : {}),
+        // The role-mail hook only when a recipient can be a role address (roleMailHook).
+        ...(alsoDeliver ? { alsoDeliver } : {}),
         ...(rcptIdentities ? { rcptIdentities } : {}),
       })
         .finally(() => idleGc.add(stream.byteLength ?? 0))

@@ -47,11 +47,21 @@ export const ROLE_BODY_MAX = 1_000_000;
  * These reach the operator mailbox.
  */
 export function isRoleAddress(config: DomainContext['config'], address: string): boolean {
+  const role = roleAddressParts(address);
+  return role !== undefined && (role.domain === undefined || hostedDomains(config).includes(role.domain));
+}
+
+/**
+ * `address` normalized and split when its local part is a role one ({@link ROLE_LOCAL_PARTS}, any case) or it is
+ * `postmaster` alone (`domain` then undefined); undefined for any other address. The one reading of a role address
+ * for {@link isRoleAddress}, {@link mayBeRoleAddress} and {@link customRoleOwner}.
+ */
+function roleAddressParts(address: string): { address: string; domain?: string } | undefined {
   const a = normalizeAddress(address);
-  if (a === 'postmaster') return true;
+  if (a === 'postmaster') return { address: a };
   const at = a.lastIndexOf('@');
-  if (at <= 0) return false;
-  return ROLE_LOCAL_PARTS.includes(a.slice(0, at)) && hostedDomains(config).includes(a.slice(at + 1));
+  if (at <= 0 || !ROLE_LOCAL_PARTS.includes(a.slice(0, at))) return undefined;
+  return { address: a, domain: a.slice(at + 1) };
 }
 
 /**
@@ -60,10 +70,21 @@ export function isRoleAddress(config: DomainContext['config'], address: string):
  * {@link customRoleOwner} both say no without a look-up, so {@link deliverRoleMail} has nothing to keep for it.
  */
 export function mayBeRoleAddress(address: string): boolean {
-  const a = normalizeAddress(address);
-  if (a === 'postmaster') return true;
-  const at = a.lastIndexOf('@');
-  return at > 0 && ROLE_LOCAL_PARTS.includes(a.slice(0, at));
+  return roleAddressParts(address) !== undefined;
+}
+
+/**
+ * The inbound stream's `alsoDeliver` hook for one SMTP transaction: {@link deliverRoleMail} of the parsed message,
+ * or undefined when no recipient can be a role address ({@link mayBeRoleAddress}), so that most mail pays no look-up
+ * and no await for it (issue 24).
+ */
+export function roleMailHook(
+  ctx: DomainContext,
+  envelope: { mailFrom: string; rcptTo: string[] },
+  remoteAddress: string,
+): ((parsed: InboundMessage) => Promise<number>) | undefined {
+  if (!envelope.rcptTo.some(mayBeRoleAddress)) return undefined;
+  return (parsed) => deliverRoleMail(ctx, parsed, envelope, remoteAddress);
 }
 
 /**
@@ -73,13 +94,11 @@ export function mayBeRoleAddress(address: string): boolean {
  * identity holds the address).
  */
 export async function customRoleOwner(ctx: DomainContext, address: string): Promise<string | undefined> {
-  const a = normalizeAddress(address);
-  const at = a.lastIndexOf('@');
-  if (at <= 0 || !ROLE_LOCAL_PARTS.includes(a.slice(0, at))) return undefined;
-  const domain = a.slice(at + 1);
-  if (hostedDomains(ctx.config).includes(domain)) return undefined; // the operator's (isRoleAddress)
-  const owner = await verifiedDomainOwner(ctx.db, domain);
-  if (!owner || (await isActiveIdentity(ctx.db, a))) return undefined;
+  const role = roleAddressParts(address);
+  if (role?.domain === undefined) return undefined;
+  if (hostedDomains(ctx.config).includes(role.domain)) return undefined; // the operator's (isRoleAddress)
+  const owner = await verifiedDomainOwner(ctx.db, role.domain);
+  if (!owner || (await isActiveIdentity(ctx.db, role.address))) return undefined;
   return owner;
 }
 
