@@ -322,12 +322,7 @@ export async function attemptClaimed(
   const delivery: ClaimedDelivery | null = opts.delivery ?? (await findClaimedDelivery(ctx.db, deliveryId, token));
   if (!delivery || delivery.lockedBy !== token) return undefined;
   const webhook = delivery.webhook;
-  // A child logger only when a line is written (most attempts write none at the default level).
-  let child: DomainContext['log'] | undefined;
-  const log = () => {
-    child ??= ctx.log.child({ deliveryId, webhookId: webhook.id });
-    return child;
-  };
+  const log = attemptLog(ctx, delivery);
   const recovered = opts.job?.recovered ?? false;
   if (webhook.deletedAt || (!webhook.active && !opts.ignoreInactive)) {
     await cancelClaimedDelivery(
@@ -363,28 +358,81 @@ export async function attemptClaimed(
     log().warn({ attempt: attempt - 1 }, 'webhook delivery attempt lost with its instance; retrying now');
     await recordLostAttempt(ctx.db, deliveryId, token, lostTry);
   }
+  const send = prepareSend(ctx, delivery, opts.secrets);
+  const result = send.headers ? await ctx.webhookTransport.post(webhook.url, send.body, send.headers) : send.refusal;
+  return finishAttempt(ctx, delivery, token, log, attemptOutcome(ctx, send, result, log), opts.record);
+}
+
+/** The delivery's logger, a child made only when a line is written (most attempts write none at the default level). */
+function attemptLog(ctx: DomainContext, delivery: ClaimedDelivery): () => DomainContext['log'] {
+  let child: DomainContext['log'] | undefined;
+  return () => {
+    child ??= ctx.log.child({ deliveryId: delivery.id, webhookId: delivery.webhook.id });
+    return child;
+  };
+}
+
+/** One attempt's POST as worked out before it is sent: the signed headers, or the result when it cannot be signed. */
+interface PreparedSend {
+  attempt: number;
+  maxAttempts: number;
+  startedAt: Date;
+  /** `performance.now()` at the start, ms. */
+  started: number;
+  body: Buffer;
+  /** Undefined when the secret cannot be decrypted: then `refusal` is the attempt's result, nothing is sent. */
+  headers?: Record<string, string>;
+  refusal: AttemptResult;
+}
+
+const UNDECRYPTABLE: AttemptResult = {
+  error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)',
+};
+
+/** Signs attempt `delivery.attempts` of `delivery` now (spec 2.11 headers over the body's UTF-8 bytes). */
+function prepareSend(
+  ctx: DomainContext,
+  delivery: ClaimedDelivery,
+  cachedSecrets: AttemptOptions['secrets'],
+): PreparedSend {
+  const webhook = delivery.webhook;
+  const attempt = delivery.attempts;
   const startedAt = ctx.clock.now();
   const started = performance.now();
-  const secrets = opts.secrets ? opts.secrets(webhook, startedAt) : signingSecrets(ctx, webhook, startedAt, ctx.log);
-  let result: AttemptResult;
-  if (!secrets) {
-    result = { error: 'the webhook secret cannot be decrypted (was SECRETS_KEY or DATA_DIR/secrets.key changed?)' };
-  } else {
-    const body = Buffer.from(delivery.body, 'utf8');
-    const headers = deliveryHeaders(body, secrets, {
-      deliveryId: delivery.id,
-      eventType: delivery.eventType,
-      eventId: delivery.eventId?.toString() ?? null,
-      attempt,
-      timestamp: Math.floor(startedAt.getTime() / 1000),
-      test: delivery.kind === 'test',
-    });
-    result = await ctx.webhookTransport.post(webhook.url, body, headers);
-  }
-  const durationMs = Math.round(performance.now() - started);
+  const secrets = cachedSecrets ? cachedSecrets(webhook, startedAt) : signingSecrets(ctx, webhook, startedAt, ctx.log);
+  const body = Buffer.from(delivery.body, 'utf8');
+  const send = {
+    attempt,
+    maxAttempts: delivery.kind === 'test' ? 1 : MAX_ATTEMPTS,
+    startedAt,
+    started,
+    body,
+    refusal: UNDECRYPTABLE,
+  };
+  if (!secrets) return send;
+  const headers = deliveryHeaders(body, secrets, {
+    deliveryId: delivery.id,
+    eventType: delivery.eventType,
+    eventId: delivery.eventId?.toString() ?? null,
+    attempt,
+    timestamp: Math.floor(startedAt.getTime() / 1000),
+    test: delivery.kind === 'test',
+  });
+  return { ...send, headers };
+}
+
+/** What a sent (or unsendable) attempt's `result` means, counted in the metrics and logged. */
+function attemptOutcome(
+  ctx: DomainContext,
+  send: PreparedSend,
+  result: AttemptResult,
+  log: () => DomainContext['log'],
+): Outcome {
+  const { attempt } = send;
+  const durationMs = Math.round(performance.now() - send.started);
   const now = ctx.clock.now();
   const status = result.status;
-  const { next, nextAttemptAt, error, gone } = outcomeOf(result, attempt, maxAttempts, now);
+  const { next, nextAttemptAt, error, gone } = outcomeOf(result, attempt, send.maxAttempts, now);
 
   ctx.metrics.webhookAttempt(
     next === 'delivered' ? 'delivered' : result.refused ? 'refused' : next === 'pending' ? 'retry' : 'failed',
@@ -394,26 +442,21 @@ export async function attemptClaimed(
   } else if (result.refused)
     log().warn({ attempt, reason: result.error }, 'webhook delivery refused by the SSRF guard');
   else log().warn({ attempt, status, reason: error, next, nextAttemptAt }, 'webhook delivery attempt failed');
-
-  return finishAttempt(
-    ctx,
-    delivery,
-    token,
-    log,
-    {
-      next,
-      attempt,
-      responseCode: status ?? null,
-      error,
-      nextAttemptAt,
-      startedAt,
-      durationMs,
-      now,
-      gone,
-    },
-    opts.record,
-  );
+  return {
+    next,
+    attempt,
+    responseCode: status ?? null,
+    error,
+    nextAttemptAt,
+    startedAt: send.startedAt,
+    durationMs,
+    now,
+    gone,
+  };
 }
+
+/** An attempt's outcome as {@link finishAttempt} writes it. */
+type Outcome = Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean };
 
 /** What the log shows for a try lost with its instance (issue 13; docs/jobs.md "Lost attempts"). */
 export const LOST_ATTEMPT_ERROR = "lost: the attempt's instance stopped before its answer was recorded (lease expired)";
@@ -447,13 +490,38 @@ export interface AttemptOptions {
   secrets?: (webhook: ClaimedDelivery['webhook'], at: Date) => SigningSecrets | undefined;
 }
 
+/** Whether outcome `o` emits an event (410 Gone, or a last failure reported), so it needs the event transaction. */
+function emitsEvent(delivery: ClaimedDelivery, o: Outcome): boolean {
+  // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
+  return o.gone || (o.next === 'failed' && delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook');
+}
+
+/** After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws). */
+function notifyAttempted(ctx: DomainContext, delivery: ClaimedDelivery, o: Outcome): void {
+  ctx.notices.publish(changeTopic(delivery.accountId, 'webhookDelivery', delivery.webhook.id), {
+    kind: 'webhook.delivery.attempted',
+    accountId: delivery.accountId,
+    webhookId: delivery.webhook.id,
+    deliveryId: delivery.id,
+    attempt: o.attempt,
+    status: o.next,
+    timestamp: o.now.toISOString(),
+  });
+}
+
+/** A result dropped because the claim was lost (logged). @returns undefined, the attempt's "claim lost". */
+function claimLost(log: () => DomainContext['log'], attempt: number): undefined {
+  log().warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
+  return undefined;
+}
+
 /** Writes an attempt's outcome (and its event, when it emits one). @returns the status afterwards, or undefined when the claim was lost. */
 async function finishAttempt(
   ctx: DomainContext,
   delivery: ClaimedDelivery,
   token: string,
   log: () => DomainContext['log'],
-  o: Omit<AttemptRecord, 'deliveryId' | 'token'> & { gone: boolean },
+  o: Outcome,
   record?: AttemptOptions['record'],
 ): Promise<string | undefined> {
   const { next, attempt, gone, now } = o;
@@ -462,28 +530,11 @@ async function finishAttempt(
   const status = o.responseCode ?? undefined;
   const error = o.error;
   const rec: AttemptRecord = { deliveryId, token, ...o };
-  // A `webhook.*` delivery failing for good emits nothing, so health events never feed on themselves.
-  const mayReportFailure = delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook';
-  const lost = () => {
-    log().warn({ attempt }, 'webhook delivery claim lost (lease passed or delivery cancelled); result not recorded');
-    return undefined;
-  };
-  // After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws).
-  const notify = () =>
-    ctx.notices.publish(changeTopic(delivery.accountId, 'webhookDelivery', webhook.id), {
-      kind: 'webhook.delivery.attempted',
-      accountId: delivery.accountId,
-      webhookId: webhook.id,
-      deliveryId,
-      attempt,
-      status: next,
-      timestamp: now.toISOString(),
-    });
-  if (!gone && !(next === 'failed' && mayReportFailure)) {
+  if (!emitsEvent(delivery, o)) {
     // No event to emit (the common case): one statement, outside the serialised event transactions.
     const recorded = record ? await record(rec) : await recordAttempt(ctx.db, rec);
-    if (!recorded) return lost();
-    notify();
+    if (!recorded) return claimLost(log, attempt);
+    notifyAttempted(ctx, delivery, o);
     return next;
   }
   try {
@@ -500,7 +551,7 @@ async function finishAttempt(
           responseCode: 410,
           deliveryId,
         });
-      } else if (next === 'failed' && mayReportFailure) {
+      } else {
         await emit(delivery.accountId, 'webhook.delivery.failed', {
           webhookId: webhook.id,
           deliveryId,
@@ -513,10 +564,10 @@ async function finishAttempt(
       }
     });
   } catch (err) {
-    if (err instanceof LeaseLostError) return lost();
+    if (err instanceof LeaseLostError) return claimLost(log, attempt);
     throw err;
   }
-  notify();
+  notifyAttempted(ctx, delivery, o);
   return next;
 }
 
@@ -581,7 +632,8 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
     return s;
   };
   // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every
-  // attempt finishing meanwhile joins its statement (at most 500 per statement).
+  // attempt finishing meanwhile joins its statement (at most 500 per statement). Each waits with its callbacks, no
+  // promise of its own.
   const queued: { r: AttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
   const flush = () => {
     const batch = queued.splice(0, 500);
@@ -598,11 +650,11 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
       },
     );
   };
-  const record = (r: AttemptRecord) =>
-    new Promise<boolean>((resolve, reject) => {
-      queued.push({ r, resolve, reject });
-      if (queued.length === 1) setImmediate(flush);
-    });
+  const enqueue = (r: AttemptRecord, resolve: (ok: boolean) => void, reject: (e: unknown) => void) => {
+    queued.push({ r, resolve, reject });
+    if (queued.length === 1) setImmediate(flush);
+  };
+  const record = (r: AttemptRecord) => new Promise<boolean>((resolve, reject) => enqueue(r, resolve, reject));
   return {
     name: WEBHOOK_JOB,
     table: 'webhook_deliveries',
@@ -630,7 +682,37 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
       } catch (err) {
         return Promise.reject(err);
       }
-      return attemptClaimed(ctx, job.id, job.token, { job, delivery, secrets, record });
+      // A fresh claim of an active webhook's delivery whose outcome emits no event (nearly every one): one promise
+      // for the attempt and one for the POST's reaction, instead of two async functions and a promise per record
+      // (issue 24 round 6). Everything else takes attemptClaimed's general path.
+      if (job.recovered || delivery.webhook.deletedAt || !delivery.webhook.active)
+        return attemptClaimed(ctx, job.id, job.token, { job, delivery, secrets, record });
+      return new Promise<string | undefined>((resolve, reject) => {
+        const log = attemptLog(ctx, delivery);
+        const send = prepareSend(ctx, delivery, secrets);
+        const finish = (result: AttemptResult) => {
+          try {
+            const o = attemptOutcome(ctx, send, result, log);
+            if (emitsEvent(delivery, o)) {
+              finishAttempt(ctx, delivery, job.token, log, o).then(resolve, reject);
+              return;
+            }
+            enqueue(
+              { deliveryId: delivery.id, token: job.token, ...o },
+              (ok) => {
+                if (!ok) return resolve(claimLost(log, o.attempt));
+                notifyAttempted(ctx, delivery, o);
+                resolve(o.next);
+              },
+              reject,
+            );
+          } catch (err) {
+            reject(err);
+          }
+        };
+        if (send.headers) ctx.webhookTransport.post(delivery.webhook.url, send.body, send.headers).then(finish, reject);
+        else finish(send.refusal);
+      });
     },
   };
 }
