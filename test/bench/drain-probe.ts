@@ -11,6 +11,7 @@
  * Usage: `npx tsx test/bench/drain-probe.ts [n] [runs]`. Measurement only; nothing in src depends on it.
  */
 
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import pino from 'pino';
 import {
@@ -39,6 +40,13 @@ const database = {
       console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
     }
     return (await c.query(q.text, q.values as unknown[])).rows as T[];
+  },
+  // As src/infra/db.ts on PostgreSQL: a named prepared statement per distinct text (PROBE_UNNAMED=1: unnamed).
+  preparedWrite: async (text: string, values: unknown[]) => {
+    const name = process.env.PROBE_UNNAMED
+      ? undefined
+      : `p_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    return (await c.query({ name, text, values })).rows as Record<string, unknown>[];
   },
 };
 const clock = { now: () => new Date() };

@@ -198,12 +198,17 @@ export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> 
 
 /**
  * {@link recordAttempt} for many attempts in ONE statement (the dispatcher's hot path: one round trip per batch of
- * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt.
+ * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt. Its text is the same for
+ * every batch (the rows go in arrays), so it is a named prepared statement: parsed and analyzed once per connection
+ * instead of per batch (issue 24 round 6: about 8–10 µs of backend CPU per delivery less in test/bench/drain-probe.ts).
  * @returns the ids whose record was written.
  */
-export async function recordAttempts(database: Pick<Database, 'statement'>, rs: AttemptRecord[]): Promise<Set<string>> {
+export async function recordAttempts(
+  database: Pick<Database, 'preparedWrite'>,
+  rs: AttemptRecord[],
+): Promise<Set<string>> {
   const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
-  const rows = await database.statement<{ id: string }>(Prisma.sql`
+  const q = Prisma.sql`
     WITH x AS (
       SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
                            ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
@@ -221,8 +226,9 @@ export async function recordAttempts(database: Pick<Database, 'statement'>, rs: 
       RETURNING w.id)
     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
     SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
-    RETURNING delivery_id AS id`);
-  return new Set(rows.map((r) => r.id));
+    RETURNING delivery_id AS id`;
+  const rows = await database.preparedWrite(q.text, q.values as unknown[]);
+  return new Set(rows.map((r) => r.id as string));
 }
 
 /** Inserts the log row of a lost try, fenced by the claim token. */
