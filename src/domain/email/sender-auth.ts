@@ -3,6 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { authenticate } from 'mailauth';
 import { getDomain } from 'tldts';
 import type { DnsResolver } from './dns.port.js';
+// mailauth's header scan without its per-byte array copies (issue 24): mailauth-header-scan.ts.
+import './mailauth-header-scan.js';
 
 /**
  * Sender authentication of inbound mail (issue 20 section 1; docs/email.md "Sender authentication"): SPF (RFC 7208),
