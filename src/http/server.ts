@@ -64,19 +64,33 @@ function trustProxy(value: string | undefined): boolean | string[] {
  */
 export const HTTP2_MAX_CONCURRENT_STREAMS = 256;
 
+/** The PEM certificate (chain) and key of the HTTP port (HTTP_TLS_CERT, HTTP_TLS_KEY). */
+export interface HttpTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
 /**
- * Fastify's server options for the HTTP port: undefined (plain HTTP/1.1) without HTTP_TLS_CERT/HTTP_TLS_KEY; with
- * them, a node:http2 secure server that also answers HTTP/1.1 (`allowHTTP1`, ALPN `h2` then `http/1.1`).
- * @throws when a PEM file cannot be read (the start stops here, before anything listens).
+ * Reads HTTP_TLS_CERT and HTTP_TLS_KEY; undefined when they are unset (plain HTTP/1.1). Called before anything is
+ * opened, so a missing file stops the start at once. @throws the file system's error (ENOENT, EACCES) naming the path.
  */
-function tlsServerOptions(config: AppContext['config']) {
+export function loadHttpTls(config: Pick<AppContext['config'], 'HTTP_TLS_CERT' | 'HTTP_TLS_KEY'>): HttpTls | undefined {
   if (!config.HTTP_TLS_CERT || !config.HTTP_TLS_KEY) return undefined;
+  return { cert: readFileSync(config.HTTP_TLS_CERT), key: readFileSync(config.HTTP_TLS_KEY) };
+}
+
+/**
+ * Fastify's server options for the HTTP port: undefined (plain HTTP/1.1) without a certificate; with one, a
+ * node:http2 secure server that also answers HTTP/1.1 (`allowHTTP1`, ALPN `h2` then `http/1.1`).
+ */
+function tlsServerOptions(tls: HttpTls | undefined) {
+  if (!tls) return undefined;
   return {
     http2: true as const,
     https: {
       allowHTTP1: true,
-      cert: readFileSync(config.HTTP_TLS_CERT),
-      key: readFileSync(config.HTTP_TLS_KEY),
+      cert: tls.cert,
+      key: tls.key,
       settings: { maxConcurrentStreams: HTTP2_MAX_CONCURRENT_STREAMS },
     },
     // Fastify then closes the HTTP/2 sessions (GOAWAY) on close; Node 22's server.close() does not.
@@ -105,10 +119,11 @@ function addCloseAllConnections(server: Http2SecureServer): void {
 /**
  * The HTTP host, a front door: Fastify with the service's logger and request ids, the JSON body parser, error
  * envelope, auth, idempotency, the OpenAPI document, every REST route (src/rest/routes) and GraphQL (Yoga) at
- * `/graphql` and `/graphql/stream`. Built, not listening.
+ * `/graphql` and `/graphql/stream`. Built, not listening. With `httpTls` ({@link loadHttpTls}) it serves HTTPS with
+ * HTTP/2 and HTTP/1.1 by ALPN (docs/events.md "HTTP/2"); without, plain HTTP/1.1.
  */
-export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance> {
-  const tls = tlsServerOptions(ctx.config);
+export async function createHttpServer(ctx: AppContext, httpTls?: HttpTls): Promise<FastifyInstance> {
+  const tls = tlsServerOptions(httpTls);
   // Typed as the HTTP/1.1 instance: the routes use the request/reply API both servers share (Node's http2
   // compatibility layer), and reply.raw only for what both response classes have.
   const http = Fastify({

@@ -63,6 +63,7 @@ describe('HTTP port with HTTP_TLS_CERT/HTTP_TLS_KEY: HTTP/2 and HTTP/1.1 over TL
   let cleanup: () => Promise<void>;
   let session: ClientHttp2Session;
   let auth: Record<string, string>;
+  let certFile: string;
   // Node's HTTP/2 compatibility layer drops a connection-specific header (`Connection: keep-alive`…) with this warning.
   const connectionHeaderWarnings: string[] = [];
   const onWarning = (w: Error) => {
@@ -79,6 +80,7 @@ describe('HTTP port with HTTP_TLS_CERT/HTTP_TLS_KEY: HTTP/2 and HTTP/1.1 over TL
     });
     writeFileSync(path.join(dir.dir, 'cert.pem'), pems.cert);
     writeFileSync(path.join(dir.dir, 'key.pem'), pems.private);
+    certFile = path.join(dir.dir, 'cert.pem');
     t = await startApp({
       env: {
         HTTP_TLS_CERT: path.join(dir.dir, 'cert.pem'),
@@ -111,6 +113,15 @@ describe('HTTP port with HTTP_TLS_CERT/HTTP_TLS_KEY: HTTP/2 and HTTP/1.1 over TL
     expect(res.status).toBe(202);
     return (JSON.parse(res.text) as { id: string }).id;
   };
+
+  it('refuses to start with only one of HTTP_TLS_CERT/HTTP_TLS_KEY, or a key file that is not there', async () => {
+    await expect(startApp({ env: { HTTP_TLS_CERT: certFile } })).rejects.toThrow(
+      /HTTP_TLS_CERT, HTTP_TLS_KEY: set both or neither/,
+    );
+    await expect(startApp({ env: { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: `${certFile}.missing` } })).rejects.toThrow(
+      /ENOENT/,
+    );
+  });
 
   it('serves https and negotiates h2 by ALPN', () => {
     expect(t.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
