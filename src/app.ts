@@ -88,9 +88,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
-  // Before anything makes a span: the HTTP host, the bus and the webhook transport decide on tracing when built.
-  // The HTTP port's certificate files (HTTP_TLS_CERT/KEY), read before anything opens: a missing one stops the start.
+  // The HTTP port's certificate files (HTTP_TLS_CERT/KEY), read before anything opens: a bad one stops the start.
   const httpTls = loadHttpTls(config);
+  // Before anything makes a span: the HTTP host, the bus and the webhook transport decide on tracing when built.
   const stopTracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
@@ -71,12 +72,15 @@ export interface HttpTls {
 }
 
 /**
- * Reads HTTP_TLS_CERT and HTTP_TLS_KEY; undefined when they are unset (plain HTTP/1.1). Called before anything is
- * opened, so a missing file stops the start at once. @throws the file system's error (ENOENT, EACCES) naming the path.
+ * Reads HTTP_TLS_CERT and HTTP_TLS_KEY and checks that they make a TLS context (PEM that parses, a key that matches
+ * the certificate); undefined when they are unset (plain HTTP/1.1). Called before anything is opened, so a bad file
+ * stops the start at once. @throws the file system's error (ENOENT, EACCES) naming the path, or OpenSSL's.
  */
 export function loadHttpTls(config: Pick<AppContext['config'], 'HTTP_TLS_CERT' | 'HTTP_TLS_KEY'>): HttpTls | undefined {
   if (!config.HTTP_TLS_CERT || !config.HTTP_TLS_KEY) return undefined;
-  return { cert: readFileSync(config.HTTP_TLS_CERT), key: readFileSync(config.HTTP_TLS_KEY) };
+  const pems = { cert: readFileSync(config.HTTP_TLS_CERT), key: readFileSync(config.HTTP_TLS_KEY) };
+  createSecureContext(pems);
+  return pems;
 }
 
 /**

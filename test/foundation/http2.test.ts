@@ -114,13 +114,15 @@ describe('HTTP port with HTTP_TLS_CERT/HTTP_TLS_KEY: HTTP/2 and HTTP/1.1 over TL
     return (JSON.parse(res.text) as { id: string }).id;
   };
 
-  it('refuses to start with only one of HTTP_TLS_CERT/HTTP_TLS_KEY, or a key file that is not there', async () => {
+  it('refuses to start with only one of HTTP_TLS_CERT/HTTP_TLS_KEY, a key file that is not there, or no key in it', async () => {
     await expect(startApp({ env: { HTTP_TLS_CERT: certFile } })).rejects.toThrow(
       /HTTP_TLS_CERT, HTTP_TLS_KEY: set both or neither/,
     );
     await expect(startApp({ env: { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: `${certFile}.missing` } })).rejects.toThrow(
       /ENOENT/,
     );
+    // The certificate given as its own key: no private key in it.
+    await expect(startApp({ env: { HTTP_TLS_CERT: certFile, HTTP_TLS_KEY: certFile } })).rejects.toThrow();
   });
 
   it('serves https and negotiates h2 by ALPN', () => {
