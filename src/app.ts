@@ -13,7 +13,7 @@ import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
 import { MAX_IN_FLIGHT } from './domain/webhooks/webhook.dispatcher.js';
 import { setupWebhooks } from './domain/webhooks/webhooks.module.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, loadHttpTls } from './http/server.js';
 import { localUrl, removeAdminFile, writeAdminFile } from './infra/admin-file.js';
 import type { AreaModule } from './infra/area-module.js';
 import { InProcessEventBus } from './infra/bus/memory-bus.js';
@@ -81,12 +81,15 @@ export interface BuildOptions {
  * migrations, chooses each adapter from the configuration (event bus, campaign registry, mail transport, model
  * provider), builds the {@link AppContext}, sets up the areas, and builds the front doors (HTTP host with REST and
  * GraphQL; the SMTP listener starts on listen). Tests call this and `listen()` on port 0.
- * @throws when the database cannot be opened, a migration fails, or the SMTP certificate cannot be loaded.
+ * @throws when the database cannot be opened, a migration fails, the SMTP certificate cannot be loaded, or an
+ * HTTP_TLS_CERT/HTTP_TLS_KEY file cannot be read.
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<App> {
   const log = opts.logger ?? createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT);
   const clock = opts.clock ?? systemClock;
   const secretsKey = loadSecretsKey(config);
+  // The HTTP port's certificate files (HTTP_TLS_CERT/KEY), read before anything opens: a bad one stops the start.
+  const httpTls = loadHttpTls(config);
   // Before anything makes a span: the HTTP host, the bus and the webhook transport decide on tracing when built.
   const stopTracing = await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT);
   const database = await openDatabase({
@@ -229,7 +232,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await setupWebhooks(ctx),
     await setupEmail(ctx),
   ];
-  const http = await createHttpServer(ctx);
+  const http = await createHttpServer(ctx, httpTls);
 
   // The local CLI finds this instance through DATA_DIR/admin.json (docs/operations.md "CLI").
   const writesAdminFile = !config.DATA_DIR.startsWith('memory://');

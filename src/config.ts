@@ -15,6 +15,14 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   /** HTTP port (REST, GraphQL, SSE). 0 picks a free port. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /**
+   * PEM certificate (chain) file of the HTTP port; with HTTP_TLS_KEY. Set: PORT serves HTTPS only, offering HTTP/2
+   * and HTTP/1.1 by ALPN on the same port (many SSE streams share one connection over HTTP/2). Unset: plain
+   * HTTP/1.1, as before. No HTTP/2 without TLS (h2c cannot fall back to HTTP/1.1 on the same port).
+   */
+  HTTP_TLS_CERT: z.string().min(1).optional(),
+  /** PEM private key file of HTTP_TLS_CERT. */
+  HTTP_TLS_KEY: z.string().min(1).optional(),
   /** Directory of the embedded database (PGlite) and generated local secrets. `memory://` keeps nothing. */
   DATA_DIR: z.string().min(1).default('./data'),
   /** postgres://… switches from embedded PGlite to PostgreSQL through @prisma/adapter-pg. */
@@ -328,6 +336,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (Boolean(result.data.SMTP_TLS_CERT) !== Boolean(result.data.SMTP_TLS_KEY)) {
     throw new ConfigError(['SMTP_TLS_CERT, SMTP_TLS_KEY: set both or neither']);
+  }
+  if (Boolean(result.data.HTTP_TLS_CERT) !== Boolean(result.data.HTTP_TLS_KEY)) {
+    throw new ConfigError(['HTTP_TLS_CERT, HTTP_TLS_KEY: set both or neither']);
   }
   const { EMAIL_DOMAIN, EMAIL_DOMAINS } = result.data;
   if (EMAIL_DOMAINS && !EMAIL_DOMAINS.includes(EMAIL_DOMAIN.toLowerCase())) {

@@ -198,6 +198,9 @@ function badJsonGetParam(req: FastifyRequest): { errors: { message: string; exte
   return undefined;
 }
 
+/** Connection-specific header fields (RFC 9113 8.2.2), never sent on an HTTP/2 response. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
 /** Whether the direct path for known query documents (direct.ts) is on, per host (tests assert it is). */
 export const directPathOn = new WeakMap<FastifyInstance, boolean>();
 
@@ -213,14 +216,17 @@ export function mountGraphQL(http: FastifyInstance, ctx: AppContext): void {
     : undefined;
   directPathOn.set(http, direct !== undefined);
   const send = async (reply: FastifyReply, response: Response) => {
+    const http1 = reply.request.raw.httpVersionMajor === 1;
     response.headers.forEach((value, key) => {
-      reply.header(key, value);
+      // Yoga's and graphql-sse's streams say `Connection: keep-alive`, which HTTP/2 forbids (RFC 9113 8.2.2).
+      if (http1 || !CONNECTION_HEADERS.has(key)) reply.header(key, value);
     });
     const type = response.headers.get('content-type') ?? '';
     const streaming = type.includes('text/event-stream') || type.includes('multipart/');
     // A stream's connection is not reused: closing it when the stream ends lets shutdown finish at once.
     if (streaming) {
-      reply.header('connection', 'close');
+      // HTTP/2 forbids connection-specific headers (RFC 9113 8.2.2); there the stream alone ends.
+      if (http1) reply.header('connection', 'close');
       return reply.status(response.status).send(response.body);
     }
     // Plain results go out as a string so hooks (idempotency) see the exact body; streams stay streams.

@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Http2SecureServer } from 'node:http2';
+import type { Socket } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ValidationError } from '../domain/errors.js';
@@ -55,12 +59,79 @@ function trustProxy(value: string | undefined): boolean | string[] {
 }
 
 /**
+ * HTTP/2 streams one client connection may hold open at once (SETTINGS_MAX_CONCURRENT_STREAMS, RFC 9113 6.5.2,
+ * which recommends at least 100). Each SSE or GraphQL stream holds one; a browser shares one connection per origin
+ * across its tabs, so this bounds the streams a single client can have open. Node's own default is unbounded.
+ */
+export const HTTP2_MAX_CONCURRENT_STREAMS = 256;
+
+/** The PEM certificate (chain) and key of the HTTP port (HTTP_TLS_CERT, HTTP_TLS_KEY). */
+export interface HttpTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/**
+ * Reads HTTP_TLS_CERT and HTTP_TLS_KEY and checks that they make a TLS context (PEM that parses, a key that matches
+ * the certificate); undefined when they are unset (plain HTTP/1.1). Called before anything is opened, so a bad file
+ * stops the start at once. @throws the file system's error (ENOENT, EACCES) naming the path, or OpenSSL's.
+ */
+export function loadHttpTls(config: Pick<AppContext['config'], 'HTTP_TLS_CERT' | 'HTTP_TLS_KEY'>): HttpTls | undefined {
+  if (!config.HTTP_TLS_CERT || !config.HTTP_TLS_KEY) return undefined;
+  const pems = { cert: readFileSync(config.HTTP_TLS_CERT), key: readFileSync(config.HTTP_TLS_KEY) };
+  createSecureContext(pems);
+  return pems;
+}
+
+/**
+ * Fastify's server options for the HTTP port: undefined (plain HTTP/1.1) without a certificate; with one, a
+ * node:http2 secure server that also answers HTTP/1.1 (`allowHTTP1`, ALPN `h2` then `http/1.1`).
+ */
+function tlsServerOptions(tls: HttpTls | undefined) {
+  if (!tls) return undefined;
+  return {
+    http2: true as const,
+    https: {
+      allowHTTP1: true,
+      cert: tls.cert,
+      key: tls.key,
+      settings: { maxConcurrentStreams: HTTP2_MAX_CONCURRENT_STREAMS },
+    },
+    // Fastify then closes the HTTP/2 sessions (GOAWAY) on close; Node 22's server.close() does not.
+    forceCloseConnections: true,
+  };
+}
+
+/**
+ * Gives an HTTP/2 secure server the `closeAllConnections()` of node:http's servers (the shutdown's last resort,
+ * src/rest/routes/events.routes.ts): it destroys every TLS connection still open, HTTP/2 sessions and HTTP/1.1
+ * fallbacks alike.
+ */
+function addCloseAllConnections(server: Http2SecureServer): void {
+  const sockets = new Set<Socket>();
+  server.on('secureConnection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  Object.assign(server, {
+    closeAllConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+  });
+}
+
+/**
  * The HTTP host, a front door: Fastify with the service's logger and request ids, the JSON body parser, error
  * envelope, auth, idempotency, the OpenAPI document, every REST route (src/rest/routes) and GraphQL (Yoga) at
- * `/graphql` and `/graphql/stream`. Built, not listening.
+ * `/graphql` and `/graphql/stream`. Built, not listening. With `httpTls` ({@link loadHttpTls}) it serves HTTPS with
+ * HTTP/2 and HTTP/1.1 by ALPN (docs/events.md "HTTP/2"); without, plain HTTP/1.1.
  */
-export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance> {
+export async function createHttpServer(ctx: AppContext, httpTls?: HttpTls): Promise<FastifyInstance> {
+  const tls = tlsServerOptions(httpTls);
+  // Typed as the HTTP/1.1 instance: the routes use the request/reply API both servers share (Node's http2
+  // compatibility layer), and reply.raw only for what both response classes have.
   const http = Fastify({
+    ...(tls as unknown as { http2?: false }),
     loggerInstance: ctx.log as FastifyBaseLogger,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -73,7 +144,8 @@ export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     trustProxy: trustProxy(ctx.config.TRUST_PROXY),
-  });
+  }) as unknown as FastifyInstance;
+  if (tls) addCloseAllConnections(http.server as unknown as Http2SecureServer);
   // Per request only pino's cheapest child (bindings, no options): the request serialiser and the reqId mark live on
   // a base made once per parent logger, which each request's child inherits through pino's prototype chain. Passing
   // options (even `{}`) makes pino rebuild its formatters and copy the serialisers on every request.

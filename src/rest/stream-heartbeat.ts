@@ -15,6 +15,15 @@ export interface OpenStream {
 const HEARTBEAT = ': heartbeat\n\n';
 
 /**
+ * Whether a response's buffer is full, so nothing more is written until its `drain` event: node:http's
+ * `writableNeedDrain`; the HTTP/2 compatibility response (HTTP_TLS_CERT) has no such property, so there its buffered
+ * bytes against its high-water mark, the same test its `write` returns false on.
+ */
+export function needsDrain(res: ServerResponse): boolean {
+  return res.writableNeedDrain ?? res.writableLength >= res.writableHighWaterMark;
+}
+
+/**
  * The heartbeat of every SSE stream of one app (made by `eventsRoutes`, src/rest/routes/events.routes.ts): one timer writes `: heartbeat` to all open
  * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API keys with ONE query
  * ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a revoked key stops
@@ -50,7 +59,7 @@ export class StreamHeartbeat {
   #beat(): void {
     const keys = new Set<string>();
     for (const s of this.#open) {
-      if (!s.res.writableNeedDrain) s.res.write(HEARTBEAT);
+      if (!needsDrain(s.res)) s.res.write(HEARTBEAT);
       keys.add(s.keyId);
     }
     // A stream opened with a stream token ends when the token expires, as for a revoked key.

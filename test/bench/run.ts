@@ -12,6 +12,10 @@
  *
  *   npm run bench -- [--only rest-brand,rest-list,…] [--db pg|pglite|both] [--window 4] [--rounds 3] [--json out.json]
  *
+ * `--only sse-10k --sse-transport h2 --sse-connections 50000`: the service serves TLS with HTTP/2 (HTTP_TLS_CERT,
+ * a certificate the bench makes) and the streams are multiplexed, `--sse-streams-per-connection` (100) per
+ * connection (test/bench/sse-h2-clients.ts), against the bare HTTP/2 broadcaster (test/bench/bare-h2-sse.ts).
+ *
  * Loopback only; every loop is bounded in count and time.
  */
 import { execFileSync } from 'node:child_process';
@@ -96,6 +100,9 @@ const { values: opts } = parseArgs({
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     'sse-connections': { type: 'string', default: '10000' },
     'sse-idle': { type: 'string', default: '16' },
+    /** `h1`: one HTTP/1.1 connection per stream; `h2`: TLS + HTTP/2, `sse-streams-per-connection` streams each. */
+    'sse-transport': { type: 'string', default: 'h1' },
+    'sse-streams-per-connection': { type: 'string', default: '100' },
     'replay-runs': { type: 'string', default: '20' },
     'webhook-events': { type: 'string', default: '3000' },
     'refusal-runs': { type: 'string', default: '500' },
@@ -107,7 +114,8 @@ const { values: opts } = parseArgs({
 if (opts.help) {
   process.stdout.write(
     `npm run bench -- [--only ${SCENARIOS.join(',')}] [--db pg|pglite|both] [--window s] [--rounds n] ` +
-      '[--connections n] [--json file] [--pg-url url] [--sse-connections n] [--sse-idle s] [--replay-runs n] ' +
+      '[--connections n] [--json file] [--pg-url url] [--sse-connections n] [--sse-idle s] [--sse-transport h1|h2] ' +
+      '[--sse-streams-per-connection n] [--replay-runs n] ' +
       '[--webhook-events n] [--drain-events n] [--refusal-runs n] [--instance-cpu cpus]\n',
   );
   process.exit(0);
@@ -120,6 +128,29 @@ const WINDOW_S = Number(opts.window);
 const ROUNDS = Math.max(1, Number(opts.rounds));
 const CONNECTIONS = Number(opts.connections);
 const SSE_WANTED = Number(opts['sse-connections']);
+if (opts['sse-transport'] !== 'h1' && opts['sse-transport'] !== 'h2') throw new Error('--sse-transport is h1 or h2');
+/** SSE over TLS + HTTP/2: the service (and only sse-10k, whose clients speak it) serves HTTPS with HTTP/2. */
+const SSE_H2 = opts['sse-transport'] === 'h2';
+const SSE_PER_CONNECTION = Number(opts['sse-streams-per-connection']);
+if (SSE_H2 && (opts.only?.trim() !== 'sse-10k' || !(SSE_PER_CONNECTION >= 1 && SSE_PER_CONNECTION <= 256))) {
+  throw new Error(
+    '--sse-transport h2 runs with --only sse-10k, 1 to 256 --sse-streams-per-connection (the service allows 256)',
+  );
+}
+/** The self-signed certificate of HTTP/2 runs (the service's HTTP_TLS_CERT and the bare broadcaster's); undefined for h1. */
+const tlsFiles = SSE_H2 ? await makeCertificate() : undefined;
+
+/** A fresh self-signed certificate for 127.0.0.1 in a temp dir. The bench's own requests do not check it. */
+async function makeCertificate(): Promise<{ cert: string; key: string }> {
+  const selfsigned = (await import('selfsigned')).default;
+  const pems = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], { keySize: 2048 });
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchboard-bench-tls-'));
+  writeFileSync(path.join(dir, 'cert.pem'), pems.cert);
+  writeFileSync(path.join(dir, 'key.pem'), pems.private);
+  // The orchestrator's fetch (seeding, publishes, /metrics) to the self-signed HTTPS service: loopback only.
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  return { cert: path.join(dir, 'cert.pem'), key: path.join(dir, 'key.pem') };
+}
 const modes = opts.db === 'both' ? (['pg', 'pglite'] as const) : ([opts.db as 'pg' | 'pglite'] as const);
 const wanted = (s: ScenarioName, mode: 'pg' | 'pglite') => (only ? only.has(s) : mode === 'pg' || !PG_ONLY.has(s));
 
@@ -206,19 +237,22 @@ async function startService(
       // No rate limit: the bench measures the service's own throughput, far past any per-key budget.
       RATE_LIMIT_MAX: '0',
       METRICS_TOKEN: metricsToken,
+      ...(tlsFiles ? { HTTP_TLS_CERT: tlsFiles.cert, HTTP_TLS_KEY: tlsFiles.key } : {}),
       ...startEnv,
       ...env,
     },
   });
-  await waitHttp(`http://127.0.0.1:${port}/healthz`, 60_000, child);
-  return { child, url: `http://127.0.0.1:${port}`, port, startMs: performance.now() - started };
+  const url = `${tlsFiles ? 'https' : 'http'}://127.0.0.1:${port}`;
+  await waitHttp(`${url}/healthz`, 60_000, child);
+  return { child, url, port, startMs: performance.now() - started };
 }
 
 async function startBare(file: string, env: Record<string, string>, name: string): Promise<Service> {
   const port = await freePort();
   const child = startChild(name, tsNode(path.join('test/bench', file)), { env: { PORT: String(port), ...env } });
-  await waitHttp(`http://127.0.0.1:${port}/nothing`, 60_000, child, file === 'bare-sse.ts' ? 404 : 401);
-  return { child, url: `http://127.0.0.1:${port}`, port };
+  const url = `${file === 'bare-h2-sse.ts' ? 'https' : 'http'}://127.0.0.1:${port}`;
+  await waitHttp(`${url}/nothing`, 60_000, child, file.endsWith('sse.ts') ? 404 : 401);
+  return { child, url, port };
 }
 
 /**
@@ -990,7 +1024,8 @@ function ask(child: Child, msg: unknown, key: keyof ClientMsg, timeoutMs: number
 /**
  * Opens `total` SSE streams from client processes of 2,500 each. Each process connects from its own loopback source
  * address (127.0.0.2, 127.0.0.3, …; all of 127/8 is loopback on Linux), so 50,000 streams to one port never run out
- * of the ~28,000 ephemeral ports one source address has towards one destination.
+ * of the ~28,000 ephemeral ports one source address has towards one destination. With `--sse-transport h2` the
+ * streams of a process share TLS connections, `--sse-streams-per-connection` each (test/bench/sse-h2-clients.ts).
  */
 async function openClients(port: number, p: string, total: number, name: string) {
   const per = 2_500;
@@ -1001,8 +1036,14 @@ async function openClients(port: number, p: string, total: number, name: string)
     const c = startChild(
       `${name}-${clients.length}`,
       tsNode(
-        'test/bench/sse-clients.ts',
-        JSON.stringify({ port, path: p, count: Math.min(per, total - opened), localAddress }),
+        SSE_H2 ? 'test/bench/sse-h2-clients.ts' : 'test/bench/sse-clients.ts',
+        JSON.stringify({
+          port,
+          path: p,
+          count: Math.min(per, total - opened),
+          localAddress,
+          perConnection: SSE_PER_CONNECTION,
+        }),
       ),
       { ipc: true },
     );
@@ -1013,12 +1054,19 @@ async function openClients(port: number, p: string, total: number, name: string)
   return { clients, ok: answers.reduce((s, a) => s + a.ready!, 0), failed: answers.reduce((s, a) => s + a.failed!, 0) };
 }
 
+/**
+ * One publish to every stream of `clients`, timed from before the publish to each arrival. `cpuUsPerDelivery` is the
+ * CPU time (user + system) of the server process `pid` from the publish until every stream has it (or 60 s), per
+ * delivery: a count the box's load moves less than the rates (a heartbeat falling in the round adds to it).
+ */
 async function publishRound(
   clients: Child[],
   round: number,
   publish: () => Promise<void>,
   expected: number,
-): Promise<{ deliveriesPerS: number; p50: number; p99: number; received: number }> {
+  pid: number,
+): Promise<{ deliveriesPerS: number; p50: number; p99: number; received: number; cpuUsPerDelivery: number }> {
+  const cpu0 = cpuMs(pid);
   const t0 = nowMs();
   await publish();
   // Wait until every connection has it (bounded), polling the clients.
@@ -1030,9 +1078,11 @@ async function publishRound(
     arrivals = all.flatMap((a) => a.arrivals!);
     if (arrivals.length >= expected || performance.now() > deadline) break;
   }
+  const cpuUsPerDelivery = ((cpuMs(pid) - cpu0) * 1000) / arrivals.length;
   const lat = arrivals.map((t) => t - t0);
   const span = Math.max(...lat);
   return {
+    cpuUsPerDelivery,
     deliveriesPerS: (arrivals.length / span) * 1000,
     p50: percentile(lat, 50),
     p99: percentile(lat, 99),
@@ -1070,8 +1120,9 @@ function hardFileLimit(): number {
 async function sse(svc: Service, key: string, dbName: string | undefined, notes: string[]): Promise<Row[]> {
   // Each server (the service and the bare broadcaster alike) holds every stream of its side in one process: on a
   // machine whose hard open-file limit is below --sse-connections, measure as many as fit and say so.
+  // Over HTTP/2 a server holds one descriptor per connection, not per stream.
   const hard = hardFileLimit();
-  const fit = Math.floor((hard - 1_000) / 1_000) * 1_000;
+  const fit = SSE_H2 ? Number.POSITIVE_INFINITY : Math.floor((hard - 1_000) / 1_000) * 1_000;
   const SSE_N = Math.min(SSE_WANTED, fit);
   if (SSE_N < SSE_WANTED) {
     notes.push(
@@ -1079,7 +1130,15 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
         `${f0(hard)} (raising it needs CAP_SYS_RESOURCE), so each server held ${f0(SSE_N)} streams`,
     );
   }
-  const broadcaster = await startBare('bare-sse.ts', {}, 'bare-sse');
+  const broadcaster = tlsFiles
+    ? await startBare('bare-h2-sse.ts', { TLS_CERT: tlsFiles.cert, TLS_KEY: tlsFiles.key }, 'bare-h2-sse')
+    : await startBare('bare-sse.ts', {}, 'bare-sse');
+  if (SSE_H2) {
+    notes.push(
+      `sse: over TLS + HTTP/2, ${SSE_PER_CONNECTION} streams per connection ` +
+        `(${f0(Math.ceil(SSE_N / SSE_PER_CONNECTION))} connections per server); the rows' "connection" is a stream`,
+    );
+  }
   const all: Child[] = [];
   try {
     const rss0 = rssBytes(svc.child.pid);
@@ -1131,6 +1190,7 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
               if (res.status !== 202) throw new Error(`sse publish: ${res.status} ${res.text}`);
             },
             s.ok,
+            svc.child.pid,
           ),
         );
         bv.push(
@@ -1145,6 +1205,7 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
               await res.text();
             },
             b.ok,
+            broadcaster.child.pid,
           ),
         );
       }
@@ -1159,6 +1220,8 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
     const dr = median(ratios);
     const p99s = median(sv.map((x) => x.p99));
     const p99b = median(bv.map((x) => x.p99));
+    const cpuS = median(sv.map((x) => x.cpuUsPerDelivery));
+    const cpuB = median(bv.map((x) => x.cpuUsPerDelivery));
     const deliveries: Row =
       sv.length === 0 || sv.length !== bv.length
         ? {
@@ -1179,7 +1242,7 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
             ratio: `${f2(dr)}x (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`,
             p50: `${f1(median(sv.map((x) => x.p50)))} / ${f1(median(bv.map((x) => x.p50)))}`,
             p99: `${f1(p99s)} / ${f1(p99b)}`,
-            cpu: '',
+            cpu: `${f1(cpuS)} / ${f1(cpuB)} µs per delivery (${f2(cpuB / cpuS)})`,
             target: '≥ 0.6x; p99 ≤ 1.5x bare',
             met: dr >= 0.6 && p99s <= 1.5 * p99b,
             raw: { sv, bv },

@@ -6,6 +6,7 @@
  * on `{ close: true }` ends every socket and exits. Loopback only; bounded by count.
  */
 import { connect, type Socket } from 'node:net';
+import { recordRounds, serve } from './sse-arrivals.js';
 
 const { port, path, count, localAddress } = JSON.parse(process.argv[2]!) as {
   port: number;
@@ -15,11 +16,9 @@ const { port, path, count, localAddress } = JSON.parse(process.argv[2]!) as {
   localAddress?: string;
 };
 const sockets: Socket[] = [];
-const arrivals = new Map<number, number[]>();
 let ok = 0;
 let failed = 0;
 const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`;
-const ROUND = /"round":(\d+)/g;
 
 function open(): Promise<void> {
   return new Promise((resolve) => {
@@ -29,25 +28,16 @@ function open(): Promise<void> {
     s.setNoDelay(true);
     s.on('connect', () => s.write(request));
     s.on('data', (chunk: Buffer) => {
-      const now = performance.timeOrigin + performance.now();
-      const text = chunk.toString('latin1');
       if (first) {
         first = false;
-        if (text.startsWith('HTTP/1.1 200')) ok++;
+        if (chunk.toString('latin1', 0, 12) === 'HTTP/1.1 200') ok++;
         else {
           failed++;
           s.destroy();
         }
         resolve();
       }
-      for (const m of text.matchAll(ROUND)) {
-        const n = Number(m[1]);
-        if (seen.has(n)) continue;
-        seen.add(n);
-        const list = arrivals.get(n) ?? [];
-        arrivals.set(n, list);
-        list.push(now);
-      }
+      recordRounds(seen, chunk);
     });
     s.on('error', () => {
       if (first) {
@@ -68,11 +58,6 @@ async function opener(): Promise<void> {
   }
 }
 await Promise.all(Array.from({ length: Math.min(200, count) }, opener));
-process.send!({ ready: ok, failed });
-process.on('message', (m: { collect?: number; close?: boolean }) => {
-  if (m.collect !== undefined) process.send!({ arrivals: arrivals.get(m.collect) ?? [] });
-  if (m.close) {
-    for (const s of sockets) s.destroy();
-    process.exit(0);
-  }
+serve(ok, failed, () => {
+  for (const s of sockets) s.destroy();
 });

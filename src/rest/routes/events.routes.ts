@@ -26,7 +26,7 @@ import {
 import { parseInput } from '../../domain/validation.js';
 import { EVENT_ID_ATTRIBUTE } from '../../infra/tracing.js';
 import { actorOf } from '../auth.js';
-import { StreamHeartbeat } from '../stream-heartbeat.js';
+import { needsDrain, StreamHeartbeat } from '../stream-heartbeat.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -85,7 +85,7 @@ function pump(
       if (finished) return;
       let out = '';
       for (;;) {
-        if (res.writableNeedDrain) break;
+        if (needsDrain(res)) break;
         const next = sub.read();
         if (next === undefined) break;
         if (next.done) {
@@ -242,7 +242,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
         ...(reply.getHeaders() as Record<string, string | string[]>),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
+        // HTTP/2 forbids connection-specific headers (RFC 9113 8.2.2); its connections persist anyway.
+        ...(request.raw.httpVersionMajor === 1 ? { connection: 'keep-alive' } : {}),
         'x-accel-buffering': 'no',
         'x-request-id': request.id,
       });
