@@ -116,13 +116,15 @@ export class JobRunner implements Worker {
       : Prisma.empty;
     const attemptsOut = k.attemptsColumn ? Prisma.raw(`t.${ident(k.attemptsColumn).text}`) : Prisma.raw('0');
     const limits = k.perKey ?? [];
-    let keysOut: Prisma.Sql = Prisma.raw('ARRAY[]::text[]');
+    // Each key as a text column of its own ("k0", "k1", …), not one ARRAY column: pg parses a text[] value character
+    // by character (postgres-array), once per claimed row (issue 24 round 6: CPU per delivery).
+    let keysOut: Prisma.Sql = Prisma.empty;
     // Keys at their limit are left out here; a batch that would take a key past its room gives the surplus back at
     // once (see `#withinLimits`), so no key ever holds more than its limit.
     let notFull: Prisma.Sql = Prisma.empty;
     if (limits.length > 0) {
       const col = (i: number) => ident(limits[i]!.column).text;
-      keysOut = Prisma.raw(`ARRAY[${limits.map((_, i) => `t.${col(i)}::text`).join(', ')}]`);
+      keysOut = Prisma.raw(`, ${limits.map((_, i) => `t.${col(i)}::text AS "k${i}"`).join(', ')}`);
       const full = limits.map((l, i) => {
         const keys = [...this.#perKey[i]!.entries()].filter(([, n]) => n >= l.limit).map(([key]) => key);
         return Prisma.sql`NOT (j.${Prisma.raw(col(i))}::text = ANY(${keys}::text[]))`;
@@ -148,29 +150,35 @@ export class JobRunner implements Worker {
          LIMIT ${limit}
          FOR UPDATE OF j SKIP LOCKED`;
     const rows = await this.#query<
-      { id: string; attempt: number; prev: string | null; prev_until: Date | null; keys: string[]; due: Date } & Record<
-        string,
-        unknown
-      >
+      { id: string; attempt: number; prev: string | null; prev_until: Date | null; due: Date } & Record<string, unknown>
     >(Prisma.sql`
       WITH pick AS (${pick})
       UPDATE ${table} t SET locked_until = ${until}, locked_by = ${token}${attemptsSet}
         FROM pick WHERE t.${Prisma.raw(id)} = pick.id
-      RETURNING t.${Prisma.raw(id)} AS id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until, ${keysOut} AS keys,
+      RETURNING t.${Prisma.raw(id)} AS id, ${attemptsOut}::int AS attempt, pick.prev, pick.prev_until${keysOut},
                 t.${ident(k.dueColumn)} AS due${dataOut}`);
     // RETURNING has no order: put the jobs back in due order (ordered kinds run them in it). pg hands a Date; no copy
     // of it per comparison (a claim of 100 made ~1,400).
     const at = (r: { due: Date }) => (r.due instanceof Date ? r.due.getTime() : new Date(r.due).getTime());
     rows.sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const jobs = rows.map((r) => ({
-      id: r.id,
-      token,
-      attempt: Number(r.attempt),
-      recovered: r.prev !== null,
-      previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
-      keys: r.keys ?? [],
-      data: Object.fromEntries(dataCols.map(([alias], i) => [alias, r[`d${i}`]])),
-    }));
+    // Each job's keys and data read by plain loops over the column names (no entry arrays per row).
+    const keyCols = limits.map((_, i) => `k${i}`);
+    const dataNames = dataCols.map(([alias], i) => [alias, `d${i}`] as const);
+    const jobs = rows.map((r) => {
+      const keys: string[] = [];
+      for (const c of keyCols) keys.push(r[c] as string);
+      const data: Record<string, unknown> = {};
+      for (const [alias, c] of dataNames) data[alias] = r[c];
+      return {
+        id: r.id,
+        token,
+        attempt: Number(r.attempt),
+        recovered: r.prev !== null,
+        previousLeaseUntil: r.prev_until ? new Date(r.prev_until) : null,
+        keys,
+        data,
+      };
+    });
     return limits.length > 0 ? this.#withinLimits(jobs, rows) : jobs;
   }
 
