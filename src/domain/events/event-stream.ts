@@ -56,6 +56,8 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
   return event.accountId === filter.accountId && (!filter.channels || filter.channels.includes(event.channel));
 }
 
+const NO_LISTENERS: readonly never[] = Object.freeze([]);
+
 /**
  * One live subscriber, as an async iterator of {@link StreamItem}s. It subscribes to the bus when constructed and
  * buffers matching live events while the replay is read from the log, then yields the replay and then the buffer
@@ -82,7 +84,8 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
   #endReason: StreamEndReason | undefined;
   #draining = false;
   readonly #unsubscribe: () => void;
-  readonly #endListeners: ((reason: StreamEndReason) => void)[] = [];
+  /** Exactly as long as needed (one listener per stream is usual: `trackStream`'s), copied on change. */
+  #endListeners: readonly ((reason: StreamEndReason) => void)[] = NO_LISTENERS;
 
   constructor(
     bus: EventBus,
@@ -107,10 +110,10 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
       listener(this.#endReason);
       return () => {};
     }
-    this.#endListeners.push(listener);
+    this.#endListeners = [...this.#endListeners, listener];
     return () => {
       const i = this.#endListeners.indexOf(listener);
-      if (i >= 0) this.#endListeners.splice(i, 1);
+      if (i >= 0) this.#endListeners = [...this.#endListeners.slice(0, i), ...this.#endListeners.slice(i + 1)];
     };
   }
 
@@ -167,7 +170,9 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
     const waiter = this.#waiter;
     this.#waiter = undefined;
     waiter?.({ value: undefined, done: true });
-    for (const listener of this.#endListeners.splice(0)) listener(reason);
+    const listeners = this.#endListeners;
+    this.#endListeners = NO_LISTENERS;
+    for (const listener of listeners) listener(reason);
     this.#onReadable?.();
   }
 

@@ -26,7 +26,7 @@ import {
 import { parseInput } from '../../domain/validation.js';
 import { EVENT_ID_ATTRIBUTE } from '../../infra/tracing.js';
 import { actorOf } from '../auth.js';
-import { needsDrain, StreamHeartbeat } from '../stream-heartbeat.js';
+import { needsDrain, type OpenStream, StreamHeartbeat } from '../stream-heartbeat.js';
 
 /** After shutdown ends the streams, how long in-flight requests may still finish before connections close, in ms. */
 const SHUTDOWN_GRACE_MS = 2_000;
@@ -49,72 +49,80 @@ export function unnamedFrames(frames: string): string {
 }
 
 /**
- * Writes `sub` to the response until it ends or the client leaves. Push mode: when events are queued, everything
- * readable is written in one `write` (frames are built once per event and shared by all streams); while the socket
- * is not drained nothing more is written and events wait in the subscription's queue, whose limit ends a consumer
- * that stops reading (`overflow`: the connection is dropped). The instance heartbeat writes comments and re-checks
- * the key. @returns when the stream has ended.
+ * Writes one SSE response's subscription until it ends or the client leaves: the instance heartbeat's
+ * {@link OpenStream} and the writer in one object, so an open stream keeps this, its response and its subscription
+ * (not the request, the reply or a promise; issue 24: memory per stream). Push mode: when events are queued,
+ * everything readable is written in one `write` (frames are built once per event and shared by all streams); while
+ * the response is not drained nothing more is written and events wait in the subscription's queue, whose limit ends
+ * a consumer that stops reading (`overflow`: the connection is dropped). The instance heartbeat writes comments and
+ * re-checks the key. When the stream ends, the heartbeat forgets it and `onFinish` runs (once).
  */
-function pump(
-  heartbeat: StreamHeartbeat,
-  res: ServerResponse,
-  sub: EventSubscription,
-  keyId: string,
-  expiresAt: Date | undefined,
-  unnamed = false,
-): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let finished = false;
-    let scheduled = false;
-    const remove = heartbeat.add({ res, sub, keyId, expiresAt });
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      remove();
-      res.off('close', onGone);
-      res.off('drain', schedule);
-      if (!res.destroyed) res.end();
-      resolve();
-    };
-    const onGone = () => {
-      sub.end('closed');
-      finish();
-    };
-    const flush = () => {
-      scheduled = false;
-      if (finished) return;
-      let out = '';
-      for (;;) {
-        if (needsDrain(res)) break;
-        const next = sub.read();
-        if (next === undefined) break;
-        if (next.done) {
-          if (out) res.write(out);
-          finish();
-          return;
-        }
-        out += unnamed ? unnamedFrames(formatSse(next.value)) : formatSse(next.value);
-        if (out.length >= 65_536) {
-          res.write(out);
-          out = '';
-        }
+class SseWriter implements OpenStream {
+  #scheduled = false;
+  #finished = false;
+
+  constructor(
+    private readonly heartbeat: StreamHeartbeat,
+    readonly res: ServerResponse,
+    readonly sub: EventSubscription,
+    readonly keyId: string,
+    readonly expiresAt: Date | undefined,
+    private readonly unnamed: boolean,
+    private readonly onFinish: () => void,
+  ) {
+    heartbeat.add(this);
+    res.on('close', this.#onGone);
+    res.on('drain', this.#schedule);
+    sub.setReadableListener(this.#schedule);
+    this.#schedule();
+  }
+
+  readonly #onGone = (): void => {
+    this.sub.end('closed');
+    this.#finish();
+  };
+
+  /** The subscription's readable listener and the response's `drain` listener. */
+  readonly #schedule = (): void => {
+    // A consumer past the queue limit may not read at all: drop the connection rather than buffer for it.
+    if (this.sub.endReason === 'overflow' && !this.res.destroyed) this.res.destroy();
+    if (this.#scheduled || this.#finished) return;
+    this.#scheduled = true;
+    queueMicrotask(this.#flush);
+  };
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    if (this.#finished) return;
+    const { res, sub } = this;
+    let out = '';
+    for (;;) {
+      if (needsDrain(res)) break;
+      const next = sub.read();
+      if (next === undefined) break;
+      if (next.done) {
+        if (out) res.write(out);
+        this.#finish();
+        return;
       }
-      if (out) res.write(out);
-    };
-    function schedule() {
-      if (scheduled || finished) return;
-      scheduled = true;
-      queueMicrotask(flush);
+      out += this.unnamed ? unnamedFrames(formatSse(next.value)) : formatSse(next.value);
+      if (out.length >= 65_536) {
+        res.write(out);
+        out = '';
+      }
     }
-    res.on('close', onGone);
-    res.on('drain', schedule);
-    sub.onEnd((reason) => {
-      // A consumer past the queue limit may not read at all: drop the connection rather than buffer for it.
-      if (reason === 'overflow') res.destroy();
-    });
-    sub.setReadableListener(schedule);
-    schedule();
-  });
+    if (out) res.write(out);
+  };
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.heartbeat.remove(this);
+    this.res.off('close', this.#onGone);
+    this.res.off('drain', this.#schedule);
+    if (!this.res.destroyed) this.res.end();
+    this.onFinish();
+  }
 }
 
 const streamQuery = z.object({
@@ -252,12 +260,9 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const preamble = sub.takePreamble();
       res.write(`retry: 1000\n: connected\n\n${unnamed ? unnamedFrames(preamble) : preamble}`);
       const actor = actorOf(request);
-      const closed = ctx.metrics.streamOpened('sse');
-      try {
-        await pump(heartbeat, res, sub, actor.keyId, actor.expiresAt, unnamed);
-      } finally {
-        closed();
-      }
+      // Not awaited: the handler's frame (request, reply, input) is not kept for the life of the stream; the reply
+      // is hijacked, so Fastify does nothing with the handler's result.
+      new SseWriter(heartbeat, res, sub, actor.keyId, actor.expiresAt, unnamed, ctx.metrics.streamOpened('sse'));
     },
   );
 
