@@ -14,9 +14,6 @@ export interface OpenStream {
 
 const HEARTBEAT = ': heartbeat\n\n';
 
-/** How many streams one turn of the heartbeat writes to (about 10 ms of CPU over HTTP/2 on the bench machine). */
-const HEARTBEAT_SLICE = 1_000;
-
 /**
  * Whether a response's buffer is full, so nothing more is written until its `drain` event: node:http's
  * `writableNeedDrain`; the HTTP/2 compatibility response (HTTP_TLS_CERT) has no such property, so there its buffered
@@ -28,8 +25,7 @@ export function needsDrain(res: ServerResponse): boolean {
 
 /**
  * The heartbeat of every SSE stream of one app (made by `eventsRoutes`, src/rest/routes/events.routes.ts): one timer writes `: heartbeat` to all open
- * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS; past {@link HEARTBEAT_SLICE} streams in slices over the
- * interval's first quarter) and re-checks all their API keys with ONE query
+ * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API keys with ONE query
  * ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a revoked key stops
  * receiving within one interval while 10,000 idle streams cost one query per interval, not one per stream. An
  * unreachable database keeps the streams (the next interval asks again). The timer runs only while a stream is open.
@@ -38,8 +34,6 @@ export class StreamHeartbeat {
   readonly #open = new Set<OpenStream>();
   #timer: NodeJS.Timeout | undefined;
   #checking = false;
-  /** The timer of the beat's next slice of writes, while one is pending. */
-  #slice: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: { intervalMs: number; clock: Clock; auth: KeyAuthenticator }) {}
 
@@ -61,34 +55,14 @@ export class StreamHeartbeat {
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    clearTimeout(this.#slice);
-    this.#slice = undefined;
-  }
-
-  /**
-   * Writes the comment to `streams[from…]`, {@link HEARTBEAT_SLICE} at a time: with more streams, the next slice
-   * follows after a pause so that the beat's writes (0.5 s of CPU for 50,000 HTTP/2 streams, mostly TLS) spread over
-   * the first quarter of the interval instead of stalling the process in one turn (issue 24: a publish meeting it
-   * waited behind all of them). Every stream still gets one comment per interval, at the same offset each time.
-   */
-  #write(streams: OpenStream[], from: number): void {
-    this.#slice = undefined;
-    const end = Math.min(from + HEARTBEAT_SLICE, streams.length);
-    for (let i = from; i < end; i++) {
-      const s = streams[i]!;
-      // A stream that ended (or whose client left) since the beat started is skipped.
-      if (this.#open.has(s) && !s.res.destroyed && !s.res.writableEnded && !needsDrain(s.res)) s.res.write(HEARTBEAT);
-    }
-    if (end >= streams.length) return;
-    const pause = this.deps.intervalMs / 4 / Math.ceil(streams.length / HEARTBEAT_SLICE);
-    this.#slice = setTimeout(() => this.#write(streams, end), pause);
-    this.#slice.unref();
   }
 
   #beat(): void {
     const keys = new Set<string>();
-    for (const s of this.#open) keys.add(s.keyId);
-    this.#write([...this.#open], 0);
+    for (const s of this.#open) {
+      if (!needsDrain(s.res)) s.res.write(HEARTBEAT);
+      keys.add(s.keyId);
+    }
     // A stream opened with a stream token ends when the token expires, as for a revoked key.
     const now = this.deps.clock.now().getTime();
     for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('closed');
