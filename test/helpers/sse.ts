@@ -18,9 +18,13 @@ export interface SseClient {
   requests: (string | null)[];
   /** HTTP status of each response. */
   statuses: number[];
-  /** Resolves when `predicate` holds over the received messages (checked on every message). */
+  /**
+   * Resolves when `predicate` holds over the received messages (checked on every message). Rejects, with the
+   * statuses and `Last-Event-ID`s seen, once the client has given up for good (a non-200 answer or a wrong content
+   * type: EventSource does not reconnect after those), instead of waiting for the test's timeout.
+   */
   waitFor(predicate: (messages: SseMessage[]) => boolean): Promise<void>;
-  /** Resolves once the current connection is open. */
+  /** Resolves once the current connection is open; rejects as {@link waitFor} does once the client gave up. */
   opened(): Promise<void>;
   /** Ends the current connection as a network drop would; the client reconnects (unless held). */
   cut(): void;
@@ -35,12 +39,14 @@ export function openSse(url: string, types: string[], headers: Record<string, st
   const messages: SseMessage[] = [];
   const requests: (string | null)[] = [];
   const statuses: number[] = [];
-  const waiters: { predicate: (m: SseMessage[]) => boolean; resolve: () => void }[] = [];
+  const waiters: { predicate: (m: SseMessage[]) => boolean; resolve: () => void; reject: (e: Error) => void }[] = [];
   let gate: Promise<void> | undefined;
   let releaseGate: (() => void) | undefined;
   let cutCurrent: (() => void) | undefined;
-  let openWaiters: (() => void)[] = [];
+  let openWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   let isOpen = false;
+  let closedByTest = false;
+  let gaveUp: Error | undefined;
 
   const check = () => {
     for (const w of [...waiters]) {
@@ -92,11 +98,18 @@ export function openSse(url: string, types: string[], headers: Record<string, st
   });
   es.addEventListener('open', () => {
     isOpen = true;
-    for (const w of openWaiters) w();
+    for (const w of openWaiters) w.resolve();
     openWaiters = [];
   });
-  es.addEventListener('error', () => {
+  es.addEventListener('error', (e: Event) => {
     isOpen = false;
+    if (es.readyState !== EventSource.CLOSED || closedByTest) return;
+    gaveUp = new Error(
+      `EventSource gave up (${(e as Event & { message?: string }).message ?? 'closed'}): statuses ${JSON.stringify(statuses)}, ` +
+        `Last-Event-IDs ${JSON.stringify(requests)}, ${messages.length} messages received`,
+    );
+    for (const w of waiters.splice(0)) w.reject(gaveUp);
+    for (const w of openWaiters.splice(0)) w.reject(gaveUp);
   });
   for (const type of [...types, 'stream.truncated']) {
     es.addEventListener(type, (e: MessageEvent) => {
@@ -110,11 +123,13 @@ export function openSse(url: string, types: string[], headers: Record<string, st
     statuses,
     waitFor(predicate) {
       if (predicate(messages)) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ predicate, resolve }));
+      if (gaveUp) return Promise.reject(gaveUp);
+      return new Promise((resolve, reject) => waiters.push({ predicate, resolve, reject }));
     },
     opened() {
       if (isOpen) return Promise.resolve();
-      return new Promise((resolve) => openWaiters.push(resolve));
+      if (gaveUp) return Promise.reject(gaveUp);
+      return new Promise((resolve, reject) => openWaiters.push({ resolve, reject }));
     },
     cut() {
       isOpen = false;
@@ -130,6 +145,7 @@ export function openSse(url: string, types: string[], headers: Record<string, st
       releaseGate?.();
     },
     close() {
+      closedByTest = true;
       es.close();
     },
   };
