@@ -273,7 +273,8 @@ export function attachmentsOfMessage(db: Tx, messageRowId: string): Promise<Emai
 
 /**
  * The thread upsert of every stored message, inbound or outbound: `thread` gets one more message (count, last
- * activity, participants merged); with no thread, a new one is created with `subject`.
+ * activity, participants and labels merged into the row as it is when updated, see {@link addToThreadSql}); with no
+ * thread, a new one is created with `subject`.
  * @returns the thread id.
  */
 export async function addToThread(
@@ -282,33 +283,9 @@ export async function addToThread(
   thread: Pick<EmailThread, 'id' | 'participants' | 'labels'> | null,
   m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): Promise<string> {
-  if (thread) {
-    await tx.emailThread.update({
-      where: { id: thread.id },
-      data: {
-        messageCount: { increment: 1 },
-        lastMessageAt: m.now,
-        participants: mergeParticipants(thread.participants, m.participants),
-        labels: [...new Set([...thread.labels, ...(m.labels ?? [])])],
-      },
-    });
-    return thread.id;
-  }
-  const id = uuidv7();
-  await tx.emailThread.create({
-    data: {
-      id,
-      accountId: identity.accountId,
-      identityId: identity.id,
-      subject: m.subject,
-      participants: mergeParticipants([], m.participants),
-      labels: [...new Set(m.labels ?? [])],
-      messageCount: 1,
-      lastMessageAt: m.now,
-      createdAt: m.now,
-    },
-  });
-  return id;
+  const { sql, threadId } = addToThreadSql(identity, thread, uuidv7(), m);
+  await tx.$executeRaw`WITH write_ok AS (SELECT true AS ok) ${sql}`;
+  return threadId;
 }
 
 /**
@@ -336,8 +313,9 @@ export type SqlFragment = Prisma.Sql;
 
 /**
  * Guard of a single-statement inbound delivery that joins `thread` (read before): it still exists with the
- * participants and labels read (what {@link addToThreadSql} merged into), so a concurrent change is never
- * overwritten. A message already stored under its Message-ID is refused by the unique index instead (see
+ * participants and labels read, as of the statement's snapshot (else the caller's transaction re-reads it). A change
+ * that commits while the statement runs is not caught here; {@link addToThreadSql} merges into the row as the UPDATE
+ * finds it, so it is kept. A message already stored under its Message-ID is refused by the unique index instead (see
  * {@link isMessageIdTaken}), so a delivery starting a thread needs no guard and can share a group commit.
  */
 export function threadUnchangedSql(thread: Pick<EmailThread, 'id' | 'participants' | 'labels'>): SqlFragment {
@@ -368,12 +346,19 @@ export function addToThreadSql(
   m: { subject: string; participants: string[]; now: Date; labels?: string[] },
 ): { sql: SqlFragment; threadId: string } {
   if (thread) {
-    const participants = mergeParticipants(thread.participants, m.participants);
-    const labels = [...new Set([...thread.labels, ...(m.labels ?? [])])];
+    // Merged in SQL into the row as the UPDATE finds it, not into the copy read before: when another write of the
+    // thread commits while this statement waits for the row (two replies in flight), PostgreSQL re-evaluates these
+    // expressions on the committed row (READ COMMITTED), so neither write's participants or labels are lost.
+    const more = mergeParticipants([], m.participants);
+    const labels = [...new Set(m.labels ?? [])];
     return {
       threadId: thread.id,
       sql: Prisma.sql`UPDATE email_threads SET message_count = message_count + 1, last_message_at = ${m.now}::timestamptz,
-        participants = ${participants}::text[], labels = ${labels}::text[] WHERE id = ${thread.id} AND ${WRITE_OK}`,
+        participants = participants || ARRAY(SELECT p FROM unnest(${more}::text[]) WITH ORDINALITY AS u(p, o)
+          WHERE p <> ALL (email_threads.participants) ORDER BY o),
+        labels = labels || ARRAY(SELECT l FROM unnest(${labels}::text[]) WITH ORDINALITY AS u(l, o)
+          WHERE l <> ALL (email_threads.labels) ORDER BY o)
+        WHERE id = ${thread.id} AND ${WRITE_OK}`,
     };
   }
   return {
