@@ -38,22 +38,26 @@ function promisesDuring(fn: () => void): number {
 }
 
 describe('change notices (issue 24: no promise per notice in-process)', () => {
-  it('in-process: a listener has the notice when publish returns; with nobody listening, publishing creates no promise', async () => {
+  it('in-process: a listener has the notice when publish returns, `listening` says who listens; with nobody listening, publishing creates no promise', async () => {
     const { log } = capturingLog();
     const notices = new PubSubChangeNotices(config, log);
     expect(promisesDuring(() => notices.publish('a:webhookDelivery:w', notice))).toBe(0);
+    expect(notices.listening('a:webhookDelivery:w')).toBe(false);
     const got: ChangeNotice[] = [];
     const stop = await notices.listen(
       'a:webhookDelivery:w',
       (n) => got.push(n),
       () => {},
     );
+    expect(notices.listening('a:webhookDelivery:w')).toBe(true);
+    expect(notices.listening('a:webhookDelivery:other')).toBe(false);
     const returned = notices.publish('a:webhookDelivery:w', notice);
     expect(returned).toBeUndefined();
     expect(got).toEqual([notice]);
     notices.publish('a:webhookDelivery:other', notice);
     expect(got).toHaveLength(1);
     stop();
+    expect(notices.listening('a:webhookDelivery:w')).toBe(false);
     notices.publish('a:webhookDelivery:w', notice);
     expect(got).toHaveLength(1);
     await notices.close();
@@ -71,6 +75,8 @@ describe('change notices (issue 24: no promise per notice in-process)', () => {
       },
     } as unknown as PubSubEngine;
     const notices = new PubSubChangeNotices(config, log, { engine, onGap: () => {}, close: () => {} });
+    // Listeners may be on other instances: a shared engine always counts as listened to.
+    expect(notices.listening('a:t:1')).toBe(true);
     notices.publish('a:t:1', notice);
     notices.publish('a:t:2', notice);
     expect(sent).toEqual(['sb:gql:a:t:1', 'sb:gql:a:t:2']);

@@ -40,6 +40,13 @@ export interface ChangeNotices {
    */
   publish(topic: string, notice: ChangeNotice): void;
   /**
+   * Whether a notice published on `topic` now could reach a listener: false only when the notices stay in this
+   * process and nobody here listens on `topic`; always true with a shared transport (Redis), whose listeners may be on
+   * other instances. Lets a publisher skip building a notice nobody receives (issue 24: a webhook attempt's notice,
+   * nearly always unheard). Cheap (one map look-up), never throws.
+   */
+  listening(topic: string): boolean;
+  /**
    * Calls `onNotice` for every notice published on `topic` from now on (on any instance) and `onGap` when live
    * delivery may have missed notices (the Redis connection dropped or came back; shutdown). Resolves once the
    * subscription is active (Redis acknowledged SUBSCRIBE), so what is published afterwards is received.

@@ -20,9 +20,11 @@ export interface AttemptResult {
 export interface WebhookTransport {
   /**
    * POSTs `body` (exact bytes) with `headers` to `url` once.
+   * @param headers a flat list `[name0, value0, name1, value1, …]`, lowercase names each once (deliveryHeaders in
+   *   webhook.signing.ts; undici's own form of request headers).
    * @returns the answer's status (and Retry-After), or the error; the answer body is read up to 64 KiB and dropped.
    */
-  post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult>;
+  post(url: string, body: Buffer, headers: readonly string[]): Promise<AttemptResult>;
   /** Closes pooled connections (app stop). */
   close(): Promise<void>;
 }

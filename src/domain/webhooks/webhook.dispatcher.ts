@@ -381,7 +381,7 @@ interface PreparedSend {
   started: number;
   body: Buffer;
   /** Undefined when the secret cannot be decrypted: then `refusal` is the attempt's result, nothing is sent. */
-  headers?: Record<string, string>;
+  headers?: string[];
   refusal: AttemptResult;
 }
 
@@ -496,9 +496,15 @@ function emitsEvent(delivery: ClaimedDelivery, o: Outcome): boolean {
   return o.gone || (o.next === 'failed' && delivery.kind !== 'test' && channelOf(delivery.eventType) !== 'webhook');
 }
 
-/** After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws). */
+/**
+ * After the attempt is recorded: a notice for webhookDeliveryAttempted subscribers (never throws). Built only when
+ * someone may listen on its topic (issue 24: with the in-process notices and no subscriber, as on nearly every
+ * attempt, the notice object and its ISO timestamp were made for nobody).
+ */
 function notifyAttempted(ctx: DomainContext, delivery: ClaimedDelivery, o: Outcome): void {
-  ctx.notices.publish(changeTopic(delivery.accountId, 'webhookDelivery', delivery.webhook.id), {
+  const topic = changeTopic(delivery.accountId, 'webhookDelivery', delivery.webhook.id);
+  if (!ctx.notices.listening(topic)) return;
+  ctx.notices.publish(topic, {
     kind: 'webhook.delivery.attempted',
     accountId: delivery.accountId,
     webhookId: delivery.webhook.id,

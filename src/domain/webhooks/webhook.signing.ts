@@ -61,22 +61,40 @@ export interface DeliveryHeaderInput {
  * `X-Switchboard-Signature` (spec 5.3, current secret), `X-Switchboard-Signature-Previous` (previous secret, only
  * during a rotation's overlap), `webhook-id`/`webhook-timestamp`/`webhook-signature` (`v1,<current>` and, during
  * the overlap, ` v1,<previous>`), and the event type, delivery id, event id and attempt number.
+ * @returns the headers as a flat list `[name0, value0, name1, value1, …]` (lowercase names, each once): the form the
+ *   transport hands undici, so no object is built per attempt only to be flattened (issue 24: CPU per delivery).
  */
-export function deliveryHeaders(body: Buffer, secrets: SigningSecrets, h: DeliveryHeaderInput): Record<string, string> {
-  const signatures = [secrets.current, ...(secrets.previous ? [secrets.previous] : [])];
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': 'Switchboard-Webhooks/1.0',
-    'x-switchboard-signature': hexSignature(secrets.current, body),
-    'x-switchboard-event': h.eventType,
-    'x-switchboard-delivery': h.deliveryId,
-    'x-switchboard-attempt': String(h.attempt),
-    'webhook-id': h.deliveryId,
-    'webhook-timestamp': String(h.timestamp),
-    'webhook-signature': signatures.map((s) => `v1,${standardSignature(s, h.deliveryId, h.timestamp, body)}`).join(' '),
-  };
-  if (secrets.previous) headers['x-switchboard-signature-previous'] = hexSignature(secrets.previous, body);
-  if (h.eventId) headers['x-switchboard-event-id'] = h.eventId;
-  if (h.test) headers['x-switchboard-test'] = 'true';
+export function deliveryHeaders(body: Buffer, secrets: SigningSecrets, h: DeliveryHeaderInput): string[] {
+  const previous = secrets.previous;
+  const current = `v1,${standardSignature(secrets.current, h.deliveryId, h.timestamp, body)}`;
+  const headers = [
+    'content-type',
+    'application/json',
+    'user-agent',
+    'Switchboard-Webhooks/1.0',
+    'x-switchboard-signature',
+    hexSignature(secrets.current, body),
+    'x-switchboard-event',
+    h.eventType,
+    'x-switchboard-delivery',
+    h.deliveryId,
+    'x-switchboard-attempt',
+    String(h.attempt),
+    'webhook-id',
+    h.deliveryId,
+    'webhook-timestamp',
+    String(h.timestamp),
+    'webhook-signature',
+    previous ? `${current} v1,${standardSignature(previous, h.deliveryId, h.timestamp, body)}` : current,
+  ];
+  if (previous) headers.push('x-switchboard-signature-previous', hexSignature(previous, body));
+  if (h.eventId) headers.push('x-switchboard-event-id', h.eventId);
+  if (h.test) headers.push('x-switchboard-test', 'true');
   return headers;
+}
+
+/** The value of header `name` (lowercase) in a flat list from {@link deliveryHeaders}; undefined when absent. */
+export function headerValue(headers: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return headers[i + 1];
+  return undefined;
 }

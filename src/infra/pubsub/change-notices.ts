@@ -70,6 +70,11 @@ export class PubSubChangeNotices implements ChangeNotices {
     }
   }
 
+  listening(topic: string): boolean {
+    // graphql-subscriptions' PubSub subscribes with `on(triggerName)`: its listeners are counted under the topic.
+    return this.#local === undefined || this.#local.listenerCount(this.#prefix + topic) > 0;
+  }
+
   #failed(err: unknown, topic: string): void {
     this.log.warn({ err: (err as Error).message, topic }, 'change notice not published');
   }

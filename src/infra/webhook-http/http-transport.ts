@@ -3,6 +3,7 @@ import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
+import { headerValue } from '../../domain/webhooks/webhook.signing.js';
 import { refusedAddressReason } from '../../domain/webhooks/webhook.ssrf.js';
 import type { AttemptResult, WebhookTransport } from '../../domain/webhooks/webhook-transport.port.js';
 import {
@@ -208,7 +209,7 @@ export class UndiciWebhookTransport implements WebhookTransport {
    * sending `traceparent` so the receiver can continue the trace; without a wrapper (no extra promise) while tracing
    * is off.
    */
-  post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+  post(url: string, body: Buffer, headers: readonly string[]): Promise<AttemptResult> {
     if (!this.#traced) return this.#post(url, body, headers);
     return inSpan(
       'webhook POST',
@@ -216,13 +217,15 @@ export class UndiciWebhookTransport implements WebhookTransport {
       {
         'http.request.method': 'POST',
         'server.address': URL.canParse(url) ? new URL(url).hostname : 'invalid',
-        [EVENT_ID_ATTRIBUTE]: headers['x-switchboard-event-id'] ?? '',
-        'switchboard.delivery_id': headers['x-switchboard-delivery'] ?? '',
-        'switchboard.attempt': Number(headers['x-switchboard-attempt'] ?? 0),
+        [EVENT_ID_ATTRIBUTE]: headerValue(headers, 'x-switchboard-event-id') ?? '',
+        'switchboard.delivery_id': headerValue(headers, 'x-switchboard-delivery') ?? '',
+        'switchboard.attempt': Number(headerValue(headers, 'x-switchboard-attempt') ?? 0),
       },
       async (span) => {
-        const carried = { ...headers };
-        propagation.inject(context.active(), carried);
+        const injected: Record<string, string> = {};
+        propagation.inject(context.active(), injected);
+        const carried = [...headers];
+        for (const name in injected) carried.push(name, injected[name]!);
         const result = await this.#post(url, body, carried);
         if (result.status !== undefined) span.setAttribute('http.response.status_code', result.status);
         if (result.error || (result.status ?? 0) >= 400) {
@@ -252,18 +255,16 @@ export class UndiciWebhookTransport implements WebhookTransport {
    * through a Readable stream, and the whole-attempt bound is one timer calling the abort undici hands the handler
    * instead of an AbortController per attempt (issue 24: CPU per delivery). Outcomes are those of `request`: once the
    * status arrived, an answer cut short (too long, timed out, connection lost) still counts as that status. The
-   * headers go as a flat array (undici's own form; its content-length comes from the Buffer body).
+   * headers go as the flat array they come in (undici's own form; its content-length comes from the Buffer body).
    */
-  #post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+  #post(url: string, body: Buffer, headers: readonly string[]): Promise<AttemptResult> {
     const target = this.#target(url);
     if ('refusal' in target) return Promise.resolve(target.refusal);
-    const flat: string[] = [];
-    for (const name in headers) flat.push(name, headers[name]!);
     return new Promise<AttemptResult>((resolve) => {
       const handler = new AttemptHandler(resolve, this.opts.timeoutMs);
       try {
         this.#agent.dispatch(
-          { origin: target.origin, path: target.path, method: 'POST', headers: flat, body },
+          { origin: target.origin, path: target.path, method: 'POST', headers: headers as string[], body },
           handler,
         );
       } catch (err) {
