@@ -23,6 +23,18 @@ export interface BusHealth {
   up: boolean;
 }
 
+/**
+ * A scoped subscriber as one object (an open stream's `EventSubscription`), so a subscription costs the bus a set
+ * entry and no closures (issue 24: memory per open stream). Attach with {@link EventBus.attach}, detach with the
+ * same scope.
+ */
+export interface BusSubscriber {
+  /** Each committed event of the scope (as `subscribe`'s `listener`). */
+  deliver(event: StoredEvent): void;
+  /** Live delivery may have missed events (as `subscribe`'s `onGap`): end the stream so the client replays. */
+  gap(): void;
+}
+
 export interface EventBus {
   /** The bus's state for readiness probes (docs/configuration.md, /readyz). */
   health(): BusHealth;
@@ -39,6 +51,18 @@ export interface EventBus {
    * subscriber should end its stream so the client resumes by replay (`Last-Event-ID`).
    */
   subscribe(listener: (event: StoredEvent) => void, onGap?: () => void, scope?: BusScope): () => void;
+  /**
+   * {@link subscribe} for a subscriber object: `subscriber.deliver` gets the events of `scope`, `subscriber.gap` the
+   * gap notices (at once, in a microtask, when delivery is interrupted right now). Remove it with {@link detach}.
+   */
+  attach(subscriber: BusSubscriber, scope: BusScope): void;
+  /** Removes a subscriber attached with `scope` (idempotent). */
+  detach(subscriber: BusSubscriber, scope: BusScope): void;
+  /**
+   * Whether live delivery is interrupted right now (Redis connection lost and not yet resubscribed): a gap
+   * listener added now is told at once. Always false in-process.
+   */
+  interrupted(): boolean;
   /**
    * Resolves once live delivery for `accountId` is tracked: every event of the account that commits after this
    * resolves reaches the subscribers of the account. A stream awaits it before reading its replay, so the replay

@@ -2,7 +2,7 @@ import type { DomainContext } from '../kernel/context.js';
 import { MAX_BIGINT } from '../validation.js';
 import { type OpenStream, type StoredEvent, type StreamEndReason, toEnvelope } from './event.js';
 import { type ReplayFrameRow, type ReplayRow, replayFrameRows, replayRows } from './event.store.js';
-import type { EventBus } from './event-bus.port.js';
+import type { BusSubscriber, EventBus } from './event-bus.port.js';
 import type { Channel } from './event-catalog.js';
 
 /** Spec 8: replay sends up to the last 1000 matching events after the given `Last-Event-ID`. */
@@ -71,7 +71,7 @@ const NO_LISTENERS: readonly never[] = Object.freeze([]);
  * the subscription ends with `overflow` at once (the client resumes with Last-Event-ID), so a slow consumer cannot
  * grow memory without bound. A bus gap ends it with `interrupted` after what is queued; `shutdown` ends it at once.
  */
-export class EventSubscription implements AsyncIterableIterator<StreamItem>, OpenStream {
+export class EventSubscription implements AsyncIterableIterator<StreamItem>, OpenStream, BusSubscriber {
   readonly #queue: StoredEvent[] = [];
   #replay: StreamItem[] | undefined;
   /** SSE mode: the replay as ready-made SSE frames (notice first), handed to the writer once. */
@@ -83,20 +83,28 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
   #onReadable: (() => void) | undefined;
   #endReason: StreamEndReason | undefined;
   #draining = false;
-  readonly #unsubscribe: () => void;
-  /** Exactly as long as needed (one listener per stream is usual: `trackStream`'s), copied on change. */
+  /** The app's set of open streams ({@link trackStream}): it leaves it when it ends (no end listener per stream). */
+  #registry: Set<OpenStream> | undefined;
+  /** Exactly as long as needed (usually none: `trackStream` uses {@link trackIn}), copied on change. */
   #endListeners: readonly ((reason: StreamEndReason) => void)[] = NO_LISTENERS;
 
+  /** Attached to `bus` as itself (no closures per stream: issue 24, memory per open stream) until it ends. */
   constructor(
-    bus: EventBus,
+    private readonly bus: EventBus,
     readonly filter: StreamFilter,
     private readonly queueLimit: number,
   ) {
-    this.#unsubscribe = bus.subscribe(
-      (event) => this.#push(event),
-      () => this.#interrupt(),
-      filter,
-    );
+    bus.attach(this, filter);
+  }
+
+  /** The bus's call with a live event of the account ({@link BusSubscriber}): queued when it matches the filter. */
+  deliver(event: StoredEvent): void {
+    this.#push(event);
+  }
+
+  /** The bus's gap notice ({@link BusSubscriber}): what is queued is delivered, then the stream ends `interrupted`. */
+  gap(): void {
+    this.#interrupt();
   }
 
   /** Why the stream ended, once it has. */
@@ -110,11 +118,22 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
       listener(this.#endReason);
       return () => {};
     }
-    this.#endListeners = [...this.#endListeners, listener];
+    // concat allocates exactly the new length; a spread into a literal grows the first push to 17 slots.
+    this.#endListeners = this.#endListeners.concat([listener]);
     return () => {
       const i = this.#endListeners.indexOf(listener);
       if (i >= 0) this.#endListeners = [...this.#endListeners.slice(0, i), ...this.#endListeners.slice(i + 1)];
     };
+  }
+
+  /**
+   * Adds this stream to `registry` (the app's open streams) and removes it when the stream ends, before the end
+   * listeners run; nothing when it has already ended.
+   */
+  trackIn(registry: Set<OpenStream>): void {
+    if (this.#endReason) return;
+    registry.add(this);
+    this.#registry = registry;
   }
 
   /**
@@ -164,12 +183,14 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
   end(reason: StreamEndReason): void {
     if (this.#endReason) return;
     this.#endReason = reason;
-    this.#unsubscribe();
+    this.bus.detach(this, this.filter);
     this.#queue.length = 0;
     this.#replay = [];
     const waiter = this.#waiter;
     this.#waiter = undefined;
     waiter?.({ value: undefined, done: true });
+    this.#registry?.delete(this);
+    this.#registry = undefined;
     const listeners = this.#endListeners;
     this.#endListeners = NO_LISTENERS;
     for (const listener of listeners) listener(reason);
@@ -402,9 +423,7 @@ export async function readReplayFrames(
 
 /** Registers a subscription in `ctx.openStreams` so {@link endAllStreams} can end it at shutdown; unregisters it when it ends. */
 export function trackStream(ctx: DomainContext, sub: EventSubscription): void {
-  const streams = ctx.openStreams;
-  streams.add(sub);
-  sub.onEnd(() => streams.delete(sub));
+  sub.trackIn(ctx.openStreams);
 }
 
 /** Ends every open stream of the app with `shutdown` (graceful shutdown; SSE responses end cleanly). */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { type StoredEvent, storedEventFromRow } from '../../domain/events/event.js';
-import type { BusHealth, BusScope, EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, BusScope, BusSubscriber, EventBus } from '../../domain/events/event-bus.port.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Database, Db } from '../db.js';
 
@@ -14,6 +14,9 @@ const FILL_PAGE = 500;
  * 1.17x with 10,000 (one turn for all); 5,000 keeps a turn at half the 10,000-stream fan-out (docs/events.md).
  */
 const FANOUT_SLICE = 5_000;
+
+/** The channel key of subscribers without a channel list. */
+const ALL_CHANNELS: readonly string[] = ['*'];
 
 /** Options of {@link OrderedEventBus}. */
 export interface OrderedEventBusOptions {
@@ -40,6 +43,8 @@ interface StartRow {
 }
 
 type Listener = (event: StoredEvent) => void;
+/** What the fan-out calls: a listener function (`subscribe`) or a subscriber object (`attach`, an open stream). */
+type Receiver = Listener | BusSubscriber;
 
 /** Live-delivery state of one account with local subscribers. */
 interface AccountState {
@@ -52,7 +57,7 @@ interface AccountState {
   /** A log read for this account runs; arrivals wait in `pending`. */
   busy: boolean;
   /** Subscribers by channel ('*' for every channel). */
-  listeners: Map<string, Set<Listener>>;
+  listeners: Map<string, Set<Receiver>>;
   size: number;
   ready: Promise<void>;
   markReady: () => void;
@@ -88,7 +93,7 @@ export class OrderedEventBus implements EventBus {
   /** Subscribers of every account (no scope). */
   readonly #everything = new Set<Listener>();
   /** Events delivered in order, with their subscribers, waiting for the fan-out turn. */
-  readonly #outbox: { event: StoredEvent; listeners: Listener[] }[] = [];
+  readonly #outbox: { event: StoredEvent; listeners: Receiver[] }[] = [];
   #outboxHead = 0;
   #fanoutScheduled = false;
   /** Accounts whose start position is to be read (batched per tick). */
@@ -99,6 +104,9 @@ export class OrderedEventBus implements EventBus {
   /** Running reads, awaited by close() so no read outlives the database. */
   readonly #running = new Set<Promise<void>>();
   readonly #unsubscribe: () => void;
+  /** Attached subscribers, told of the raw bus's gaps by one listener of this bus (no closure per subscriber). */
+  readonly #gapSubscribers = new Set<BusSubscriber>();
+  readonly #offGap: () => void;
   #gapReads = 0;
   #tailReads = 0;
   #filled = 0;
@@ -110,6 +118,9 @@ export class OrderedEventBus implements EventBus {
     private readonly options: OrderedEventBusOptions,
   ) {
     this.#unsubscribe = inner.subscribe((event) => this.#arrive(event));
+    this.#offGap = inner.onGap(() => {
+      for (const subscriber of this.#gapSubscribers) subscriber.gap();
+    });
   }
 
   /** Starts the tail check. */
@@ -150,32 +161,65 @@ export class OrderedEventBus implements EventBus {
         offGap?.();
       };
     }
-    const state = this.#track(scope.accountId);
-    const keys = scope.channels ?? ['*'];
-    for (const key of keys) {
-      let set = state.listeners.get(key);
-      if (!set) {
-        set = new Set();
-        state.listeners.set(key, set);
-      }
-      set.add(listener);
-    }
-    state.size++;
+    const state = this.#add(listener, scope);
     let done = false;
     return () => {
       offGap?.();
       if (done) return;
       done = true;
-      for (const key of keys) {
-        const set = state.listeners.get(key);
-        set?.delete(listener);
-        if (set?.size === 0) state.listeners.delete(key);
-      }
-      if (--state.size === 0 && this.#everything.size === 0 && this.#accounts.get(state.accountId) === state) {
-        this.#accounts.delete(state.accountId);
-        this.#starting.delete(state);
-      }
+      this.#remove(state, listener, scope);
     };
+  }
+
+  /**
+   * {@link subscribe} for a subscriber object (an open stream): the account's sets and this bus's gap set hold it,
+   * no closure per subscriber. A subscriber attached while the raw bus is interrupted is told at once (microtask),
+   * as the raw bus's `onGap` does.
+   */
+  attach(subscriber: BusSubscriber, scope: BusScope): void {
+    this.#add(subscriber, scope);
+    this.#gapSubscribers.add(subscriber);
+    if (this.inner.interrupted()) queueMicrotask(() => subscriber.gap());
+  }
+
+  /** Removes a subscriber attached with `scope` (idempotent). */
+  detach(subscriber: BusSubscriber, scope: BusScope): void {
+    if (!this.#gapSubscribers.delete(subscriber)) return;
+    const state = this.#accounts.get(scope.accountId);
+    if (state) this.#remove(state, subscriber, scope);
+  }
+
+  /** The raw bus's: whether its live delivery is interrupted right now. */
+  interrupted(): boolean {
+    return this.inner.interrupted();
+  }
+
+  /** Adds `receiver` to the account's sets of `scope` (tracking the account when new). @returns the account state. */
+  #add(receiver: Receiver, scope: BusScope): AccountState {
+    const state = this.#track(scope.accountId);
+    for (const key of scope.channels ?? ALL_CHANNELS) {
+      let set = state.listeners.get(key);
+      if (!set) {
+        set = new Set();
+        state.listeners.set(key, set);
+      }
+      set.add(receiver);
+    }
+    state.size++;
+    return state;
+  }
+
+  /** Removes `receiver` from the account's sets of `scope`; forgets the account after its last subscriber. */
+  #remove(state: AccountState, receiver: Receiver, scope: BusScope): void {
+    for (const key of scope.channels ?? ALL_CHANNELS) {
+      const set = state.listeners.get(key);
+      set?.delete(receiver);
+      if (set?.size === 0) state.listeners.delete(key);
+    }
+    if (--state.size === 0 && this.#everything.size === 0 && this.#accounts.get(state.accountId) === state) {
+      this.#accounts.delete(state.accountId);
+      this.#starting.delete(state);
+    }
   }
 
   /** Resolves once the account's start position is known (see the class comment). */
@@ -196,6 +240,8 @@ export class OrderedEventBus implements EventBus {
     this.#closed = true;
     clearInterval(this.#timer);
     this.#unsubscribe();
+    this.#offGap();
+    this.#gapSubscribers.clear();
     this.#accounts.clear();
     this.#everything.clear();
     this.#outbox.length = 0;
@@ -298,7 +344,7 @@ export class OrderedEventBus implements EventBus {
   #deliver(state: AccountState, event: StoredEvent): void {
     state.seq = BigInt(event.seq);
     state.id = BigInt(event.id);
-    const listeners: Listener[] = [];
+    const listeners: Receiver[] = [];
     const all = state.listeners.get('*');
     if (all) for (const l of all) listeners.push(l);
     const byChannel = state.listeners.get(event.channel);
@@ -322,7 +368,9 @@ export class OrderedEventBus implements EventBus {
       const take = Math.min(item.listeners.length, budget);
       for (let i = 0; i < take; i++) {
         try {
-          item.listeners[i]!(item.event);
+          const receiver = item.listeners[i]!;
+          if (typeof receiver === 'function') receiver(item.event);
+          else receiver.deliver(item.event);
         } catch (err) {
           this.log.error({ err, eventId: item.event.id }, 'event subscriber failed');
         }

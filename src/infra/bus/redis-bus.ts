@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { StoredEvent } from '../../domain/events/event.js';
-import type { BusHealth, EventBus } from '../../domain/events/event-bus.port.js';
+import type { BusHealth, BusScope, BusSubscriber, EventBus } from '../../domain/events/event-bus.port.js';
 import { EVENT_ID_ATTRIBUTE, inSpan, SpanKind, tracingEnabled } from '../tracing.js';
 import { InProcessEventBus } from './memory-bus.js';
 
@@ -23,6 +23,7 @@ const GAP_MESSAGE = '{"gap":true}';
  */
 export class RedisEventBus implements EventBus {
   readonly #emitter = new EventEmitter().setMaxListeners(0);
+  readonly #attached = new Map<BusSubscriber, () => void>();
   readonly #channel: string;
   readonly #pub: Redis;
   readonly #sub: Redis;
@@ -157,13 +158,34 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  /** Raw buses are not what streams attach to (the ordered bus is): closures per subscriber are fine here. */
+  attach(subscriber: BusSubscriber, _scope: BusScope): void {
+    this.#attached.set(
+      subscriber,
+      this.subscribe(
+        (event) => subscriber.deliver(event),
+        () => subscriber.gap(),
+      ),
+    );
+  }
+
+  detach(subscriber: BusSubscriber, _scope: BusScope): void {
+    this.#attached.get(subscriber)?.();
+    this.#attached.delete(subscriber);
+  }
+
+  /** While the subscribing connection is lost and not yet resubscribed. */
+  interrupted(): boolean {
+    return !this.#up;
+  }
+
   /** Tracks nothing: every publish reaches every subscriber. */
   async whenReady(_accountId: string): Promise<void> {}
 
   /** Also calls `listener` at once (next microtask) when Redis is down right now. */
   onGap(listener: () => void): () => void {
     this.#emitter.on('gap', listener);
-    if (!this.#up) queueMicrotask(listener);
+    if (this.interrupted()) queueMicrotask(listener);
     return () => this.#emitter.off('gap', listener);
   }
 
