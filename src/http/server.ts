@@ -172,8 +172,9 @@ export async function createHttpServer(ctx: AppContext, httpTls?: HttpTls): Prom
     requestScope.run({ reqId: request.id }, done);
   });
   if (tracingEnabled()) installHttpSpans(http);
-  // Per route pattern, never the raw URL (ids would make one series per resource). Hijacked SSE streams never
-  // reach onResponse; they are counted by switchboard_open_streams instead. Callback hooks, not async ones (no
+  // Per route pattern, never the raw URL (ids would make one series per resource). A hijacked SSE stream reaches
+  // onResponse only when the server ends it (revoked key, bus gap, shutdown: Fastify's listener on the response's
+  // end), never when the client leaves; open streams are counted by switchboard_open_streams. Callback hooks, not async ones (no
   // promise and no extra microtask per request): one per route, added as it is registered, that knows its pattern
   // (no `request.routeOptions`, a getter that builds a new object, per request), and the instance's own for
   // requests no route matched (the 404 handler runs only the instance's hooks).

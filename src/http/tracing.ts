@@ -44,7 +44,8 @@ export function installHttpSpans(http: FastifyInstance): void {
     }
     done();
   });
-  // Hijacked responses (the SSE stream) never reach onResponse: their span ends when the connection closes.
+  // A hijacked response (the SSE stream) reaches onResponse only when the server ends it; when the client leaves,
+  // its span ends here instead.
   http.addHook('onRequestAbort', (request, done) => {
     request.otelSpan?.end();
     done();
