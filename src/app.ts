@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppContext } from './app-context.js';
@@ -273,9 +274,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         const port = (http.server.address() as { port: number }).port;
         try {
           writeAdminFile(config.DATA_DIR, {
-            url: localUrl(config.HOST, port),
+            url: localUrl(config.HOST, port, httpTls !== undefined),
             token: ctx.admin.localToken,
             pid: process.pid,
+            // The CLI pins this certificate on its loopback connection (src/cli.ts).
+            ...(httpTls ? { certSha256: new X509Certificate(httpTls.cert).fingerprint256 } : {}),
           });
         } catch (err) {
           // The local CLI then needs SWITCHBOARD_URL + ADMIN_TOKEN; the service itself is unaffected.

@@ -1,4 +1,6 @@
+import { connect as tlsConnect } from 'node:tls';
 import { parseArgs } from 'node:util';
+import { Agent, fetch, type Response } from 'undici';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { parseScopes, SCOPES } from './domain/accounts/account.service.js';
 import {
@@ -59,7 +61,7 @@ function alive(pid: number): boolean {
 }
 
 /** Where to send admin operations: a running service's /admin API, or the database itself. */
-function target(config: Config): { url: string; token: string; source: string } | undefined {
+function target(config: Config): Target | undefined {
   const url = process.env.SWITCHBOARD_URL;
   if (url) {
     if (!config.ADMIN_TOKEN)
@@ -68,8 +70,56 @@ function target(config: Config): { url: string; token: string; source: string } 
   }
   if (config.DATA_DIR.startsWith('memory://')) return undefined;
   const file = readAdminFile(config.DATA_DIR);
-  if (file && alive(file.pid)) return { url: file.url, token: file.token, source: `${config.DATA_DIR}/admin.json` };
+  if (file && alive(file.pid))
+    return {
+      url: file.url,
+      token: file.token,
+      source: `${config.DATA_DIR}/admin.json`,
+      ...(file.certSha256 ? { certSha256: file.certSha256 } : {}),
+    };
   return undefined;
+}
+
+/** Where {@link overHttp} sends: the base URL, the admin token, where they came from, and a pinned certificate. */
+interface Target {
+  url: string;
+  token: string;
+  source: string;
+  /** SHA-256 fingerprint (`AB:CD:…`) of the only certificate accepted (from DATA_DIR/admin.json); else the usual TLS checks. */
+  certSha256?: string;
+}
+
+/**
+ * An undici dispatcher whose TLS connections accept exactly the certificate whose SHA-256 fingerprint is
+ * `certSha256` (the service's own, read from DATA_DIR/admin.json, a file only its user can read), and nothing else:
+ * a loopback service with a self-signed certificate is reached, and a different listener on that port is refused.
+ * The connection fails with `CERT_PIN_MISMATCH` otherwise.
+ */
+function pinnedDispatcher(certSha256: string): Agent {
+  return new Agent({
+    connect(opts, callback) {
+      // The chain and names are not checked: the pin is the whole check (like SSH's known host key).
+      const socket = tlsConnect({
+        host: opts.hostname,
+        port: Number(opts.port),
+        rejectUnauthorized: false,
+        ALPNProtocols: ['http/1.1'],
+      });
+      let settled = false;
+      socket.once('secureConnect', () => {
+        settled = true;
+        if (socket.getPeerCertificate().fingerprint256 === certSha256) return callback(null, socket);
+        socket.destroy();
+        callback(
+          Object.assign(new Error('the certificate is not the one in admin.json'), { code: 'CERT_PIN_MISMATCH' }),
+          null,
+        );
+      });
+      socket.once('error', (err) => {
+        if (!settled) callback(err, null);
+      });
+    },
+  });
 }
 
 /**
@@ -77,11 +127,7 @@ function target(config: Config): { url: string; token: string; source: string } 
  * that just stopped) and `fallback` allows acting on the database instead.
  * @throws CliError with the service's error code and message on any other failure.
  */
-async function overHttp(
-  to: { url: string; token: string; source: string },
-  op: Operation,
-  fallback: boolean,
-): Promise<unknown> {
+async function overHttp(to: Target, op: Operation, fallback: boolean): Promise<unknown> {
   const request =
     op.kind === 'revokeKey'
       ? { method: 'DELETE', path: `/admin/keys/${encodeURIComponent(op.keyId)}`, body: undefined }
@@ -96,6 +142,7 @@ async function overHttp(
       },
       body: request.body ? JSON.stringify(request.body) : undefined,
       signal: AbortSignal.timeout(15_000),
+      ...(to.certSha256 ? { dispatcher: pinnedDispatcher(to.certSha256) } : {}),
     });
   } catch (err) {
     const code = (err as { cause?: { code?: string } }).cause?.code;

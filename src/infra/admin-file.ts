@@ -6,12 +6,21 @@ export const ADMIN_FILE = 'admin.json';
 
 /** Contents of DATA_DIR/admin.json. */
 export interface AdminFile {
-  /** Base URL of the running service as seen from this host, e.g. http://127.0.0.1:3000. */
+  /**
+   * Base URL of the running service as seen from this host, e.g. http://127.0.0.1:3000, or https://127.0.0.1:3000
+   * when the HTTP port serves TLS (HTTP_TLS_CERT).
+   */
   url: string;
   /** The service's per-start local admin token (src/domain/accounts/admin.service.ts AdminTokens). */
   token: string;
   /** Process id of the service, so a file left by a killed process is recognised as stale. */
   pid: number;
+  /**
+   * With TLS on the HTTP port: the SHA-256 fingerprint of its leaf certificate, as Node prints it (`AB:CD:…`, 95
+   * characters). The local CLI pins it: it accepts exactly that certificate on the loopback connection, whatever its
+   * issuer or names (a self-signed one has neither a trusted issuer nor a 127.0.0.1 name).
+   */
+  certSha256?: string;
 }
 
 /**
@@ -35,7 +44,13 @@ export function readAdminFile(dataDir: string): AdminFile | undefined {
     const info = JSON.parse(readFileSync(path.resolve(dataDir, ADMIN_FILE), 'utf8')) as Partial<AdminFile>;
     if (typeof info.url !== 'string' || typeof info.token !== 'string' || typeof info.pid !== 'number')
       return undefined;
-    return { url: info.url, token: info.token, pid: info.pid };
+    if (info.certSha256 !== undefined && typeof info.certSha256 !== 'string') return undefined;
+    return {
+      url: info.url,
+      token: info.token,
+      pid: info.pid,
+      ...(info.certSha256 ? { certSha256: info.certSha256 } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -49,8 +64,11 @@ export function removeAdminFile(dataDir: string, token: string): void {
   } catch {}
 }
 
-/** The URL a local client uses for a server listening on `host:port` (a wildcard address becomes loopback). */
-export function localUrl(host: string, port: number): string {
+/**
+ * The URL a local client uses for a server listening on `host:port` (a wildcard address becomes loopback):
+ * `https://` when the port serves TLS (`tls` true), else `http://`.
+ */
+export function localUrl(host: string, port: number, tls = false): string {
   const h = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  return `${tls ? 'https' : 'http'}://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }

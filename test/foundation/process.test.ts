@@ -1,5 +1,8 @@
-import { stat } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
+import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountClient, startApp, tempDir } from '../helpers/app.js';
 import { runEntry } from '../helpers/process.js';
@@ -181,6 +184,66 @@ describe('accounts while the service runs on the embedded default', { timeout: 6
       expect(wrong.stderr()).toContain('401 UNAUTHENTICATED');
     } finally {
       await t.close();
+    }
+  });
+
+  it('with TLS on the HTTP port, admin.json says https and pins the certificate; the CLI accepts it and no other', async () => {
+    const { dir, cleanup } = await tempDir();
+    const attrs = [{ name: 'commonName', value: 'localhost' }];
+    const pems = await selfsigned.generate(attrs, { keySize: 2048, algorithm: 'sha256' });
+    const other = await selfsigned.generate(attrs, { keySize: 2048, algorithm: 'sha256' });
+    await writeFile(path.join(dir, 'cert.pem'), pems.cert);
+    await writeFile(path.join(dir, 'key.pem'), pems.private);
+    const service = runEntry('main.ts', [], {
+      DATA_DIR: dir,
+      PORT: '0',
+      BOOTSTRAP_ACCOUNT: 'false',
+      HTTP_TLS_CERT: path.join(dir, 'cert.pem'),
+      HTTP_TLS_KEY: path.join(dir, 'key.pem'),
+    });
+    try {
+      await service.waitFor(/"address":"(https?:\/\/[^"]+)"/, 180_000);
+      const adminPath = path.join(dir, 'admin.json');
+      const admin = JSON.parse(await readFile(adminPath, 'utf8')) as { url: string; certSha256?: string };
+      expect(admin.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(admin.certSha256).toBe(new X509Certificate(pems.cert).fingerprint256);
+
+      const cli = runEntry('cli.ts', ['accounts:create', '--name', 'Tls'], { DATA_DIR: dir });
+      expect(await cli.exited).toBe(0);
+      const printed = JSON.parse(cli.stdout().trim()) as { accountId: string; apiKey: string };
+      // The key works over the TLS port (this client trusts the test's certificate and skips only the name check).
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpsRequest(
+          `${admin.url}/graphql`,
+          {
+            method: 'POST',
+            ca: pems.cert,
+            checkServerIdentity: () => undefined,
+            headers: { authorization: `Bearer ${printed.apiKey}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(viewer));
+      });
+      expect(status).toBe(200);
+
+      // Another certificate's fingerprint in admin.json: the CLI refuses the connection and prints no key.
+      await writeFile(
+        adminPath,
+        JSON.stringify({ ...admin, certSha256: new X509Certificate(other.cert).fingerprint256 }),
+      );
+      const pinned = runEntry('cli.ts', ['accounts:create', '--name', 'Mitm'], { DATA_DIR: dir });
+      expect(await pinned.exited).toBe(1);
+      expect(pinned.stdout()).toBe('');
+      expect(pinned.stderr()).toContain('CERT_PIN_MISMATCH');
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await cleanup();
     }
   });
 });
