@@ -6,10 +6,13 @@
 import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { expect } from 'vitest';
+import { ManualClock } from '../../src/infra/clock.js';
 import { testDatabaseUrl, usingPostgres } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
 
-const it = appTest();
+// A manual clock, so a test can give the reply that commits first the later time.
+const clock = new ManualClock(new Date('2026-11-27T12:00:00.000Z'));
+const it = appTest({ clock });
 
 /** Polls `read` (every 10 ms) until it returns true. */
 async function until(read: () => Promise<boolean>): Promise<void> {
@@ -69,5 +72,58 @@ it.skipIf(!usingPostgres)(
     expect([...thread!.participants].sort()).toEqual(
       ['alice@race.example', 'bob@race.example', 'carol@race.example', box.body.address].sort(),
     );
+  },
+);
+
+it.skipIf(!usingPostgres)(
+  "the thread's lastMessageAt is the newest reply's time even when an older reply commits last (PostgreSQL)",
+  async ({ t, a }) => {
+    const box = await a.request('POST', '/api/email/identities', { localPart: `late${Date.now().toString(36)}` });
+    expect(box.status).toBe(201);
+    const smtp = nodemailer.createTransport({ host: '127.0.0.1', port: t.app.smtpPort()!, ignoreTLS: true });
+    const send = (from: string, messageId: string, inReplyTo?: string) =>
+      smtp.sendMail({
+        envelope: { from, to: [box.body.address] },
+        raw:
+          `From: ${from}\r\nTo: ${box.body.address}\r\nSubject: Times\r\nMessage-ID: ${messageId}\r\n` +
+          (inReplyTo ? `In-Reply-To: ${inReplyTo}\r\n` : '') +
+          '\r\nhello\r\n',
+      });
+    const t0 = Date.parse('2026-11-27T13:00:00.000Z');
+    clock.set(new Date(t0));
+    const first = `<first-${Date.now()}@late.example>`;
+    expect(String((await send('alice@late.example', first)).response)).toMatch(/^250/);
+
+    const url = await testDatabaseUrl();
+    const holder = new pg.Client({ connectionString: url });
+    const watch = new pg.Client({ connectionString: url });
+    await Promise.all([holder.connect(), watch.connect()]);
+    const waiting = async () => {
+      const { rows } = await watch.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND cardinality(pg_blocking_pids(pid)) > 0`,
+      );
+      return (rows[0] as { n: number }).n;
+    };
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM event_account_seqs WHERE account_id = $1 FOR UPDATE', [a.accountId]);
+      // The newer reply is received first and so commits first; the older one commits after it.
+      clock.set(new Date(t0 + 120_000));
+      const newer = send('bob@late.example', `<bob-${Date.now()}@late.example>`, first);
+      await until(async () => (await waiting()) >= 1);
+      clock.set(new Date(t0 + 60_000));
+      const older = send('carol@late.example', `<carol-${Date.now()}@late.example>`, first);
+      await until(async () => (await waiting()) >= 2);
+      await holder.query('ROLLBACK');
+      for (const info of await Promise.all([newer, older])) expect(String(info.response)).toMatch(/^250/);
+    } finally {
+      await Promise.all([holder.end(), watch.end()]);
+    }
+    const list = await a.request('GET', `/api/email/identities/${box.body.id}/threads`);
+    expect(list.status).toBe(200);
+    const [thread] = list.body.threads as { messageCount: number; lastMessageAt: string }[];
+    expect(thread!.messageCount).toBe(3);
+    expect(thread!.lastMessageAt).toBe(new Date(t0 + 120_000).toISOString());
   },
 );

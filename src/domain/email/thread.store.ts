@@ -348,12 +348,14 @@ export function addToThreadSql(
   if (thread) {
     // Merged in SQL into the row as the UPDATE finds it, not into the copy read before: when another write of the
     // thread commits while this statement waits for the row (two replies in flight), PostgreSQL re-evaluates these
-    // expressions on the committed row (READ COMMITTED), so neither write's participants or labels are lost.
+    // expressions on the committed row (READ COMMITTED), so neither write's participants or labels are lost, and
+    // `last_message_at` only moves forward (an older message committing after a newer one keeps the newer time).
     const more = mergeParticipants([], m.participants);
     const labels = [...new Set(m.labels ?? [])];
     return {
       threadId: thread.id,
-      sql: Prisma.sql`UPDATE email_threads SET message_count = message_count + 1, last_message_at = ${m.now}::timestamptz,
+      sql: Prisma.sql`UPDATE email_threads SET message_count = message_count + 1,
+        last_message_at = GREATEST(last_message_at, ${m.now}::timestamptz),
         participants = participants || ARRAY(SELECT p FROM unnest(${more}::text[]) WITH ORDINALITY AS u(p, o)
           WHERE p <> ALL (email_threads.participants) ORDER BY o),
         labels = labels || ARRAY(SELECT l FROM unnest(${labels}::text[]) WITH ORDINALITY AS u(l, o)
