@@ -350,7 +350,40 @@ interface WindowResult {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  /** CPU of the PostgreSQL backends serving the bench database per 2xx answer, µs (NaN without one). */
+  pgCpuUsPerReq: number;
   bad: number;
+}
+
+/**
+ * User+system CPU time, in ms, of each PostgreSQL backend serving database `db` now (pids from pg_stat_activity,
+ * times from /proc/<pid>/stat: the server must run on this machine). The bench's own connection (to the admin
+ * database) is not among them.
+ */
+async function pgBackendCpu(db: string): Promise<Map<number, number>> {
+  const c = new pg.Client({ connectionString: opts['pg-url'] });
+  await c.connect();
+  try {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [db]);
+    const out = new Map<number, number>();
+    for (const { pid } of r.rows) {
+      try {
+        out.set(pid, cpuMs(pid));
+      } catch {
+        // Ended between the query and the read: its time is lost either way.
+      }
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+/** CPU ms the backends in `after` used since `before` (a backend new in `after` counts from zero). */
+function pgCpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, t] of after) ms += t - (before.get(pid) ?? 0);
+  return ms;
 }
 
 /**
@@ -358,7 +391,8 @@ interface WindowResult {
  * With `selfCpu` the load processes are the measured side themselves (the mail-send scenario's bare nodemailer
  * pool): their own CPU time (`LoadResult.cpuMs`) is added to that of `pids`.
  */
-async function loadWindow(specs: LoadSpec[], pids: number[], selfCpu = false): Promise<WindowResult> {
+async function loadWindow(specs: LoadSpec[], pids: number[], selfCpu = false, pgDb?: string): Promise<WindowResult> {
+  const pg0 = pgDb ? await pgBackendCpu(pgDb) : undefined;
   const cpu0 = pids.reduce((s, p) => s + cpuMs(p), 0);
   const results = await Promise.all(
     specs.map((spec, i) =>
@@ -369,6 +403,7 @@ async function loadWindow(specs: LoadSpec[], pids: number[], selfCpu = false): P
     ),
   );
   const cpu1 = pids.reduce((s, p) => s + cpuMs(p), 0) + (selfCpu ? results.reduce((s, r) => s + (r.cpuMs ?? 0), 0) : 0);
+  const pgMs = pg0 && pgDb ? pgCpuSince(pg0, await pgBackendCpu(pgDb)) : Number.NaN;
   // Only 2xx answers count as served: a fast 5xx or a timeout must not pass for throughput.
   const requests = results.reduce((s, r) => s + r.ok, 0);
   const codes: Record<string, number> = {};
@@ -380,13 +415,15 @@ async function loadWindow(specs: LoadSpec[], pids: number[], selfCpu = false): P
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
     cpuUsPerReq: requests ? ((cpu1 - cpu0) * 1000) / requests : Number.NaN,
+    pgCpuUsPerReq: requests ? (pgMs * 1000) / requests : Number.NaN,
     bad: results.reduce((s, r) => s + r.non2xx + r.errors, 0),
   };
 }
 
 /**
  * Alternates service and baseline windows for `rounds` rounds (default ROUNDS, after a 1 s warm-up of each) and
- * builds a row.
+ * builds a row. With `pgDb` (both sides use that PostgreSQL database, one side idle while the other is measured) the
+ * CPU column also shows the CPU of that database's backends per answer, service / bare.
  */
 async function compare(
   scenario: string,
@@ -394,6 +431,7 @@ async function compare(
   baseline: { specs: LoadSpec[]; pids: number[]; selfCpu?: boolean },
   target: { text: string; ratio?: number },
   rounds = ROUNDS,
+  pgDb?: string,
 ): Promise<Row> {
   const warm = (specs: LoadSpec[]) => specs.map((s) => ({ ...s, seconds: 1 }));
   const warmSvc = await loadWindow(warm(service.specs), service.pids);
@@ -403,13 +441,15 @@ async function compare(
   for (let r = 0; r < rounds; r++) {
     // Alternate which side goes first, so a trend in machine load does not favour one side.
     if (r % 2 === 0) {
-      svc.push(await loadWindow(service.specs, service.pids));
-      bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu));
+      svc.push(await loadWindow(service.specs, service.pids, false, pgDb));
+      bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu, pgDb));
     } else {
-      bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu));
-      svc.push(await loadWindow(service.specs, service.pids));
+      bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu, pgDb));
+      svc.push(await loadWindow(service.specs, service.pids, false, pgDb));
     }
   }
+  const pgSvc = median(svc.map((s) => s.pgCpuUsPerReq));
+  const pgBare = median(bare.map((s) => s.pgCpuUsPerReq));
   const ratios = svc.map((s, i) => s.rps / bare[i]!.rps);
   const ratio = median(ratios);
   const cpuSvc = median(svc.map((s) => s.cpuUsPerReq));
@@ -434,7 +474,9 @@ async function compare(
     ratio: `${f2(ratio)}x (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`,
     p50: `${f1(median(svc.map((s) => s.p50)))} / ${f1(median(bare.map((s) => s.p50)))}`,
     p99: `${f1(median(svc.map((s) => s.p99)))} / ${f1(median(bare.map((s) => s.p99)))}`,
-    cpu: `${f0(cpuSvc)} / ${f0(cpuBare)} µs (${f2(cpuBare / cpuSvc)})`,
+    cpu:
+      `${f0(cpuSvc)} / ${f0(cpuBare)} µs (${f2(cpuBare / cpuSvc)})` +
+      (pgDb ? `; PostgreSQL ${f0(pgSvc)} / ${f0(pgBare)} µs, total ${f2((cpuBare + pgBare) / (cpuSvc + pgSvc))}` : ''),
     target: target.text,
     met: target.ratio === undefined ? undefined : ratio >= target.ratio,
     raw: { svc, bare, ratios, warmSvc, warmBare },
@@ -794,6 +836,8 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
           { specs: [smtpSpec(Number(env.SMTP_PORT))], pids: [svc.child.pid] },
           { specs: [smtpSpec(barePort)], pids: [bareSmtp.pid] },
           { text: '≥ 0.5x', ratio: 0.5 },
+          ROUNDS,
+          mode === 'pg' ? dbName : undefined,
         );
       });
     }
