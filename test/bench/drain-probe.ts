@@ -31,6 +31,9 @@ const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).r
 /** PROBE_EXPLAIN=k: the k-th statement is first run under EXPLAIN (ANALYZE, BUFFERS, WAL), rolled back, and printed. */
 const explainAt = Number(process.env.PROBE_EXPLAIN ?? 0);
 let sent = 0;
+/** PROBE_EXPLAIN_RECORD=k: the same for the k-th outcome batch (recordAttempts). */
+const explainRecordAt = Number(process.env.PROBE_EXPLAIN_RECORD ?? 0);
+let recorded = 0;
 const database = {
   statement: async <T>(q: { text: string; values: readonly unknown[] }) => {
     if (explainAt > 0 && ++sent === explainAt) {
@@ -43,6 +46,12 @@ const database = {
   },
   // As src/infra/db.ts on PostgreSQL: a named prepared statement per distinct text (PROBE_UNNAMED=1: unnamed).
   preparedWrite: async (text: string, values: unknown[]) => {
+    if (explainRecordAt > 0 && ++recorded === explainRecordAt) {
+      await c.query('BEGIN');
+      const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, WAL) ${text}`, values);
+      await c.query('ROLLBACK');
+      console.log(plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
+    }
     const name = process.env.PROBE_UNNAMED
       ? undefined
       : `p_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;

@@ -1642,10 +1642,13 @@ async function webhooksDrain(
         const t0 = nowMs();
         // BENCH_CPU_PROF_DIR: the delivering instance writes a V8 CPU profile there when it stops (`node --cpu-prof`).
         const prof = process.env.BENCH_CPU_PROF_DIR;
+        // BENCH_DELIVER_NODE_ARGS: node flags for the delivering instance only (e.g. `--single-threaded-gc`), to
+        // count where its CPU goes; the bare sender and the other processes run without them.
+        const extra = process.env.BENCH_DELIVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
         const deliverer = await startService(
           env,
           'service-deliver',
-          prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
+          prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...extra] : extra,
         );
         try {
           const cpu0 = cpuMs(deliverer.child.pid);

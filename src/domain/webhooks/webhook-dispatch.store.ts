@@ -201,6 +201,11 @@ export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> 
  * finished attempts instead of one per attempt). Each row is fenced as in recordAttempt. Its text is the same for
  * every batch (the rows go in arrays), so it is a named prepared statement: parsed and analyzed once per connection
  * instead of per batch (issue 24 round 6: about 8–10 µs of backend CPU per delivery less in test/bench/drain-probe.ts).
+ * The three times go as epoch milliseconds (`Date.getTime()`, float8) and become timestamps in the statement
+ * (`to_timestamp(ms / 1000)`), not as ISO strings: no string per time in the service, no date parsing in the backend
+ * (issue 24 round 8). Every whole millisecond from 1970 to 2128 comes out of `to_timestamp(ms / 1000::float8)` as
+ * exactly that millisecond (checked over 8 million values in PostgreSQL 15; the columns are `timestamptz(3)`), so what
+ * is stored, and shown, is the same instant a `Date`'s ISO string gave.
  * @returns the ids whose record was written.
  */
 export async function recordAttempts(
@@ -213,19 +218,23 @@ export async function recordAttempts(
       SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
                            ${col((r) => r.next)}::text[], ${col((r) => r.attempt)}::int[],
                            ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
-                           ${col((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
-                           ${col((r) => r.startedAt.toISOString())}::timestamptz[], ${col((r) => r.durationMs)}::int[],
-                           ${col((r) => r.now.toISOString())}::timestamptz[], ${col(() => uuidv7())}::text[])
-        AS x(id, token, next, attempt, code, error, next_at, started_at, duration_ms, now, attempt_id)),
+                           ${col((r) => r.nextAttemptAt?.getTime() ?? null)}::float8[],
+                           ${col((r) => r.startedAt.getTime())}::float8[], ${col((r) => r.durationMs)}::int[],
+                           ${col((r) => r.now.getTime())}::float8[], ${col(() => uuidv7())}::text[])
+        AS x(id, token, next, attempt, code, error, next_ms, started_ms, duration_ms, now_ms, attempt_id)),
+    t AS (
+      SELECT x.*, to_timestamp(x.next_ms / 1000::float8) AS next_at, to_timestamp(x.started_ms / 1000::float8) AS started_at,
+             to_timestamp(x.now_ms / 1000::float8) AS now
+        FROM x),
     d AS (
       UPDATE webhook_deliveries w
          SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
              next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
-        FROM x
+        FROM t x
        WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
       RETURNING w.id)
     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
-    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM x JOIN d ON d.id = x.id
+    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM t x JOIN d ON d.id = x.id
     RETURNING delivery_id AS id`;
   const rows = await database.preparedWrite(q.text, q.values as unknown[]);
   return new Set(rows.map((r) => r.id as string));
