@@ -172,9 +172,12 @@ export async function createHttpServer(ctx: AppContext, httpTls?: HttpTls): Prom
     requestScope.run({ reqId: request.id }, done);
   });
   if (tracingEnabled()) installHttpSpans(http);
-  // Per route pattern, never the raw URL (ids would make one series per resource). A hijacked SSE stream reaches
-  // onResponse only when the server ends it (revoked key, bus gap, shutdown: Fastify's listener on the response's
-  // end), never when the client leaves; open streams are counted by switchboard_open_streams. Callback hooks, not async ones (no
+  // Per route pattern, never the raw URL (ids would make one series per resource). A hijacked SSE stream
+  // (GET /api/events) never reaches onResponse: once its headers are written, hijackedStreamEstablished
+  // (src/http/hijacked-stream.ts) counts the request with status 200 and the time to establish the stream, writes the
+  // request log line, ends the span, and removes Fastify's finish/error listener from the response; the stream's life
+  // is switchboard_open_streams, switchboard_streams_ended_total{reason} and the "event stream ended" line. A stream
+  // request refused before that (401, 403, 400) is an ordinary request here. Callback hooks, not async ones (no
   // promise and no extra microtask per request): one per route, added as it is registered, that knows its pattern
   // (no `request.routeOptions`, a getter that builds a new object, per request), and the instance's own for
   // requests no route matched (the 404 handler runs only the instance's hooks).

@@ -44,8 +44,9 @@ export function installHttpSpans(http: FastifyInstance): void {
     }
     done();
   });
-  // A hijacked response (the SSE stream) reaches onResponse only when the server ends it; when the client leaves,
-  // its span ends here instead.
+  // A request whose client leaves before it is answered ends its span here. A hijacked SSE stream's span ends when
+  // the stream is established (hijackedStreamEstablished, src/http/hijacked-stream.ts: status 200, and
+  // `request.otelSpan` cleared), so neither this hook nor onResponse ends it again.
   http.addHook('onRequestAbort', (request, done) => {
     request.otelSpan?.end();
     done();

@@ -65,14 +65,14 @@ export class StreamHeartbeat {
     }
     // A stream opened with a stream token ends when the token expires, as for a revoked key.
     const now = this.deps.clock.now().getTime();
-    for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('closed');
+    for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('revoked');
     if (this.#checking || keys.size === 0) return;
     this.#checking = true;
     this.deps.auth
       .activeAmong([...keys])
       .then(
         (active) => {
-          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('closed');
+          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('revoked');
         },
         () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
       )

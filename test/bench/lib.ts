@@ -44,6 +44,27 @@ export function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+/**
+ * Samples the RSS ({@link rssBytes}) of each of `pids` now and then every `everyMs` until `stop()`, which returns the
+ * median of each pid's samples (bytes, in the order of `pids`). The SSE scenario reads both servers this way over
+ * the same idle window, so a collection that falls before one reading and not the other moves neither side much.
+ */
+export function rssSampler(pids: readonly number[], everyMs = 1_000): { stop(): number[] } {
+  const samples = pids.map(() => [] as number[]);
+  const take = () => {
+    for (const [i, pid] of pids.entries()) samples[i]!.push(rssBytes(pid));
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return samples.map((xs) => median(xs));
+    },
+  };
+}
+
 /** Percentile `p` (0–100) of `values` (nearest rank); NaN when empty. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;

@@ -48,6 +48,7 @@ import {
   percentile,
   ROOT,
   rssBytes,
+  rssSampler,
   sleep,
   startChild,
   tsNode,
@@ -1185,6 +1186,8 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
   }
   const all: Child[] = [];
   try {
+    // Memory per stream: each server's RSS before its streams open, then both read the same way over the same idle
+    // window with every stream open (the median of a sample a second; docs/performance.md "How it measures").
     const rss0 = rssBytes(svc.child.pid);
     const s = await openClients(
       svc.port,
@@ -1193,19 +1196,16 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
       'sse-svc',
     );
     all.push(...s.clients);
-    await sleep(1_000);
-    const svcPerConn = (rssBytes(svc.child.pid) - rss0) / s.ok;
     const brss0 = rssBytes(broadcaster.child.pid);
     const b = await openClients(broadcaster.port, '/api/events', SSE_N, 'sse-bare');
     all.push(...b.clients);
-    await sleep(1_000);
-    const barePerConn = (rssBytes(broadcaster.child.pid) - brss0) / b.ok;
     if (s.failed || b.failed)
       notes.push(`sse-10k: ${s.failed} service and ${b.failed} bare connections failed to open`);
 
     // Idle: database transactions per second with every stream open (PostgreSQL only: pg_stat_database).
     let idleQps = Number.NaN;
     const idleS = Number(opts['sse-idle']);
+    const rss = rssSampler([svc.child.pid, broadcaster.child.pid]);
     if (dbName) {
       // PostgreSQL 15 flushes a backend's counters at most once a second while busy and up to 10 s after it goes
       // idle (PGSTAT_IDLE_INTERVAL): opening the streams (a key lookup and a replay read each) would otherwise still
@@ -1216,7 +1216,12 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
       await sleep(idleS * 1000);
       const c1 = await pgCommits(dbName);
       idleQps = ((c1 - c0 - 1) * 1000) / (performance.now() - t0);
+    } else {
+      await sleep((11 + idleS) * 1000); // the same memory window as with PostgreSQL
     }
+    const [svcRss, bareRss] = rss.stop();
+    const svcPerConn = (svcRss! - rss0) / s.ok;
+    const barePerConn = (bareRss! - brss0) / b.ok;
     const sv: Awaited<ReturnType<typeof publishRound>>[] = [];
     const bv: Awaited<ReturnType<typeof publishRound>>[] = [];
     let failure: string | undefined;

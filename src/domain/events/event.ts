@@ -63,8 +63,11 @@ export function storedEventFromRow(row: {
   };
 }
 
-/** Why a stream ended: the consumer left, it fell too far behind, live delivery had a gap, or shutdown. */
-export type StreamEndReason = 'closed' | 'overflow' | 'interrupted' | 'shutdown';
+/**
+ * Why a stream ended: the consumer left (`closed`), its key was revoked or deleted or its stream token expired
+ * (`revoked`), it fell too far behind (`overflow`), live delivery had a gap (`interrupted`), or shutdown.
+ */
+export type StreamEndReason = 'closed' | 'revoked' | 'overflow' | 'interrupted' | 'shutdown';
 
 /**
  * An open event stream as the app tracks it for shutdown (`ctx.openStreams`; the `EventSubscription` of

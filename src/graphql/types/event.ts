@@ -167,7 +167,7 @@ builder.subscriptionField('events', (t) =>
       const watch = setInterval(() => {
         void credentialActive(ctx.app, ctx.actor).then(
           (active) => {
-            if (!active) sub.end('closed');
+            if (!active) sub.end('revoked');
           },
           () => {}, // the database is unreachable: keep streaming; the next check asks again
         );

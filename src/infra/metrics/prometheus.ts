@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ModelProvider, ModelRequest } from '../../domain/email/model.port.js';
+import type { StreamEndReason } from '../../domain/events/event.js';
 import type { MetricsRecorder } from '../../domain/metrics.port.js';
 import type { Database } from '../db.js';
 
@@ -42,6 +43,7 @@ export class PrometheusMetrics implements MetricsRecorder {
   readonly #latency: Histogram<'method' | 'route'>;
   readonly #events: Counter<'channel'>;
   readonly #streams: Gauge<'transport'>;
+  readonly #streamsEnded: Counter<'transport' | 'reason'>;
   /**
    * Webhook attempts counted since the last scrape, per outcome: a field increment per attempt (the dispatcher's hot
    * path, issue 24) instead of prom-client's label hashing; added to `switchboard_webhook_attempts_total` when it is collected.
@@ -89,6 +91,12 @@ export class PrometheusMetrics implements MetricsRecorder {
       name: 'switchboard_open_streams',
       help: 'Live event streams open on this instance, by transport.',
       labelNames: ['transport'],
+      registers,
+    });
+    this.#streamsEnded = new Counter({
+      name: 'switchboard_streams_ended_total',
+      help: 'Event streams ended on this instance, by transport and reason (closed, revoked, overflow, interrupted, shutdown).',
+      labelNames: ['transport', 'reason'],
       registers,
     });
     const webhookCounts = this.#webhookCounts;
@@ -189,14 +197,13 @@ export class PrometheusMetrics implements MetricsRecorder {
     this.#events.inc({ channel });
   }
 
-  streamOpened(transport: 'sse' | 'graphql'): () => void {
+  streamOpened(transport: 'sse' | 'graphql'): void {
     this.#streams.inc({ transport });
-    let open = true;
-    return () => {
-      if (!open) return;
-      open = false;
-      this.#streams.dec({ transport });
-    };
+  }
+
+  streamEnded(transport: 'sse' | 'graphql', reason: StreamEndReason): void {
+    this.#streams.dec({ transport });
+    this.#streamsEnded.inc({ transport, reason });
   }
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed' | 'refused'): void {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../app-context.js';
@@ -23,7 +23,10 @@ import {
   sseFrame,
   truncationFrame,
 } from '../../domain/events/event-stream.js';
+import type { MetricsRecorder } from '../../domain/metrics.port.js';
 import { parseInput } from '../../domain/validation.js';
+import { hijackedStreamEstablished } from '../../http/hijacked-stream.js';
+import { markRequestBound } from '../../infra/logger.js';
 import { EVENT_ID_ATTRIBUTE } from '../../infra/tracing.js';
 import { actorOf } from '../auth.js';
 import { needsDrain, type OpenStream, StreamHeartbeat } from '../stream-heartbeat.js';
@@ -49,28 +52,44 @@ export function unnamedFrames(frames: string): string {
 }
 
 /**
+ * What every SSE stream of one app shares (one object per app, so a stream keeps a reference, not closures): the
+ * heartbeat, the metrics that count streams, and the logger of the `event stream ended` line.
+ */
+interface SseStreams {
+  heartbeat: StreamHeartbeat;
+  metrics: MetricsRecorder;
+  /** Marked request-bound: the line carries the stream's own `reqId`, never the ambient request's. */
+  log: FastifyBaseLogger;
+}
+
+/**
  * Writes one SSE response's subscription until it ends or the client leaves: the instance heartbeat's
  * {@link OpenStream} and the writer in one object, so an open stream keeps this, its response and its subscription
  * (not the request, the reply or a promise; issue 24: memory per stream). Push mode: when events are queued,
  * everything readable is written in one `write` (frames are built once per event and shared by all streams); while
  * the response is not drained nothing more is written and events wait in the subscription's queue, whose limit ends
  * a consumer that stops reading (`overflow`: the connection is dropped). The instance heartbeat writes comments and
- * re-checks the key. When the stream ends, the heartbeat forgets it and `onFinish` runs (once).
+ * re-checks the key. When the stream ends (once), the heartbeat forgets it, `switchboard_open_streams` goes down,
+ * `switchboard_streams_ended_total{transport="sse", reason}` goes up and the `event stream ended` line is written
+ * (info: `reqId`, `reason`, `durationMs` since the stream was established).
  */
 class SseWriter implements OpenStream {
   #scheduled = false;
   #finished = false;
+  /** When the stream was established, in whole ms of `performance.now()` (a small integer, kept unboxed). */
+  readonly #openedAt = Math.round(performance.now());
 
   constructor(
-    private readonly heartbeat: StreamHeartbeat,
+    private readonly streams: SseStreams,
     readonly res: ServerResponse,
     readonly sub: EventSubscription,
     readonly keyId: string,
     readonly expiresAt: Date | undefined,
     private readonly unnamed: boolean,
-    private readonly onFinish: () => void,
+    private readonly reqId: string,
   ) {
-    heartbeat.add(this);
+    streams.metrics.streamOpened('sse');
+    streams.heartbeat.add(this);
     res.on('close', this.#onGone);
     res.on('drain', this.#schedule);
     sub.setReadableListener(this.#schedule);
@@ -117,11 +136,15 @@ class SseWriter implements OpenStream {
   #finish(): void {
     if (this.#finished) return;
     this.#finished = true;
-    this.heartbeat.remove(this);
-    this.res.off('close', this.#onGone);
-    this.res.off('drain', this.#schedule);
-    if (!this.res.destroyed) this.res.end();
-    this.onFinish();
+    const { streams, res } = this;
+    streams.heartbeat.remove(this);
+    res.off('close', this.#onGone);
+    res.off('drain', this.#schedule);
+    if (!res.destroyed) res.end();
+    const reason = this.sub.endReason ?? 'closed';
+    streams.metrics.streamEnded('sse', reason);
+    const durationMs = Math.round(performance.now()) - this.#openedAt;
+    streams.log.info({ reqId: this.reqId, reason, durationMs }, 'event stream ended');
   }
 }
 
@@ -166,6 +189,11 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
     auth: ctx.auth,
   });
   app.addHook('onClose', async () => heartbeat.stop());
+  const streams: SseStreams = {
+    heartbeat,
+    metrics: ctx.metrics,
+    log: markRequestBound(ctx.log.child({}) as FastifyBaseLogger),
+  };
   // End streams before Fastify waits for open connections, so shutdown is not held up by SSE clients.
   app.addHook('preClose', async () => {
     endAllStreams(ctx);
@@ -260,9 +288,12 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const preamble = sub.takePreamble();
       res.write(`retry: 1000\n: connected\n\n${unnamed ? unnamedFrames(preamble) : preamble}`);
       const actor = actorOf(request);
+      // The opening is the HTTP request (metrics, request log line, span: status 200 now); the stream's life is the
+      // writer's to account for. Fastify keeps neither the request nor the reply from here on.
+      hijackedStreamEstablished(request, reply, ctx.metrics, '/api/events');
       // Not awaited: the handler's frame (request, reply, input) is not kept for the life of the stream; the reply
       // is hijacked, so Fastify does nothing with the handler's result.
-      new SseWriter(heartbeat, res, sub, actor.keyId, actor.expiresAt, unnamed, ctx.metrics.streamOpened('sse'));
+      new SseWriter(streams, res, sub, actor.keyId, actor.expiresAt, unnamed, request.id);
     },
   );
 
