@@ -7,7 +7,7 @@ import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { testDatabaseUrl, usingPostgres } from '../helpers/app.js';
+import { type TestAccount, type TestApp, testDatabaseUrl, usingPostgres } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
 
 // A manual clock, so a test can give the reply that commits first the later time.
@@ -19,20 +19,29 @@ async function until(read: () => Promise<boolean>): Promise<void> {
   while (!(await read())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+/**
+ * A new identity of `a` and a function that delivers a one-line mail to it over the app's SMTP port (optionally as a
+ * reply to `inReplyTo`), resolving with nodemailer's answer.
+ */
+async function mailbox(t: Pick<TestApp, 'app'>, a: Pick<TestAccount, 'request'>, localPart: string, subject: string) {
+  const box = await a.request('POST', '/api/email/identities', { localPart: `${localPart}${Date.now().toString(36)}` });
+  expect(box.status).toBe(201);
+  const smtp = nodemailer.createTransport({ host: '127.0.0.1', port: t.app.smtpPort()!, ignoreTLS: true });
+  const send = (from: string, messageId: string, inReplyTo?: string) =>
+    smtp.sendMail({
+      envelope: { from, to: [box.body.address] },
+      raw:
+        `From: ${from}\r\nTo: ${box.body.address}\r\nSubject: ${subject}\r\nMessage-ID: ${messageId}\r\n` +
+        (inReplyTo ? `In-Reply-To: ${inReplyTo}\r\n` : '') +
+        '\r\nhello\r\n',
+    });
+  return { box, send };
+}
+
 it.skipIf(!usingPostgres)(
   'two replies to one thread that commit while both are in flight keep both senders as participants (PostgreSQL)',
   async ({ t, a }) => {
-    const box = await a.request('POST', '/api/email/identities', { localPart: `race${Date.now().toString(36)}` });
-    expect(box.status).toBe(201);
-    const smtp = nodemailer.createTransport({ host: '127.0.0.1', port: t.app.smtpPort()!, ignoreTLS: true });
-    const send = (from: string, messageId: string, inReplyTo?: string) =>
-      smtp.sendMail({
-        envelope: { from, to: [box.body.address] },
-        raw:
-          `From: ${from}\r\nTo: ${box.body.address}\r\nSubject: Plans\r\nMessage-ID: ${messageId}\r\n` +
-          (inReplyTo ? `In-Reply-To: ${inReplyTo}\r\n` : '') +
-          '\r\nhello\r\n',
-      });
+    const { box, send } = await mailbox(t, a, 'race', 'Plans');
     const first = `<first-${Date.now()}@race.example>`;
     expect(String((await send('alice@race.example', first)).response)).toMatch(/^250/);
 
@@ -78,17 +87,7 @@ it.skipIf(!usingPostgres)(
 it.skipIf(!usingPostgres)(
   "the thread's lastMessageAt is the newest reply's time even when an older reply commits last (PostgreSQL)",
   async ({ t, a }) => {
-    const box = await a.request('POST', '/api/email/identities', { localPart: `late${Date.now().toString(36)}` });
-    expect(box.status).toBe(201);
-    const smtp = nodemailer.createTransport({ host: '127.0.0.1', port: t.app.smtpPort()!, ignoreTLS: true });
-    const send = (from: string, messageId: string, inReplyTo?: string) =>
-      smtp.sendMail({
-        envelope: { from, to: [box.body.address] },
-        raw:
-          `From: ${from}\r\nTo: ${box.body.address}\r\nSubject: Times\r\nMessage-ID: ${messageId}\r\n` +
-          (inReplyTo ? `In-Reply-To: ${inReplyTo}\r\n` : '') +
-          '\r\nhello\r\n',
-      });
+    const { box, send } = await mailbox(t, a, 'late', 'Times');
     const t0 = Date.parse('2026-11-27T13:00:00.000Z');
     clock.set(new Date(t0));
     const first = `<first-${Date.now()}@late.example>`;
