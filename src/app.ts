@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppContext } from './app-context.js';
@@ -35,7 +34,7 @@ import { TcrClient } from './infra/registry/tcr/tcr-client.js';
 import { TcrRegistry } from './infra/registry/tcr/tcr-registry.js';
 import { loadSecretsKey, secretsKeyId } from './infra/secrets.js';
 import { listenError, waitForDatabase } from './infra/startup.js';
-import { loadSmtpCertificate, type SmtpCertificate } from './infra/tls/smtp-certificate.js';
+import { fingerprintOf, loadSmtpCertificate, type SmtpCertificate } from './infra/tls/smtp-certificate.js';
 import { startTracing, tracingEnabled } from './infra/tracing.js';
 import { UndiciWebhookTransport } from './infra/webhook-http/http-transport.js';
 import { WorkerSet } from './infra/workers.js';
@@ -278,7 +277,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
             token: ctx.admin.localToken,
             pid: process.pid,
             // The CLI pins this certificate on its loopback connection (src/cli.ts).
-            ...(httpTls ? { certSha256: new X509Certificate(httpTls.cert).fingerprint256 } : {}),
+            ...(httpTls ? { certSha256: fingerprintOf(httpTls.cert) } : {}),
           });
         } catch (err) {
           // The local CLI then needs SWITCHBOARD_URL + ADMIN_TOKEN; the service itself is unaffected.

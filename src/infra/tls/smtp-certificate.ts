@@ -27,7 +27,12 @@ const ROW_ID = 'default';
 /** Validity of a generated certificate: 10 years (it is self-signed; clients pin its fingerprint or skip checks). */
 const GENERATED_VALIDITY_DAYS = 3650;
 
-function fingerprintOf(certPem: string): string {
+/**
+ * The SHA-256 fingerprint of the first (leaf) certificate of a PEM chain, as Node prints it (`AB:CD:…`): what
+ * clients pin (the SMTP ports' generated certificate; the HTTP port's in DATA_DIR/admin.json for the local CLI).
+ * @throws when the PEM holds no parsable certificate.
+ */
+export function fingerprintOf(certPem: string | Buffer): string {
   return new X509Certificate(certPem).fingerprint256;
 }
 
