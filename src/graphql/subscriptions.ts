@@ -7,7 +7,7 @@
 
 import { openChangeFeed } from '../domain/events/change-feed.js';
 import { changeTopic, EVERY } from '../domain/events/change-notices.port.js';
-import type { StoredEvent } from '../domain/events/event.js';
+import type { StoredEvent, StreamEndReason } from '../domain/events/event.js';
 import { eventStreamInput } from '../domain/events/event.service.js';
 import type { Channel } from '../domain/events/event-catalog.js';
 import type { GraphQLContext } from './builder.js';
@@ -49,12 +49,15 @@ export async function changesOf<T>(
   },
 ): Promise<AsyncGenerator<Change<T>>> {
   const { lastEventId } = parseArgs(ctx, 'events:read', eventStreamInput, { lastEventId: opts.lastEventId });
-  const feed = await openChangeFeed(ctx.app, ctx.actor, {
-    channels: opts.channels,
-    topic: changeTopic(ctx.actor.accountId, opts.topic[0], opts.topic[1]),
-    lastEventId,
-    matches: opts.matches,
-  });
+  const feed = await countedFeed(ctx, (onEnd) =>
+    openChangeFeed(ctx.app, ctx.actor, {
+      channels: opts.channels,
+      topic: changeTopic(ctx.actor.accountId, opts.topic[0], opts.topic[1]),
+      lastEventId,
+      matches: opts.matches,
+      onEnd,
+    }),
+  );
   async function* changes(): AsyncGenerator<Change<T>> {
     try {
       for await (const item of feed) {
@@ -95,4 +98,19 @@ export async function orNull<T>(read: Promise<T>): Promise<T | null> {
     if ((err as { code?: string }).code === 'NOT_FOUND') return null;
     throw err;
   }
+}
+
+/**
+ * Opens a subscription's feed with `open`, handing it the `onEnd` to call once when the feed ends, and counts the
+ * feed as a GraphQL stream (docs/operations.md "Metrics"): `switchboard_open_streams{transport="graphql"}` + 1
+ * once `open` resolves, − 1 with `switchboard_streams_ended_total{transport="graphql", reason}` + 1 at its end. A
+ * feed that fails to open is not counted. @throws what `open` throws.
+ */
+export async function countedFeed<F>(
+  ctx: GraphQLContext,
+  open: (onEnd: (reason: StreamEndReason) => void) => Promise<F>,
+): Promise<F> {
+  const feed = await open((reason) => ctx.app.metrics.streamEnded('graphql', reason));
+  ctx.app.metrics.streamOpened('graphql');
+  return feed;
 }

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import type { AppContext } from '../app-context.js';
 import type { Actor } from '../domain/accounts/account.service.js';
-import { authenticateStreamToken, isStreamToken } from '../domain/accounts/stream-token.js';
+import { authenticateStreamToken, credentialActive, isStreamToken } from '../domain/accounts/stream-token.js';
 import { DomainError } from '../domain/errors.js';
 import type { GraphQLContext } from './builder.js';
 import type { createGraphQLServer } from './yoga.js';
@@ -39,8 +39,10 @@ export function credentialOf(params: Readonly<Record<string, unknown>> | undefin
  * Accepts graphql-ws connections on the HTTP server's `upgrade` of /graphql (`ws` in noServer mode; `ws` and
  * graphql-ws load on the first upgrade, so start-up does not pay for them). `connection_init` must carry an API key
  * or a stream token (`credentialOf`); a missing or refused one closes the socket with 4403 and the reason. A stream
- * token opens subscriptions only (queries and mutations answer UNAUTHENTICATED, as on HTTP). Other upgrade paths
- * are refused. Shutdown closes every socket (1001) before the HTTP server closes.
+ * token opens subscriptions only (queries and mutations answer UNAUTHENTICATED, as on HTTP). Each operation
+ * re-checks the credential (`credentialActive`): once the key is revoked or the stream token expired, the next
+ * operation closes the socket with 4403, and open subscriptions complete within EVENT_STREAM_HEARTBEAT_MS. Other
+ * upgrade paths are refused. Shutdown closes every socket (1001) before the HTTP server closes.
  */
 export function mountGraphQLWs(http: FastifyInstance, ctx: AppContext, yoga: Yoga): void {
   type Wss = import('ws').WebSocketServer;
@@ -65,6 +67,13 @@ export function mountGraphQLWs(http: FastifyInstance, ctx: AppContext, yoga: Yog
         },
         onSubscribe: async (c, id, payload) => {
           const actor = c.extra.actor as Actor;
+          // A socket outlives its key: every operation re-checks it (revoked or deleted key, expired stream token),
+          // and a socket whose credential no longer holds is closed as at connect. Open subscriptions end on their
+          // own within a heartbeat (watchCredential).
+          if (!(await credentialActive(ctx, actor))) {
+            c.extra.socket.close(4403, 'Forbidden: the API key was revoked or the stream token expired.');
+            return [new GraphQLError('The credential no longer holds.', { extensions: { code: 'UNAUTHENTICATED' } })];
+          }
           const enveloped = yoga.getEnveloped({
             req: { actor, id: `ws-${id}` },
             reply: undefined,

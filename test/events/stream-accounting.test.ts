@@ -1,12 +1,15 @@
 import { Writable } from 'node:stream';
+import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/infra/logger.js';
+import { brandBody } from '../compliance/fixtures.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { rawSse } from '../helpers/sse.js';
 
 // docs/operations.md "Metrics" and "Logs": an SSE stream's opening is one HTTP request (counted, logged and traced
 // when the stream is established, status 200); its life is switchboard_open_streams, switchboard_streams_ended_total
-// by reason and the `event stream ended` line.
+// by reason and the `event stream ended` line. A GraphQL subscription is counted as transport `graphql`, and
+// completes within a heartbeat once its key is revoked, whichever kind of feed it is.
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -43,6 +46,11 @@ const counts = (text: string) => ({
   closed: sample(text, 'switchboard_streams_ended_total', { transport: 'sse', reason: 'closed' }),
   revoked: sample(text, 'switchboard_streams_ended_total', { transport: 'sse', reason: 'revoked' }),
   shutdown: sample(text, 'switchboard_streams_ended_total', { transport: 'sse', reason: 'shutdown' }),
+  graphql: {
+    open: sample(text, 'switchboard_open_streams', { transport: 'graphql' }),
+    revoked: sample(text, 'switchboard_streams_ended_total', { transport: 'graphql', reason: 'revoked' }),
+    closed: sample(text, 'switchboard_streams_ended_total', { transport: 'graphql', reason: 'closed' }),
+  },
 });
 
 describe('an SSE stream in the metrics and the logs', () => {
@@ -130,6 +138,109 @@ describe('an SSE stream in the metrics and the logs', () => {
     ).text();
     expect(sample(text, 'switchboard_http_requests_total', { ...opened, status: '401' })).toBeGreaterThan(0);
     expect(counts(text)).toMatchObject({ requests: before.requests, open: before.open });
+  });
+
+  describe('a GraphQL subscription, ended when its key is revoked', () => {
+    const graphqlCounts = async () => (await scrape()).graphql;
+    /** Polls the metrics until `done` holds (at most 200 scrapes); returns the last counts. */
+    const until = async (done: (c: Awaited<ReturnType<typeof graphqlCounts>>) => boolean) => {
+      let c = await graphqlCounts();
+      for (let i = 0; i < 200 && !done(c); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        c = await graphqlCounts();
+      }
+      return c;
+    };
+
+    // One of each kind of feed: the event stream (`events`), a typed change feed with replay (`brandUpdated`), and a
+    // live-only notice feed (`webhookDeliveryAttempted`, no change made: only its end is watched). `live`: whether a
+    // brand registered while the subscription is open reaches it (it does before the revocation).
+    const subscriptions: [
+      string,
+      string,
+      (admin: Awaited<ReturnType<TestApp['newAccount']>>) => Promise<unknown>,
+      live: boolean,
+    ][] = [
+      ['events', 'subscription { events { ... on Event { id } } }', async () => ({}), true],
+      ['brandUpdated', 'subscription { brandUpdated { eventId brand { id name } } }', async () => ({}), true],
+      [
+        'webhookDeliveryAttempted',
+        'subscription ($id: ID!) { webhookDeliveryAttempted(webhookId: $id) { attempt } }',
+        async (admin) => {
+          const created = await admin.request('POST', '/api/webhooks', {
+            url: 'https://example.com/hook',
+            events: ['sms.*'],
+          });
+          expect(created.status).toBe(201);
+          return { id: created.body.id };
+        },
+        false,
+      ],
+    ];
+    for (const [name, query, variablesOf, live] of subscriptions) {
+      it(`${name}: counted while open, completed within a heartbeat of the revocation, counted as revoked`, async () => {
+        const admin = await t.newAccount();
+        const issued = await admin.request('POST', '/graphql', {
+          query:
+            'mutation { issueApiKey(input: { name: "live", scopes: [EVENTS_READ, COMPLIANCE, WEBHOOKS] }) { ... on IssueApiKeyPayload { issuedApiKey { keyId apiKey } } } }',
+        });
+        const { keyId, apiKey } = issued.body.data.issueApiKey.issuedApiKey as { keyId: string; apiKey: string };
+        const variables = (await variablesOf(admin)) as Record<string, unknown>;
+        const before = await graphqlCounts();
+        const client = createClient({
+          url: `${t.url}/graphql/stream`,
+          headers: { authorization: `Bearer ${apiKey}` },
+          retryAttempts: 0,
+        });
+        try {
+          const results: unknown[] = [];
+          const iterator = client.iterate({ query, variables });
+          const drained = (async () => {
+            for (let r = await iterator.next(); !r.done; r = await iterator.next()) results.push(r.value);
+          })();
+          const during = await until((c) => c.open === before.open + 1);
+          expect(during).toMatchObject({ open: before.open + 1, revoked: before.revoked });
+          if (live) {
+            expect((await admin.request('POST', '/compliance/brands', brandBody())).status).toBe(201);
+            for (let i = 0; i < 400 && results.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+            expect(results).toHaveLength(1);
+          }
+
+          const revoked = await admin.request('POST', '/graphql', {
+            query: `mutation { revokeApiKey(input: { keyId: "${keyId}" }) { ... on RevokeApiKeyPayload { revokedKeyId } } }`,
+          });
+          expect(revoked.body.data.revokeApiKey.revokedKeyId).toBe(keyId);
+          // The server completes the subscription: nothing more reaches the holder of the revoked key.
+          await drained;
+          expect(results).toHaveLength(live ? 1 : 0);
+          const after = await until((c) => c.open === before.open);
+          expect(after).toMatchObject({ open: before.open, revoked: before.revoked + 1, closed: before.closed });
+        } finally {
+          client.dispose();
+        }
+      });
+    }
+
+    it('a subscription the client ends is counted as closed', async () => {
+      const a = await t.newAccount();
+      const before = await graphqlCounts();
+      const client = createClient({
+        url: `${t.url}/graphql/stream`,
+        headers: { authorization: `Bearer ${a.apiKey}` },
+        retryAttempts: 0,
+      });
+      try {
+        const iterator = client.iterate({ query: 'subscription { brandUpdated { eventId } }' });
+        const first = iterator.next();
+        await until((c) => c.open === before.open + 1);
+        await iterator.return?.();
+        await first.catch(() => undefined);
+        const after = await until((c) => c.closed === before.closed + 1);
+        expect(after).toMatchObject({ open: before.open, closed: before.closed + 1, revoked: before.revoked });
+      } finally {
+        client.dispose();
+      }
+    });
   });
 });
 

@@ -50,7 +50,8 @@ function subscribeUntil(client: Client, query: string, until: (r: any) => boolea
   return { first, dispose: () => dispose() };
 }
 
-const it = appTest();
+// A short heartbeat: subscriptions re-check their key at each one (the revocation test).
+const it = appTest({ env: { EVENT_STREAM_HEARTBEAT_MS: '100' } });
 
 describe('graphql-ws on /graphql', () => {
   let a: TestAccount;
@@ -142,6 +143,44 @@ describe('graphql-ws on /graphql', () => {
     const nul = await run(c, '{ brand(id: "a\\u0000b") { id } }');
     const nulErrors = (nul.error as any[]) ?? nul.results[0]?.errors;
     expect(nulErrors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('a revoked key: its open subscription completes, and its next operation closes the socket with 4403', async ({
+    t,
+  }) => {
+    const issued = await a.request('POST', '/graphql', {
+      query:
+        'mutation { issueApiKey(input: { name: "ws", scopes: [EVENTS_READ] }) { ... on IssueApiKeyPayload { issuedApiKey { keyId apiKey } } } }',
+    });
+    const { keyId, apiKey } = issued.body.data.issueApiKey.issuedApiKey as { keyId: string; apiKey: string };
+    const closes: { code: number; reason: string }[] = [];
+    const c = wsClient(t.url, { apiKey }, closes);
+    clients.push(c);
+    // Live first: an event published over REST reaches the subscription.
+    const results: any[] = [];
+    const ended = new Promise<'complete' | 'error'>((resolve) => {
+      c.subscribe(
+        { query: EVENTS },
+        { next: (r) => results.push(r), error: () => resolve('error'), complete: () => resolve('complete') },
+      );
+    });
+    for (let i = 0; i < 100 && results.length === 0; i++) {
+      const res = await a.request('POST', '/api/events', {
+        eventType: 'sms.sent',
+        payload: { id: `ws-revoked-${i}`, from: '+14155550100', to: '+14155550101', status: 'sent' },
+      });
+      expect(res.status).toBe(202);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(results.length).toBeGreaterThan(0);
+
+    await a.request('POST', '/graphql', {
+      query: `mutation { revokeApiKey(input: { keyId: "${keyId}" }) { ... on RevokeApiKeyPayload { revokedKeyId } } }`,
+    });
+    expect(await ended).toBe('complete');
+    const after = await run(c, '{ viewer { accountId } }');
+    expect(after.results.filter((r) => r.data)).toEqual([]);
+    expect(closes[0]).toMatchObject({ code: 4403, reason: expect.stringMatching(/^Forbidden: /) });
   });
 
   it('refuses a WebSocket upgrade on another path', async ({ t }) => {

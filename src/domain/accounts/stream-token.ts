@@ -90,3 +90,23 @@ export async function credentialActive(ctx: DomainContext, actor: Actor): Promis
   if (actor.expiresAt && actor.expiresAt.getTime() <= ctx.clock.now().getTime()) return false;
   return ctx.auth.isActive(actor.keyId);
 }
+
+/**
+ * Re-checks an open stream's credential with {@link credentialActive} every EVENT_STREAM_HEARTBEAT_MS (ms) and calls
+ * `revoked` once it no longer holds (key revoked or deleted, stream token expired), for the streams that have no
+ * heartbeat of their own to do it: the GraphQL subscriptions (`events` and the typed change feeds). A check that
+ * fails (database unreachable) keeps the stream; the next tick asks again. The timer never keeps the process alive.
+ * @returns the stopper (idempotent); call it when the stream ends.
+ */
+export function watchCredential(ctx: DomainContext, actor: Actor, revoked: () => void): () => void {
+  const timer = setInterval(() => {
+    void credentialActive(ctx, actor).then(
+      (active) => {
+        if (!active) revoked();
+      },
+      () => {},
+    );
+  }, ctx.config.EVENT_STREAM_HEARTBEAT_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,8 +1,9 @@
 import { type Actor, requireScope } from '../accounts/account.service.js';
+import { watchCredential } from '../accounts/stream-token.js';
 import { DomainError } from '../errors.js';
 import type { DomainContext } from '../kernel/context.js';
 import { type ChangeNotice, isAttemptNotice } from './change-notices.port.js';
-import type { StoredEvent } from './event.js';
+import type { StoredEvent, StreamEndReason } from './event.js';
 import { parseChannels } from './event.service.js';
 import type { Channel } from './event-catalog.js';
 import { isTruncation, parseEventId, readReplay } from './event-stream.js';
@@ -34,19 +35,21 @@ export function endAllChangeFeeds(ctx: DomainContext): void {
  * yields the replay and then the live notices in id order, each event once (a notice at or below the last
  * yielded id is skipped). Requires `events:read`. When live delivery may have lost a notice (Redis connection
  * dropped, more than EVENT_STREAM_QUEUE_LIMIT notices waiting) the iterator throws {@link FeedInterrupted} so the
- * client resumes with `lastEventId` (the log has every event); shutdown ends it. Ending the iterator unsubscribes.
+ * client resumes with `lastEventId` (the log has every event); shutdown ends it, and so does the actor's credential
+ * when it stops holding (key revoked or deleted, stream token expired: checked every EVENT_STREAM_HEARTBEAT_MS, as
+ * SSE streams are). Ending the iterator unsubscribes. `onEnd` is told once why the feed ended (see {@link FeedEnds}).
  * `lastEventId` arrives parsed by the door (`eventStreamInput`: at most 100 characters).
  * @throws ForbiddenError without events:read; Redis errors.
  */
 export async function openChangeFeed(
   ctx: DomainContext,
   actor: Actor,
-  input: { channels: Channel[]; topic: string; lastEventId?: string; matches: (e: StoredEvent) => boolean },
+  input: { channels: Channel[]; topic: string; lastEventId?: string; matches: (e: StoredEvent) => boolean } & FeedEnds,
 ): Promise<AsyncGenerator<StoredEvent>> {
   requireScope(actor, 'events:read');
   const filter = { accountId: actor.accountId, channels: parseChannels(input.channels) };
   const ofAccount = (n: ChangeNotice): n is StoredEvent => !isAttemptNotice(n) && n.accountId === actor.accountId;
-  return liveFeed(ctx, input.topic, ofAccount, async () => {
+  return liveFeed(ctx, actor, input.topic, ofAccount, input.onEnd, async () => {
     let last = 0n;
     let replay: StoredEvent[] = [];
     if (input.lastEventId !== undefined) {
@@ -68,36 +71,51 @@ export async function openChangeFeed(
 }
 
 /**
- * Live notices on `topic` that `accept` keeps (no replay): for changes that are not events (webhook delivery
- * attempts). Resolves once listening. Ends as {@link openChangeFeed} does: `return()` and shutdown end it quietly,
- * a possible loss (Redis gap, more than EVENT_STREAM_QUEUE_LIMIT waiting) throws {@link FeedInterrupted}.
+ * Live notices on `topic` that `accept` keeps (no replay), for `actor`: for changes that are not events (webhook
+ * delivery attempts). Resolves once listening. Ends as {@link openChangeFeed} does: `return()`, shutdown and the
+ * actor's credential no longer holding end it quietly, a possible loss (Redis gap, more than
+ * EVENT_STREAM_QUEUE_LIMIT waiting) throws {@link FeedInterrupted}; `onEnd` is told why once.
  */
 export async function listenNotices<N extends ChangeNotice>(
   ctx: DomainContext,
+  actor: Actor,
   topic: string,
   accept: (n: ChangeNotice) => n is N,
+  onEnd?: FeedEnds['onEnd'],
 ): Promise<AsyncGenerator<N>> {
-  return liveFeed(ctx, topic, accept, async () => ({ first: [], keep: () => true }));
+  return liveFeed(ctx, actor, topic, accept, onEnd, async () => ({ first: [], keep: () => true }));
+}
+
+/** What a feed's opener may ask to be told: why it ended, once (for `switchboard_streams_ended_total`). */
+export interface FeedEnds {
+  /**
+   * Called once when the feed ends, after it unsubscribed: `closed` (the iterator was ended: the client left),
+   * `revoked` (the credential stopped holding), `shutdown`, or `overflow`/`interrupted` (the
+   * {@link FeedInterrupted} it threw). Not called when opening fails.
+   */
+  onEnd?: (reason: StreamEndReason) => void;
 }
 
 /**
  * The one live-notice iterator both feeds use: listens on `topic` first (queueing the notices `accept` keeps, at
  * most EVENT_STREAM_QUEUE_LIMIT), then calls `start` (the replay read; if it throws, the listener is dropped and
- * the error propagates), then yields `first` and the queued notices `keep` passes, in arrival order. `return()`
- * and shutdown ({@link endAllChangeFeeds}) end it quietly; a possible loss throws {@link FeedInterrupted}. Ending
- * it unsubscribes.
+ * the error propagates), then yields `first` and the queued notices `keep` passes, in arrival order. `return()`,
+ * shutdown ({@link endAllChangeFeeds}) and `actor`'s credential no longer holding end it quietly; a possible loss
+ * throws {@link FeedInterrupted}. Ending it (even before its first `next()`) unsubscribes and tells `onEnd` once.
  */
 async function liveFeed<N extends ChangeNotice>(
   ctx: DomainContext,
+  actor: Actor,
   topic: string,
   accept: (n: ChangeNotice) => n is N,
+  onEnd: FeedEnds['onEnd'],
   start: () => Promise<{ first: N[]; keep: (n: N) => boolean }>,
 ): Promise<AsyncGenerator<N>> {
   const limit = ctx.config.EVENT_STREAM_QUEUE_LIMIT;
   const queue: N[] = [];
   let wake: (() => void) | undefined;
-  let ended: FeedInterrupted | 'closed' | undefined;
-  const end = (why: FeedInterrupted | 'closed') => {
+  let ended: FeedInterrupted | QuietEnd | undefined;
+  const end = (why: FeedInterrupted | QuietEnd) => {
     ended ??= why;
     wake?.();
   };
@@ -120,8 +138,19 @@ async function liveFeed<N extends ChangeNotice>(
   }
   const { first, keep } = started;
   // Shutdown ends the feed quietly, as it ends event streams: the connection closes and the client resumes elsewhere.
-  const shutdown = () => end('closed');
+  const shutdown = () => end('shutdown');
   ctx.openFeeds.add(shutdown);
+  const unwatch = watchCredential(ctx, actor, () => end('revoked'));
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    unwatch();
+    ctx.openFeeds.delete(shutdown);
+    stop();
+    const why = ended ?? 'closed';
+    onEnd?.(typeof why === 'string' ? why : why.reason);
+  };
   async function* run(): AsyncGenerator<N> {
     try {
       for (const n of first) {
@@ -133,7 +162,7 @@ async function liveFeed<N extends ChangeNotice>(
           const n = queue.shift()!;
           if (keep(n)) yield n;
         }
-        if (ended === 'closed') return;
+        if (typeof ended === 'string') return;
         if (ended) throw ended;
         await new Promise<void>((resolve) => {
           wake = resolve;
@@ -142,16 +171,23 @@ async function liveFeed<N extends ChangeNotice>(
         wake = undefined;
       }
     } finally {
-      ctx.openFeeds.delete(shutdown);
-      stop();
+      finish();
     }
   }
   const iterator = run();
-  // Ending the generator (client gone) must end it even while it waits for the next notice.
+  // Ending the generator (client gone) must end it even while it waits for the next notice; a generator never
+  // started runs no `finally`, so the return also finishes (once).
   const originalReturn = iterator.return.bind(iterator);
-  iterator.return = (value) => {
+  iterator.return = async (value) => {
     end('closed');
-    return originalReturn(value);
+    try {
+      return await originalReturn(value);
+    } finally {
+      finish();
+    }
   };
   return iterator;
 }
+
+/** The ends of a feed that are not errors: the iterator returns. */
+type QuietEnd = 'closed' | 'revoked' | 'shutdown';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { type Actor, requireScope } from '../accounts/account.service.js';
 import { BadRequestError, ConflictError, NotFoundError, UnprocessableError } from '../errors.js';
-import { listenNotices } from '../events/change-feed.js';
+import { type FeedEnds, listenNotices } from '../events/change-feed.js';
 import { changeTopic, type DeliveryAttemptNotice, isAttemptNotice } from '../events/change-notices.port.js';
 import type { EventEnvelope } from '../events/event.js';
 import { channelOf } from '../events/event-catalog.js';
@@ -591,20 +591,24 @@ export interface DeliveryAttempted {
  * Live attempts of the deliveries of one webhook (beyond the spec: GraphQL's webhookDeliveryAttempted), each with
  * the delivery re-read through the log entry of spec 2.9. Listens on the `webhookDelivery:<webhookId>` notice topic
  * (RedisPubSub across instances). Attempts are rows of the delivery log, not events, so there is no replay: a
- * client that was away reads `webhookLogs` (the same entries). Requires scope `webhooks`.
+ * client that was away reads `webhookLogs` (the same entries). Requires scope `webhooks`. It ends when the actor's
+ * credential stops holding (checked every EVENT_STREAM_HEARTBEAT_MS); `onEnd` is told why once (listenNotices).
  * @throws NotFoundError for an unknown webhook or another account's; FeedInterrupted while streaming on a gap.
  */
 export async function openDeliveryAttempts(
   ctx: DomainContext,
   actor: Actor,
   webhookId: string,
+  onEnd?: FeedEnds['onEnd'],
 ): Promise<AsyncGenerator<DeliveryAttempted>> {
   requireScope(actor, 'webhooks');
   await ownWebhook(ctx, actor, webhookId);
   const notices = await listenNotices(
     ctx,
+    actor,
     changeTopic(actor.accountId, 'webhookDelivery', webhookId),
     (n): n is DeliveryAttemptNotice => isAttemptNotice(n) && n.accountId === actor.accountId,
+    onEnd,
   );
   async function* run(): AsyncGenerator<DeliveryAttempted> {
     try {

@@ -1,7 +1,7 @@
 // GraphQL surface of the events area: the Event type, history, catalog, publish, and the `events` subscription.
 
 import type { Scope } from '../../domain/accounts/account.service.js';
-import { credentialActive, type IssuedStreamToken, issueStreamToken } from '../../domain/accounts/stream-token.js';
+import { type IssuedStreamToken, issueStreamToken, watchCredential } from '../../domain/accounts/stream-token.js';
 import type { CatalogChannel, EventHistoryPage, HistoryEvent } from '../../domain/events/event.service.js';
 import {
   eventHistoryInput,
@@ -164,16 +164,9 @@ builder.subscriptionField('events', (t) =>
         parseArgs(ctx, 'events:read', eventStreamInput, { channels: args.channels, lastEventId: args.lastEventId }),
       );
       // As the REST stream does at each heartbeat: end when the key is revoked or the stream token expires.
-      const watch = setInterval(() => {
-        void credentialActive(ctx.app, ctx.actor).then(
-          (active) => {
-            if (!active) sub.end('revoked');
-          },
-          () => {}, // the database is unreachable: keep streaming; the next check asks again
-        );
-      }, ctx.app.config.EVENT_STREAM_HEARTBEAT_MS);
-      watch.unref();
-      sub.onEnd(() => clearInterval(watch));
+      sub.onEnd(watchCredential(ctx.app, ctx.actor, () => sub.end('revoked')));
+      ctx.app.metrics.streamOpened('graphql');
+      sub.onEnd((reason) => ctx.app.metrics.streamEnded('graphql', reason));
       const messages = asMessages(sub);
       // Ending the generator (client gone) must end the bus subscription even while it waits for the next event.
       const originalReturn = messages.return.bind(messages);

@@ -34,7 +34,7 @@ import { builder } from '../builder.js';
 import { TOTAL_COUNT_DESCRIPTION } from '../connections.js';
 import { parseArgs } from '../parse-args.js';
 import { shapeFields } from '../shape-fields.js';
-import { type Change, changesOf, orNull, payloadString, topicId } from '../subscriptions.js';
+import { type Change, changesOf, countedFeed, orNull, payloadString, topicId } from '../subscriptions.js';
 import { NodeRef } from './node.js';
 
 const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
@@ -409,7 +409,8 @@ builder.subscriptionFields((t) => ({
       'Every attempt of every delivery of one webhook, live (scope webhooks), on every instance. Attempts are not ' +
       'events, so there is no lastEventId: catch up with `webhookLogs`. NOT_FOUND for another account’s webhook.',
     args: { webhookId: t.arg.id({ required: true }) },
-    subscribe: (_root, args, ctx) => openDeliveryAttempts(ctx.app, ctx.actor, String(args.webhookId)),
+    subscribe: (_root, args, ctx) =>
+      countedFeed(ctx, (onEnd) => openDeliveryAttempts(ctx.app, ctx.actor, String(args.webhookId), onEnd)),
     resolve: (attempt) => attempt,
   }),
 }));
