@@ -15,11 +15,12 @@ export interface LoadSpec {
   headersPerClient: Record<string, string>[];
   connections: number;
   seconds: number;
-  /** SMTP instead of HTTP (the smtp-inbound scenario; test/bench/smtp-load.ts): port, sender and recipient. */
+  /** SMTP instead of HTTP (the smtp-inbound scenario; test/bench/smtp-load.ts): port, sender, recipient, body. */
   smtp?: {
     port: number;
     from: string;
     to: string;
+    text?: string;
     dkim?: { domainName: string; keySelector: string; privateKey: string };
   };
 }

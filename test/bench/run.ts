@@ -55,6 +55,7 @@ import {
   waitHttp,
 } from './lib.js';
 import type { LoadResult, LoadSpec } from './load.js';
+import { replyOf4KB } from './smtp-load.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -830,7 +831,7 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         await waitLine(bareSmtp, 'listening', 60_000);
         const smtpSpec = (port: number): LoadSpec => ({
           ...spec(`smtp://127.0.0.1:${port}`, 'POST', '', []),
-          smtp: { port, from: 'customer@bench.example', to: box.json.address },
+          smtp: { port, from: 'customer@bench.example', to: box.json.address, text: replyOf4KB() },
         });
         return compare(
           'smtp-inbound messages/s accepted (sender authentication on)',

@@ -1,7 +1,8 @@
 /**
  * SMTP load for `npm run bench` (the smtp-inbound scenario), called by test/bench/load.ts in its own process:
- * `connections` SMTP sessions (nodemailer, pooled, one message after another on each) send small messages to
- * 127.0.0.1:`port` for `seconds`. A message counts as served when the server answered 250 after DATA. With `dkim`
+ * `connections` SMTP sessions (nodemailer, pooled, one message after another on each) send messages to
+ * 127.0.0.1:`port` for `seconds`: a one-line body, or `text` (smtp-inbound sends {@link replyOf4KB}, issue 24's
+ * 4 KB messages). A message counts as served when the server answered 250 after DATA. With `dkim`
  * (the mail-send scenario's bare nodemailer pool) every message is DKIM-signed (RFC 6376) as the service signs its own.
  */
 import nodemailer from 'nodemailer';
@@ -14,6 +15,8 @@ export interface SmtpLoadSpec {
   to: string;
   connections: number;
   seconds: number;
+  /** The text body; a one-line question when absent. */
+  text?: string;
   /** DKIM-sign every message with this key (the mail-send scenario's bare side signs like the service does). */
   dkim?: { domainName: string; keySelector: string; privateKey: string };
 }
@@ -50,7 +53,7 @@ export async function smtpLoad(spec: SmtpLoadSpec): Promise<LoadResult> {
             from: spec.from,
             to: spec.to,
             subject: `Bench ${n++}`,
-            text: 'Hello, when does order 881 ship?',
+            text: spec.text ?? 'Hello, when does order 881 ship?',
           });
           latencies.push(performance.now() - t0);
           codes['250'] = (codes['250'] ?? 0) + 1;
@@ -79,4 +82,56 @@ export async function smtpLoad(spec: SmtpLoadSpec): Promise<LoadResult> {
     codes,
     cpuMs: (cpu.user + cpu.system) / 1000,
   };
+}
+
+const WORDS = (
+  'order shipment invoice delivery address warehouse customer account payment refund tracking number package ' +
+  'schedule monday tuesday friday morning afternoon please thanks could would should confirm update status ' +
+  'carrier label return exchange product quantity price discount total balance receipt contact support team ' +
+  'the a an of to in for on with at by from and or but not is are was were be been have has had this that these ' +
+  'we you they it our your their my me us them again soon today tomorrow week month march april question answer'
+).split(' ');
+
+/**
+ * A plain-text reply of issue 24's message size: a few lines of answer, an attribution line and the quoted earlier
+ * message ("> " lines), wrapped at 72 characters as mail clients send it, with words drawn from a fixed vocabulary
+ * by a fixed-seed generator (the same text every run and on both sides). With nodemailer's headers the message on
+ * the wire is about 4,130 bytes.
+ */
+export function replyOf4KB(): string {
+  let seed = 881;
+  const word = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return WORDS[seed % WORDS.length] as string;
+  };
+  const paragraph = (chars: number, prefix: string) => {
+    const lines: string[] = [];
+    let line = prefix;
+    let total = 0;
+    while (total < chars) {
+      const w = word();
+      if (line.length + w.length + 1 > 72) {
+        lines.push(line);
+        total += line.length + 1;
+        line = prefix;
+      }
+      line += (line === prefix ? '' : ' ') + w;
+    }
+    lines.push(`${line}.`);
+    return lines.join('\n');
+  };
+  return [
+    'Hello,',
+    '',
+    paragraph(760, ''),
+    '',
+    'Thanks,',
+    'Dana',
+    '',
+    'On Tue, 24 Nov 2026 at 10:02, Support <support@bench.example> wrote:',
+    paragraph(1500, '> '),
+    '>',
+    paragraph(1360, '> '),
+    '',
+  ].join('\n');
 }
