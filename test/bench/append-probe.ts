@@ -14,67 +14,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createAccount } from '../../src/domain/accounts/account.service.js';
-import { startInprocApp } from './inproc-app.js';
-import { cpuMs } from './lib.js';
+import { backendCpuMs, countStatements, hookAccounts, startInprocApp } from './inproc-app.js';
 
 const N = Number(process.argv[2] ?? 4000);
 const K = Number(process.argv[3] ?? 200);
 const inproc = await startInprocApp('switchboard_probe', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
 const { app, dbName } = inproc;
 
-/** CPU ms (user + system) of the database's backends, from /proc (clock ticks of 10 ms). */
-async function backendCpuMs(c: pg.Client): Promise<number> {
-  const { rows } = await c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-    dbName,
-  ]);
-  let ms = 0;
-  for (const { pid } of rows as { pid: number }[]) {
-    try {
-      ms += cpuMs(pid);
-    } catch {
-      // A backend that ended meanwhile.
-    }
-  }
-  return ms;
-}
-
 const probe = new pg.Client({ connectionString: inproc.url });
 await probe.connect();
 try {
-  const headers: Record<string, string>[] = [];
-  for (let i = 0; i < 2; i++) {
-    const { apiKey } = await createAccount(app.ctx.db, { name: `probe-${i}` });
-    const h = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const r = await app.http.inject({
-      method: 'POST',
-      url: '/api/webhooks',
-      headers: h,
-      payload: { url: `http://127.0.0.1:9/hook${i}`, events: ['sms.*'] },
-    });
-    if (r.statusCode !== 201 && r.statusCode !== 200) throw new Error(`webhook: ${r.statusCode} ${r.body}`);
-    headers.push(h);
-  }
-  let statements = 0;
-  const kinds = new Map<string, number>();
+  const headers = await hookAccounts(app, 'probe', (i) => `http://127.0.0.1:9/hook${i}`);
   let appends = 0;
   let last: { text: string; values: unknown[] } | undefined;
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const query = proto.query;
-  proto.query = function (this: unknown, ...a: unknown[]) {
-    if (this !== probe) {
-      statements++;
-      const q = a[0] as string | { text?: string; values?: unknown[] };
-      const text = typeof q === 'string' ? q : (q?.text ?? '');
-      const head = text.replace(/\s+/g, ' ').trim().slice(0, 80);
-      kinds.set(head, (kinds.get(head) ?? 0) + 1);
-      if (/^\s*WITH reads AS/.test(text) && /INSERT INTO events/.test(text)) {
-        appends++;
-        last = { text, values: (typeof q === 'string' ? a[1] : q.values) as unknown[] };
-      }
+  const counts = countStatements(probe, 80, (text, values) => {
+    if (/^\s*WITH reads AS/.test(text) && /INSERT INTO events/.test(text)) {
+      appends++;
+      last = { text, values: values ?? [] };
     }
-    return query.apply(this, a);
-  };
+  });
   const payload = JSON.stringify({
     eventType: 'sms.delivered',
     payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
@@ -90,19 +48,18 @@ try {
     await Promise.all(Array.from({ length: 10 }, worker));
   };
   await run(500);
-  statements = 0;
+  counts.reset();
   appends = 0;
-  kinds.clear();
   const cpu0 = process.cpuUsage();
-  const pg0 = await backendCpuMs(probe);
+  const pg0 = await backendCpuMs(probe, dbName);
   await run(N);
-  const pg1 = await backendCpuMs(probe);
+  const pg1 = await backendCpuMs(probe, dbName);
   const cpu = process.cpuUsage(cpu0);
   console.log(
-    `${N} events: ${(statements / N).toFixed(3)} statements per event, ${(N / appends).toFixed(2)} events per append statement; ` +
+    `${N} events: ${(counts.statements / N).toFixed(3)} statements per event, ${(N / appends).toFixed(2)} events per append statement; ` +
       `service CPU ${((cpu.user + cpu.system) / N).toFixed(0)} µs/event, PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs/event`,
   );
-  for (const [head, c] of kinds) console.log(`  ${(c / N).toFixed(3)} per event: ${head}`);
+  for (const [head, c] of counts.kinds) console.log(`  ${(c / N).toFixed(3)} per event: ${head}`);
   if (!last) throw new Error('no append statement seen');
   // The delivery ids and claim tokens (uuidv7) are drawn afresh; account and webhook ids stay.
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;

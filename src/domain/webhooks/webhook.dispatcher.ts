@@ -54,6 +54,13 @@ export const MAX_IN_FLIGHT = 500;
 export const MAX_IN_FLIGHT_PER_ACCOUNT = 200;
 /** Attempts to one webhook (one receiver URL) in flight on one instance at most. */
 export const MAX_IN_FLIGHT_PER_WEBHOOK = 50;
+/**
+ * Statements of attempt outcomes (the batched `recordAttempts`) one instance has in flight at most; outcomes that
+ * finish meanwhile wait and share the next statement (issue 24: each statement is a commit with its WAL flush, a
+ * round trip and the pool's and PostgreSQL's per-statement work, paid per batch instead of per turn of the event
+ * loop). An outcome waits at most for the statements in flight, well inside the lease's margin (LEASE_MARGIN_MS).
+ */
+export const OUTCOMES_IN_FLIGHT = 1;
 /** How many due deliveries one tick claims at most. */
 const CLAIM_BATCH = 100;
 /** Margin of the lease over the attempt's own timeout, in ms: room to record the result. */
@@ -637,28 +644,45 @@ export function webhookJobKind(ctx: DomainContext): JobKind {
     secretCache.set(webhook.id, { stamp, secrets: s ?? false });
     return s;
   };
-  // Outcomes that emit no event, written together: the first waits for the next turn of the event loop, so every
-  // attempt finishing meanwhile joins its statement (at most 500 per statement). Each waits with its callbacks, no
-  // promise of its own.
+  // Outcomes that emit no event, written together (group commit, as the event log's appends): a statement starts at
+  // the end of a turn of the event loop, so every attempt finishing meanwhile joins it (at most 500 per statement),
+  // and at most OUTCOMES_IN_FLIGHT run at once; outcomes that finish while they run wait and go together in the next
+  // one. Each waits with its callbacks, no promise of its own.
   const queued: { r: AttemptRecord; resolve: (ok: boolean) => void; reject: (e: unknown) => void }[] = [];
+  let running = 0;
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled || running >= OUTCOMES_IN_FLIGHT || queued.length === 0) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  const settled = () => {
+    running--;
+    schedule();
+  };
   const flush = () => {
+    scheduled = false;
+    if (running >= OUTCOMES_IN_FLIGHT || queued.length === 0) return;
     const batch = queued.splice(0, 500);
-    if (queued.length > 0) setImmediate(flush);
+    running++;
+    schedule();
     recordAttempts(
       ctx.database,
       batch.map((b) => b.r),
     ).then(
       (done) => {
+        settled();
         for (const b of batch) b.resolve(done.has(b.r.deliveryId));
       },
       (err: unknown) => {
+        settled();
         for (const b of batch) b.reject(err);
       },
     );
   };
   const enqueue = (r: AttemptRecord, resolve: (ok: boolean) => void, reject: (e: unknown) => void) => {
     queued.push({ r, resolve, reject });
-    if (queued.length === 1) setImmediate(flush);
+    schedule();
   };
   const record = (r: AttemptRecord) => new Promise<boolean>((resolve, reject) => enqueue(r, resolve, reject));
   return {

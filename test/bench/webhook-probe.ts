@@ -1,0 +1,92 @@
+/**
+ * What one event with its delivery costs, end to end, load-independently (issue 24, "webhooks end to end"): builds
+ * the app in process on a fresh PostgreSQL database with its workers ON, gives 2 accounts one `sms.*` webhook each to
+ * the bench's receiver (test/bench/receiver.ts, its own process), drives POST /api/events through Fastify's `inject`
+ * with 10 in flight over the 2 accounts, and counts per event+delivery, until the receiver has every delivery:
+ * statements sent on the pool (by their first words), the service's CPU (`process.cpuUsage`, user and system) and
+ * the CPU of the database's backends (/proc/<pid>/stat: the PostgreSQL server must run on this machine). `inject`
+ * leaves out the ingest's socket (the bench's poster side); the deliveries go over real sockets.
+ *
+ * Usage: `TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx test/bench/webhook-probe.ts [n]
+ * [windows]` (n events per window, default 3,000, after 600 of warm-up; windows default 3).
+ */
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { backendCpuMs, countStatements, hookAccounts, startInprocApp } from './inproc-app.js';
+
+const N = Number(process.argv[2] ?? 3000);
+const WINDOWS = Number(process.argv[3] ?? 3);
+const inproc = await startInprocApp(
+  'switchboard_whprobe',
+  { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+  { workers: true },
+);
+const { app, dbName } = inproc;
+const receiver = spawn(process.execPath, ['--import', 'tsx', 'test/bench/receiver.ts'], {
+  stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+});
+const port = await new Promise<number>((resolve) =>
+  receiver.stdout!.on('data', (b: Buffer) => {
+    const m = /listening (\d+)/.exec(b.toString());
+    if (m) resolve(Number(m[1]));
+  }),
+);
+/** How many deliveries the receiver has seen under /fast/probe. */
+const arrived = () =>
+  new Promise<number>((resolve) => {
+    receiver.once('message', (m: { arrivals: unknown[] }) => resolve(m.arrivals.length));
+    receiver.send({ stats: 'probe' });
+  });
+
+const probe = new pg.Client({ connectionString: inproc.url });
+await probe.connect();
+try {
+  const headers = await hookAccounts(app, 'whprobe', () => `http://127.0.0.1:${port}/fast/probe`);
+  const counts = countStatements(probe, 60);
+  const payload = JSON.stringify({
+    eventType: 'sms.delivered',
+    payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
+  });
+  let total = 0;
+  const run = async (n: number) => {
+    let next = 0;
+    const worker = async (_: unknown, w: number) => {
+      while (next++ < n) {
+        const r = await app.http.inject({ method: 'POST', url: '/api/events', headers: headers[w % 2]!, payload });
+        if (r.statusCode !== 202) throw new Error(`ingest: ${r.statusCode} ${r.body}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 10 }, worker));
+    total += n;
+    const t = performance.now();
+    while ((await arrived()) < total) {
+      if (performance.now() - t > 60_000) {
+        const s = await probe.query('SELECT status, last_error, count(*) FROM webhook_deliveries GROUP BY 1, 2');
+        throw new Error(`deliveries missing after 60 s: ${await arrived()} of ${total}; ${JSON.stringify(s.rows)}`);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await run(600);
+  for (let w = 0; w < WINDOWS; w++) {
+    counts.reset();
+    const cpu0 = process.cpuUsage();
+    const pg0 = await backendCpuMs(probe, dbName);
+    const t0 = performance.now();
+    await run(N);
+    const ms = performance.now() - t0;
+    const pg1 = await backendCpuMs(probe, dbName);
+    const cpu = process.cpuUsage(cpu0);
+    console.log(
+      `window ${w + 1}: ${N} events+deliveries in ${ms.toFixed(0)} ms; ${(counts.statements / N).toFixed(3)} statements per event; ` +
+        `service CPU ${((cpu.user + cpu.system) / N).toFixed(0)} µs (user ${(cpu.user / N).toFixed(0)}, system ${(cpu.system / N).toFixed(0)}), ` +
+        `PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs per event+delivery`,
+    );
+    for (const [head, c] of [...counts.kinds].sort((x, y) => y[1] - x[1]))
+      console.log(`  ${(c / N).toFixed(3)}: ${head}`);
+  }
+} finally {
+  await probe.end();
+  receiver.kill();
+  await inproc.close();
+}
