@@ -12,7 +12,8 @@ export interface OpenStream {
   expiresAt?: Date;
 }
 
-const HEARTBEAT = ': heartbeat\n\n';
+/** The comment, encoded once: every stream's write takes the same bytes (no string encoded per stream). */
+const HEARTBEAT = Buffer.from(': heartbeat\n\n', 'utf8');
 
 /**
  * Whether a response's buffer is full, so nothing more is written until its `drain` event: node:http's

@@ -59,6 +59,33 @@ export function matches(filter: StreamFilter, event: StoredEvent): boolean {
 const NO_LISTENERS: readonly never[] = Object.freeze([]);
 
 /**
+ * Push mode's fast path ({@link EventSubscription.setLiveSink}): a consumer that can take a live event at once,
+ * e.g. the SSE writer writing the event's shared, ready-made frame to its response.
+ */
+export interface LiveSink {
+  /**
+   * Takes `event` now (written: true) or declines (false: the consumer cannot take it now, e.g. its response is not
+   * drained); a declined event is queued and read with {@link EventSubscription.read} as without a sink. Must not
+   * call back into the subscription.
+   */
+  offer(event: StoredEvent): boolean;
+}
+
+/**
+ * The id of `event` as a bigint, parsed once per event: the fan-out hands the same event object to every stream in
+ * turn, so one remembered event saves a `BigInt` per stream and delivery (issue 24).
+ */
+let idOfEvent: StoredEvent | undefined;
+let idOfId = 0n;
+function idOf(event: StoredEvent): bigint {
+  if (idOfEvent !== event) {
+    idOfId = BigInt(event.id);
+    idOfEvent = event;
+  }
+  return idOfId;
+}
+
+/**
  * One live subscriber, as an async iterator of {@link StreamItem}s. It subscribes to the bus when constructed and
  * buffers matching live events while the replay is read from the log, then yields the replay and then the buffer
  * and later live events, skipping every id not above the last one yielded (or the client's cursor), so ids only
@@ -81,6 +108,8 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
   #waiter: ((result: IteratorResult<StreamItem>) => void) | undefined;
   /** Push mode (SSE writer): called when an item may be readable or the stream ended, instead of a waiter. */
   #onReadable: (() => void) | undefined;
+  /** Push mode's fast path: takes a live event straight from the fan-out when nothing waits before it. */
+  #sink: LiveSink | undefined;
   #endReason: StreamEndReason | undefined;
   #draining = false;
   /** The app's set of open streams ({@link trackStream}): it leaves it when it ends (no end listener per stream). */
@@ -172,6 +201,17 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
   }
 
   /**
+   * Push mode's fast path: a live event that arrives while nothing waits before it (the replay handed over, the
+   * queue empty) is offered to `sink` in the fan-out's own call, with no queue entry, no readable call and no
+   * iterator result (issue 24: CPU per delivery at 50,000 streams); the id check (nothing at or below the last sent
+   * id) is the same as {@link read}'s. An event the sink declines is queued as without one, and so is every later
+   * event until the queue is read empty again, so order is kept.
+   */
+  setLiveSink(sink: LiveSink): void {
+    this.#sink = sink;
+  }
+
+  /**
    * The next item if one is ready (push mode): an item, `done` once the stream has ended, or undefined when
    * nothing waits now.
    */
@@ -199,6 +239,15 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
 
   #push(event: StoredEvent): void {
     if (this.#endReason || this.#draining || !matches(this.filter, event)) return;
+    const sink = this.#sink;
+    if (sink !== undefined && this.#queue.length === 0 && this.#replay?.length === 0) {
+      const id = idOf(event);
+      if (id <= this.#lastSent) return;
+      if (sink.offer(event)) {
+        this.#lastSent = id;
+        return;
+      }
+    }
     this.#queue.push(event);
     if (this.#queue.length > this.queueLimit) {
       this.end('overflow');
@@ -223,7 +272,7 @@ export class EventSubscription implements AsyncIterableIterator<StreamItem>, Ope
     }
     while (this.#queue.length > 0) {
       const event = this.#queue.shift()!;
-      const id = BigInt(event.id);
+      const id = idOf(event);
       if (id <= this.#lastSent) continue;
       this.#lastSent = id;
       return { value: event, done: false };
@@ -365,6 +414,22 @@ export function sseFrame(event: StoredEvent): string {
     frameCache.set(event, frame);
   }
   return frame;
+}
+
+let bytesOfEvent: StoredEvent | undefined;
+let bytesOfFrame: Buffer = Buffer.alloc(0);
+
+/**
+ * {@link sseFrame} as UTF-8 bytes, encoded once per event (the last event is remembered): the fan-out hands the same
+ * event to every stream in turn, and each writes this one Buffer, so a delivery neither encodes nor copies the frame
+ * (issue 24). The bytes are shared: never modify them.
+ */
+export function sseFrameBytes(event: StoredEvent): Buffer {
+  if (bytesOfEvent !== event) {
+    bytesOfFrame = Buffer.from(sseFrame(event), 'utf8');
+    bytesOfEvent = event;
+  }
+  return bytesOfFrame;
 }
 
 /**

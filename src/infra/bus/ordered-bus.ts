@@ -93,7 +93,7 @@ export class OrderedEventBus implements EventBus {
   /** Subscribers of every account (no scope). */
   readonly #everything = new Set<Listener>();
   /** Events delivered in order, with their subscribers, waiting for the fan-out turn. */
-  readonly #outbox: { event: StoredEvent; listeners: Receiver[] }[] = [];
+  readonly #outbox: { event: StoredEvent; listeners: Receiver[]; next: number }[] = [];
   #outboxHead = 0;
   #fanoutScheduled = false;
   /** Accounts whose start position is to be read (batched per tick). */
@@ -351,7 +351,7 @@ export class OrderedEventBus implements EventBus {
     if (byChannel) for (const l of byChannel) listeners.push(l);
     for (const l of this.#everything) listeners.push(l);
     if (listeners.length === 0) return;
-    this.#outbox.push({ event, listeners });
+    this.#outbox.push({ event, listeners, next: 0 });
     if (!this.#fanoutScheduled) {
       this.#fanoutScheduled = true;
       setImmediate(() => this.#fanOut());
@@ -365,19 +365,21 @@ export class OrderedEventBus implements EventBus {
     let budget = FANOUT_SLICE;
     while (this.#outboxHead < this.#outbox.length && budget > 0) {
       const item = this.#outbox[this.#outboxHead]!;
-      const take = Math.min(item.listeners.length, budget);
-      for (let i = 0; i < take; i++) {
+      const { event, listeners } = item;
+      // The slice continues where the last one stopped (an index, not a copy of the rest of the list).
+      const end = Math.min(listeners.length, item.next + budget);
+      for (let i = item.next; i < end; i++) {
         try {
-          const receiver = item.listeners[i]!;
-          if (typeof receiver === 'function') receiver(item.event);
-          else receiver.deliver(item.event);
+          const receiver = listeners[i]!;
+          if (typeof receiver === 'function') receiver(event);
+          else receiver.deliver(event);
         } catch (err) {
-          this.log.error({ err, eventId: item.event.id }, 'event subscriber failed');
+          this.log.error({ err, eventId: event.id }, 'event subscriber failed');
         }
       }
-      budget -= take;
-      if (take < item.listeners.length) item.listeners = item.listeners.slice(take);
-      else this.#outboxHead++;
+      budget -= end - item.next;
+      item.next = end;
+      if (end === listeners.length) this.#outboxHead++;
     }
     if (this.#outboxHead === this.#outbox.length) {
       this.#outbox.length = 0;
