@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { backendCpuMs, countStatements, hookAccounts, startInprocApp } from './inproc-app.js';
+import { backendCpuMs, countStatements, hookAccounts, postEvents, startInprocApp } from './inproc-app.js';
 
 const N = Number(process.argv[2] ?? 4000);
 const K = Number(process.argv[3] ?? 200);
@@ -33,20 +33,7 @@ try {
       last = { text, values: values ?? [] };
     }
   });
-  const payload = JSON.stringify({
-    eventType: 'sms.delivered',
-    payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
-  });
-  const run = async (n: number) => {
-    let next = 0;
-    const worker = async (_: unknown, w: number) => {
-      while (next++ < n) {
-        const r = await app.http.inject({ method: 'POST', url: '/api/events', headers: headers[w % 2]!, payload });
-        if (r.statusCode !== 202) throw new Error(`ingest: ${r.statusCode} ${r.body}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 10 }, worker));
-  };
+  const run = (n: number) => postEvents(app, headers, n);
   await run(500);
   counts.reset();
   appends = 0;

@@ -143,3 +143,29 @@ export async function hookAccounts(app: InprocApp['app'], prefix: string, urlOf:
   }
   return headers;
 }
+
+/** The probes' event body: one `sms.delivered` event (spec 6.2), as JSON text. */
+export const PROBE_EVENT = JSON.stringify({
+  eventType: 'sms.delivered',
+  payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
+});
+
+/**
+ * Posts `n` events ({@link PROBE_EVENT}) through `app.http.inject` with 10 in flight, alternating the accounts'
+ * `headers` (as {@link hookAccounts} returns them). @throws unless every answer is 202.
+ */
+export async function postEvents(app: InprocApp['app'], headers: Record<string, string>[], n: number): Promise<void> {
+  let next = 0;
+  const worker = async (_: unknown, w: number) => {
+    while (next++ < n) {
+      const r = await app.http.inject({
+        method: 'POST',
+        url: '/api/events',
+        headers: headers[w % headers.length]!,
+        payload: PROBE_EVENT,
+      });
+      if (r.statusCode !== 202) throw new Error(`ingest: ${r.statusCode} ${r.body}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+}

@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { backendCpuMs, countStatements, hookAccounts, startInprocApp } from './inproc-app.js';
+import { backendCpuMs, countStatements, hookAccounts, postEvents, startInprocApp } from './inproc-app.js';
 
 const N = Number(process.argv[2] ?? 3000);
 const WINDOWS = Number(process.argv[3] ?? 3);
@@ -43,20 +43,9 @@ await probe.connect();
 try {
   const headers = await hookAccounts(app, 'whprobe', () => `http://127.0.0.1:${port}/fast/probe`);
   const counts = countStatements(probe, 60);
-  const payload = JSON.stringify({
-    eventType: 'sms.delivered',
-    payload: { id: 'm1', from: '+14155550100', to: '+14155550101', status: 'delivered' },
-  });
   let total = 0;
   const run = async (n: number) => {
-    let next = 0;
-    const worker = async (_: unknown, w: number) => {
-      while (next++ < n) {
-        const r = await app.http.inject({ method: 'POST', url: '/api/events', headers: headers[w % 2]!, payload });
-        if (r.statusCode !== 202) throw new Error(`ingest: ${r.statusCode} ${r.body}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 10 }, worker));
+    await postEvents(app, headers, n);
     total += n;
     const t = performance.now();
     while ((await arrived()) < total) {
