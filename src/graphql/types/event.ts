@@ -18,6 +18,7 @@ import { isTruncation, type StreamItem, type TruncationNotice } from '../../doma
 import { builder } from '../builder.js';
 import { parseArgs } from '../parse-args.js';
 import { shapeFields } from '../shape-fields.js';
+import { countedFeed } from '../subscriptions.js';
 import { ScopeEnum } from './viewer.js';
 
 const Event = builder.objectRef<HistoryEvent>('Event').implement({
@@ -138,7 +139,10 @@ builder.mutationField('publishEvent', (t) =>
 );
 
 builder.subscriptionType({
-  description: 'Live data over graphql-sse (`/graphql/stream`, distinct or single connection) or Yoga SSE.',
+  description:
+    'Live data over graphql-sse (`/graphql/stream`, distinct or single connection), Yoga SSE or graphql-ws. Every ' +
+    'subscription re-checks its credential every EVENT_STREAM_HEARTBEAT_MS (15 s) and completes once the API key ' +
+    'is revoked or the stream token expired; subscribing again then answers UNAUTHENTICATED.',
 });
 
 async function* asMessages(stream: AsyncIterable<StreamItem>): AsyncGenerator<StreamMessageShape> {
@@ -158,15 +162,17 @@ builder.subscriptionField('events', (t) =>
       lastEventId: t.arg.string({ description: 'Resume after this event id.' }),
     },
     subscribe: async (_root, args, ctx) => {
-      const sub = await openEventStream(
-        ctx.app,
-        ctx.actor,
-        parseArgs(ctx, 'events:read', eventStreamInput, { channels: args.channels, lastEventId: args.lastEventId }),
-      );
+      const input = parseArgs(ctx, 'events:read', eventStreamInput, {
+        channels: args.channels,
+        lastEventId: args.lastEventId,
+      });
+      const sub = await countedFeed(ctx, async (onEnd) => {
+        const opened = await openEventStream(ctx.app, ctx.actor, input);
+        opened.onEnd(onEnd);
+        return opened;
+      });
       // As the REST stream does at each heartbeat: end when the key is revoked or the stream token expires.
       sub.onEnd(watchCredential(ctx.app, ctx.actor, () => sub.end('revoked')));
-      ctx.app.metrics.streamOpened('graphql');
-      sub.onEnd((reason) => ctx.app.metrics.streamEnded('graphql', reason));
       const messages = asMessages(sub);
       // Ending the generator (client gone) must end the bus subscription even while it waits for the next event.
       const originalReturn = messages.return.bind(messages);
