@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import type { AppContext } from '../app-context.js';
-import { authenticateSubmission } from '../domain/email/smtp-credentials.service.js';
+import { authenticateSubmission, submissionLoginHolds } from '../domain/email/smtp-credentials.service.js';
 import { requireOwnSender, SUBMISSION_MAX_RECIPIENTS, submitMessage } from '../domain/email/submission.service.js';
 import { DomainError } from '../domain/errors.js';
 import type { SmtpCertificate } from '../infra/tls/smtp-certificate.js';
@@ -57,6 +57,10 @@ class AuthFailures {
 }
 
 const TOO_MANY_FAILURES = () => smtpError(421, '4.7.0 Too many failed authentications; try again later');
+/** The session's password was replaced or removed since AUTH: closed, so the client authenticates again (and fails). */
+const CREDENTIALS_REPLACED = () =>
+  smtpError(421, '4.7.0 Authentication credentials were replaced since AUTH; authenticate again');
+const DEPROVISIONING = () => smtpError(550, '5.7.1 This identity is deprovisioning; it cannot send');
 
 /** SMTP reply of a domain refusal at DATA (5.7.1 for sender rules; the message already carries the status code). */
 function replyFor(err: DomainError): Error {
@@ -69,7 +73,8 @@ function replyFor(err: DomainError): Error {
  * - AUTH PLAIN or LOGIN with an identity's address and its issued password (POST …/smtp-credentials) before MAIL
  *   (`530 5.7.0` otherwise); wrong credentials `535 5.7.8`; more than {@link AUTH_FAILURE_LIMIT} failures from one
  *   address within a minute: `421 4.7.0` and the connection closed, and that address is refused until the minute
- *   ends;
+ *   ends; the login is checked again at every MAIL FROM and before a message is stored (submissionLoginHolds): a
+ *   password replaced since AUTH answers `421 4.7.0` and closes the connection, nothing stored;
  * - MAIL FROM and the From header must be the identity's address (`553 5.7.1`); at most
  *   {@link SUBMISSION_MAX_RECIPIENTS} recipients (`452 4.5.3`); SIZE SMTP_MAX_MESSAGE_BYTES (`552 5.3.4`);
  * - DATA is answered `250` once the message is stored (then it is delivered as POST …/send delivers); a storage
@@ -83,6 +88,13 @@ export async function startSubmissionListener(
 ): Promise<SmtpListener> {
   const maxBytes = ctx.config.SMTP_MAX_MESSAGE_BYTES;
   const failures = new AuthFailures(() => Date.now());
+  // Each authenticated session's login (the credential hash it proved), kept here rather than in session.user, which
+  // smtp-server's logger prints.
+  const logins = new WeakMap<object, string>();
+  const loginOf = (session: { user?: unknown }) => ({
+    identityId: String(session.user),
+    credentialHash: logins.get(session) ?? '',
+  });
   // The MX listener's connection and session limits (edge.ts). Not its message rates: those bound anonymous senders,
   // and a submitting client has authenticated as an identity.
   const edge = new SmtpEdge({
@@ -109,9 +121,10 @@ export async function startSubmissionListener(
         return;
       }
       authenticateSubmission(ctx, auth.username ?? '', auth.password ?? '').then(
-        (identity) => {
-          if (identity) {
-            callback(null, { user: identity.id });
+        (login) => {
+          if (login) {
+            logins.set(session, login.credentialHash);
+            callback(null, { user: login.identity.id });
             return;
           }
           ctx.log.info({ remoteAddress: address, user: auth.username }, 'SMTP submission: authentication failed');
@@ -126,13 +139,10 @@ export async function startSubmissionListener(
       );
     },
     onMailFrom(address, session, callback) {
-      const identityId = String(session.user);
-      ctx.db.emailIdentity.findUnique({ where: { id: identityId } }).then(
+      submissionLoginHolds(ctx, loginOf(session)).then(
         (identity) => {
-          if (identity?.status !== 'active') {
-            callback(smtpError(550, '5.7.1 This identity is deprovisioning; it cannot send'));
-            return;
-          }
+          if (identity === 'revoked') return callback(CREDENTIALS_REPLACED());
+          if (identity === 'deprovisioning') return callback(DEPROVISIONING());
           try {
             requireOwnSender(identity, address.address);
             callback();
@@ -157,6 +167,8 @@ export async function startSubmissionListener(
       readMessage(stream, maxBytes)
         .then(async (raw) => {
           if (!raw) return tooBig(maxBytes);
+          // The password may have been replaced while the client sent DATA (deprovisioning: submitMessage refuses).
+          if ((await submissionLoginHolds(ctx, loginOf(session))) === 'revoked') return CREDENTIALS_REPLACED();
           const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
           const envelope = { mailFrom, rcptTo: session.envelope.rcptTo.map((r) => r.address) };
           await submitMessage(ctx, String(session.user), await ctx.mail.parse(raw), envelope, async (position) => {

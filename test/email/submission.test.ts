@@ -226,6 +226,75 @@ describe('SMTP submission (RFC 8314 implicit TLS, AUTH PLAIN/LOGIN)', () => {
     );
   });
 
+  /** A raw SMTP session over implicit TLS: `say` sends a line (or none) and resolves with the server's whole reply. */
+  async function session(port: number) {
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca, servername: 'localhost' });
+    socket.setEncoding('utf8');
+    let buffered = '';
+    let waiting: ((reply: string) => void) | undefined;
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => {});
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      // A reply is complete at its last line: code, then a space (RFC 5321 4.2.1).
+      const lines = buffered.split('\r\n');
+      const last = lines.findIndex((l) => /^\d{3} /.test(l));
+      if (last >= 0 && waiting) {
+        const reply = lines.slice(0, last + 1).join('\n');
+        buffered = lines.slice(last + 1).join('\r\n');
+        const w = waiting;
+        waiting = undefined;
+        w(reply);
+      }
+    });
+    const say = (line?: string) =>
+      new Promise<string>((resolve) => {
+        waiting = resolve;
+        if (line !== undefined) socket.write(`${line}\r\n`);
+      });
+    await say(); // the greeting
+    return { say, closed, end: () => socket.destroy() };
+  }
+
+  it('a password replaced during a session ends it: 421 at the next MAIL FROM, or after DATA, nothing stored', async ({
+    t,
+    a,
+  }) => {
+    const box = await identity(a);
+    const port = t.app.smtpSubmissionPort()!;
+    const to = `${unique('p')}@example.net`;
+    const login = async (pass: string) => {
+      const s = await session(port);
+      expect(await s.say('EHLO client.example')).toMatch(/^250/);
+      expect(await s.say(`AUTH PLAIN ${Buffer.from(`\u0000${box.address}\u0000${pass}`).toString('base64')}`)).toMatch(
+        /^235/,
+      );
+      return s;
+    };
+    const message = async (s: Awaited<ReturnType<typeof session>>, subject: string) => {
+      expect(await s.say(`MAIL FROM:<${box.address}>`)).toMatch(/^250/);
+      expect(await s.say(`RCPT TO:<${to}>`)).toMatch(/^250/);
+      expect(await s.say('DATA')).toMatch(/^354/);
+      return `From: <${box.address}>\r\nTo: <${to}>\r\nSubject: ${subject}\r\n\r\nHello.\r\n.`;
+    };
+
+    // One message on the first password, then the password is replaced: the session's next MAIL FROM gets 421.
+    const first = await login((await credentials(a, box.id)).smtpPass);
+    expect(await first.say(await message(first, 'Before the change'))).toMatch(/^250/);
+    const second = await credentials(a, box.id);
+    expect(await first.say(`MAIL FROM:<${box.address}>`)).toMatch(/^421 4\.7\.0 .*authenticate again/);
+    await first.closed;
+
+    // Replaced while the message was on the wire: refused after DATA, not stored.
+    const next = await login(second.smtpPass);
+    const body = await message(next, 'During the change');
+    await credentials(a, box.id);
+    expect(await next.say(body)).toMatch(/^421 4\.7\.0/);
+    await next.closed;
+
+    expect((await threadsOf(a, box.id)).map((x) => x.subject)).toEqual(['Before the change']);
+  });
+
   it('MAIL FROM or From of another identity: 553 5.7.1, nothing stored', async ({ a }) => {
     const box = await identity(a);
     const other = await identity(a);

@@ -4,7 +4,13 @@ import { type Actor, requireScope } from '../accounts/account.service.js';
 import type { DomainContext } from '../kernel/context.js';
 import type { smtpCredentialsShape } from './email.shapes.js';
 import { findActiveIdentity } from './identity.service.js';
-import { type EmailIdentity, identityByAddress, saveSmtpCredential, smtpCredentialOf } from './identity.store.js';
+import {
+  type EmailIdentity,
+  identityByAddress,
+  identityById,
+  saveSmtpCredential,
+  smtpCredentialOf,
+} from './identity.store.js';
 import { normalizeAddress } from './mail.rules.js';
 import { SPEC_SMTP_PORT, smtpEndpoint } from './smtp-endpoint.js';
 
@@ -77,16 +83,24 @@ export async function createSmtpCredentials(
   return { ...smtpEndpoint(ctx), smtpUser: identity.address, smtpPass: password };
 }
 
+/** What a submission session proved at AUTH: the identity, and the stored hash of the password it gave. */
+export interface SubmissionLogin {
+  identity: EmailIdentity;
+  /** The credential's stored scrypt hash at AUTH: kept in memory to see a replacement, never logged or sent. */
+  credentialHash: string;
+}
+
 /**
  * SMTP AUTH of the submission listener (PLAIN and LOGIN carry the same user and password): the active identity
  * whose address is `username` (any case) and whose current password is `password`. A deprovisioning identity, an
  * unknown user and a wrong password all answer undefined, after the same scrypt work.
+ * @returns the login, which {@link submissionLoginHolds} checks again for each message of the session.
  */
 export async function authenticateSubmission(
   ctx: DomainContext,
   username: string,
   password: string,
-): Promise<EmailIdentity | undefined> {
+): Promise<SubmissionLogin | undefined> {
   const address = normalizeAddress(username);
   // An address is at most 320 printable characters (RFC 5321 4.5.3.1); anything else (NUL bytes included, which
   // PostgreSQL text refuses) cannot name an identity.
@@ -98,5 +112,29 @@ export async function authenticateSubmission(
     await verifySmtpPassword(password, await decoy);
     return undefined;
   }
-  return (await verifySmtpPassword(password, credential.passwordHash)) ? identity : undefined;
+  return (await verifySmtpPassword(password, credential.passwordHash))
+    ? { identity, credentialHash: credential.passwordHash }
+    : undefined;
+}
+
+/**
+ * Whether a submission session's login (from {@link authenticateSubmission}) still holds, checked at every
+ * `MAIL FROM` and again before a message is stored: a password replaced since AUTH (a new POST …/smtp-credentials,
+ * which "stops working at once") no longer sends on a session opened with it, nor does a deprovisioning identity.
+ * Two indexed reads; the stored hashes are compared in constant time.
+ * @returns the identity as it is now, `'revoked'` (the identity's credential is not the one of the login), or
+ * `'deprovisioning'` (the identity is gone or no longer active).
+ */
+export async function submissionLoginHolds(
+  ctx: DomainContext,
+  login: { identityId: string; credentialHash: string },
+): Promise<EmailIdentity | 'revoked' | 'deprovisioning'> {
+  const [identity, credential] = await Promise.all([
+    identityById(ctx.db, login.identityId),
+    smtpCredentialOf(ctx.db, login.identityId),
+  ]);
+  if (identity?.status !== 'active') return 'deprovisioning';
+  const now = Buffer.from(credential?.passwordHash ?? '');
+  const then = Buffer.from(login.credentialHash);
+  return now.length === then.length && timingSafeEqual(now, then) ? identity : 'revoked';
 }
