@@ -13,8 +13,14 @@
 -- one query ("alice" is stored and queried as 'alic'); whole addresses and domains are `email` and `host` tokens,
 -- which every configuration maps to `simple`, as before.
 --
+-- Measured on the bench's 4 KB body: 1,900–2,050 → 1,150–1,333 µs of PostgreSQL CPU per stored message (the
+-- single-row INSERT with the vector minus without it); the rest is the one parse, stemming the stop words `english`
+-- skipped, and storing the value.
+--
 -- The query (src/domain/email/search.store.ts) is `email_english` OR `english`: the `english` reading drops the
--- query's stop words, so "invoices of march" still finds a message without "of", as before.
+-- query's stop words, so "invoices of march" still finds a message without "of", as before. An instance still
+-- running the previous query (`english` OR `simple`) during a rolling upgrade finds what it found, through its
+-- `english` reading, except a word spelled differently from its stem that only its `simple` reading matched.
 --
 -- The configuration is named with the schema the migration runs in (the tables' schema): a generated column's
 -- function runs under whatever search_path the session has (pg_dump's restore sets it empty), and only pg_catalog's
