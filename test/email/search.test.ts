@@ -43,10 +43,17 @@ describe('thread search', () => {
       subject: 'Refund request',
       text: 'My order 1234 arrived broken. Café owner here.',
     });
+    await smtpSend(t.app.smtpPort()!, {
+      from: 'bob.jones@partner.example',
+      to: box.address,
+      cc: 'billing.team@ledger.example',
+      subject: 'Signed',
+      text: 'Will signed the contract yesterday. Grüße aus München, спасибо.',
+    });
     await vi.waitFor(
       async () => {
         const list = await a.request('GET', `/api/email/identities/${box.id}/threads`);
-        expect(list.body.threads).toHaveLength(3);
+        expect(list.body.threads).toHaveLength(4);
       },
       { timeout: 20_000, interval: 50 },
     );
@@ -67,6 +74,50 @@ describe('thread search', () => {
       'Lunch plans',
     ]);
     expect(subjects(await search('q=nothinglikethis'))).toEqual([]);
+  });
+
+  it('keeps stop words: a name that is one ("Will"), and phrases written with them', async () => {
+    expect(subjects(await search('q=will'))).toEqual(['Signed']);
+    expect(subjects(await search('q=Will'))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('"will signed"')}`))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('"signed the contract"')}`))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('"contract the signed"')}`))).toEqual([]);
+    expect(subjects(await search(`q=${encodeURIComponent('"will signed the contract yesterday"')}`))).toEqual([
+      'Signed',
+    ]);
+  });
+
+  it('stems words of query and message alike; a stop word in the query need not be in the message', async () => {
+    expect(subjects(await search('q=signing'))).toEqual(['Signed']);
+    expect(subjects(await search('q=contracts'))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('"signs the contracts"')}`))).toEqual(['Signed']);
+    // "of" is in neither message: the stemmed reading drops it, as before.
+    expect(subjects(await search(`q=${encodeURIComponent('invoices of march')}`))).toEqual(['Invoice for March']);
+    expect(subjects(await search(`q=${encodeURIComponent('the invoice')}`))).toEqual(['Invoice for March']);
+    expect(subjects(await search(`q=${encodeURIComponent('will invoice')}`))).toEqual(['Invoice for March']);
+    expect(subjects(await search(`q=${encodeURIComponent('will contract')}`))).toEqual(['Signed']);
+  });
+
+  it('finds words of other languages as written', async () => {
+    expect(subjects(await search(`q=${encodeURIComponent('münchen')}`))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('Grüße')}`))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('спасибо')}`))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('"aus münchen"')}`))).toEqual(['Signed']);
+  });
+
+  it('finds To and Cc addresses and their parts, alone and with words of the message', async () => {
+    expect(subjects(await search('q=billing.team%40ledger.example'))).toEqual(['Signed']);
+    expect(subjects(await search('q=ledger.example'))).toEqual(['Signed']);
+    expect(subjects(await search('q=billing'))).toEqual(['Signed']);
+    expect(subjects(await search('q=jones'))).toEqual(['Signed']);
+    expect(subjects(await search(`q=${encodeURIComponent('alice refund')}`))).toEqual(['Refund request']);
+    expect(subjects(await search(`q=${encodeURIComponent('alice pizza')}`))).toEqual([]);
+    expect(subjects(await search(`q=${encodeURIComponent(box.address)}`))).toEqual([
+      'Invoice for March',
+      'Lunch plans',
+      'Refund request',
+      'Signed',
+    ]);
   });
 
   it('finds addresses whole, by local part and by domain; filters by from, time and label', async () => {

@@ -3,9 +3,11 @@ import type { Tx } from '../kernel/db.js';
 
 /*
  * Store of full-text search over messages (issue 21 item 4; issue 23's store convention). The index is the
- * generated column `email_messages.search_vector` (tsvector over subject, addresses and text body, `english` stems
- * and `simple` words) with a GIN index; see prisma/migrations/20261125170000_email_drafts_search. It works the same
- * on PostgreSQL and PGlite.
+ * generated column `email_messages.search_vector` (tsvector over subject, addresses and text body, one parse each
+ * with `email_english`: English stems, stop words kept) with a GIN index; see
+ * prisma/migrations/20261125170000_email_drafts_search and 20261128043000_email_search_vector_one_parse. A query
+ * matches read with `email_english` (every word, stop words too) or with `english` (stop words dropped, so a
+ * query's "of" or "the" need not be in the message). It works the same on PostgreSQL and PGlite.
  */
 
 /** What a thread search filters on; every given filter must hold (AND). */
@@ -44,7 +46,7 @@ export async function searchThreadRows(db: Tx, s: ThreadSearch): Promise<EmailTh
   const message: Prisma.Sql[] = [Prisma.sql`m.thread_id = t.id`];
   if (s.q) {
     message.push(
-      Prisma.sql`m.search_vector @@ (websearch_to_tsquery('english', ${s.q}) || websearch_to_tsquery('simple', ${s.q}))`,
+      Prisma.sql`m.search_vector @@ (websearch_to_tsquery('email_english', ${s.q}) || websearch_to_tsquery('english', ${s.q}))`,
     );
   }
   if (s.from) {
