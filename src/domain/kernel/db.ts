@@ -64,3 +64,20 @@ export interface Database {
   listen(channel: string, onNotify: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
+
+/**
+ * One statement parameter carrying many JSON documents: `texts` (each a JSON text, e.g. `JSON.stringify` output)
+ * joined as the text of one JSON array, for `json_array_elements($n::json)` in the statement (in `ROWS FROM (…) WITH
+ * ORDINALITY` beside the `unnest` of the other columns). Each element comes back as the `json` value of exactly its
+ * own text (the `json` type keeps its input text), so `::text` of it is the text given here.
+ *
+ * Why not a `text[]` parameter (issue 24, round 10): pg's array encoding quotes and escapes every element, two
+ * regex replaces per element over a JSON text full of `"`, 4.7 KB of garbage and 3.5 µs per event for an event's
+ * payload and its delivery body; this is one join (0.6 KB, 0.35 µs). No escaping is needed: a JSON text inside a JSON
+ * array is JSON as it is.
+ * @param texts valid JSON texts (not checked here: PostgreSQL's `json` input rejects the statement otherwise).
+ * @returns `[t1,t2,…]`, `[]` for none.
+ */
+export function jsonArrayParam(texts: readonly string[]): string {
+  return `[${texts.join(',')}]`;
+}
