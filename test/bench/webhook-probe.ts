@@ -4,13 +4,21 @@
  * the bench's receiver (test/bench/receiver.ts, its own process), drives POST /api/events through Fastify's `inject`
  * with 10 in flight over the 2 accounts, and counts per event+delivery, until the receiver has every delivery:
  * statements sent on the pool (by their first words), the service's CPU (`process.cpuUsage`, user and system) and
- * the CPU of the database's backends (/proc/<pid>/stat: the PostgreSQL server must run on this machine). `inject`
+ * the CPU of the database's backends (/proc/<pid>/stat: the PostgreSQL server must run on this machine), and the
+ * process's heap allocation and garbage collection (`v8.GCProfiler`: bytes allocated = heap used at the end − at the
+ * start + what every collection in the window freed; collections counted by kind with their pause). `inject`
  * leaves out the ingest's socket (the bench's poster side); the deliveries go over real sockets.
  *
  * Usage: `TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx test/bench/webhook-probe.ts [n]
- * [windows]` (n events per window, default 3,000, after 600 of warm-up; windows default 3).
+ * [windows]` (n events per window, default 3,000, after 600 of warm-up; windows default 3). With
+ * `PROBE_ALLOC_PROFILE=<file>` the windows (not the warm-up) also run V8's sampling heap profiler with collected
+ * objects kept (what was allocated, not what survived; `--heap-prof` keeps only survivors) and write its profile there
+ * (`.heapprofile` JSON, opens in Chrome DevTools).
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import v8 from 'node:v8';
 import pg from 'pg';
 import { backendCpuMs, countStatements, hookAccounts, postEvents, startInprocApp } from './inproc-app.js';
 
@@ -57,8 +65,21 @@ try {
     }
   };
   await run(600);
+  const allocProfile = process.env.PROBE_ALLOC_PROFILE;
+  const inspector = allocProfile ? new Session() : undefined;
+  if (inspector) {
+    inspector.connect();
+    await inspector.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   for (let w = 0; w < WINDOWS; w++) {
     counts.reset();
+    const gc = new v8.GCProfiler();
+    const used0 = v8.getHeapStatistics().used_heap_size;
+    gc.start();
     const cpu0 = process.cpuUsage();
     const pg0 = await backendCpuMs(probe, dbName);
     const t0 = performance.now();
@@ -66,16 +87,54 @@ try {
     const ms = performance.now() - t0;
     const pg1 = await backendCpuMs(probe, dbName);
     const cpu = process.cpuUsage(cpu0);
+    const gcs = gc.stop()?.statistics ?? [];
+    const alloc = heapAllocated(used0, v8.getHeapStatistics().used_heap_size, gcs);
     console.log(
       `window ${w + 1}: ${N} events+deliveries in ${ms.toFixed(0)} ms; ${(counts.statements / N).toFixed(3)} statements per event; ` +
         `service CPU ${((cpu.user + cpu.system) / N).toFixed(0)} µs (user ${(cpu.user / N).toFixed(0)}, system ${(cpu.system / N).toFixed(0)}), ` +
-        `PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs per event+delivery`,
+        `PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs per event+delivery; ` +
+        `heap allocated ${(alloc.bytes / N).toFixed(0)} B (window: ${alloc.minor} scavenges + ${alloc.major} mark-compacts), ` +
+        `GC ${(alloc.gcMicros / N).toFixed(0)} µs per event+delivery`,
     );
     for (const [head, c] of [...counts.kinds].sort((x, y) => y[1] - x[1]))
       console.log(`  ${(c / N).toFixed(3)}: ${head}`);
+  }
+  if (inspector && allocProfile) {
+    const { profile } = await inspector.post('HeapProfiler.stopSampling');
+    writeFileSync(allocProfile, JSON.stringify(profile));
+    inspector.disconnect();
   }
 } finally {
   await probe.end();
   receiver.kill();
   await inproc.close();
+}
+
+/**
+ * Bytes allocated on the V8 heap over a window and its collections, from `v8.GCProfiler`'s statistics: `end − start
+ * + Σ (before − after)` of every collection (what was freed was allocated in the window or before it; an object
+ * allocated before the window and freed in it counts, one allocated in it and alive at the end counts too), `minor` =
+ * scavenges, `major` = mark-compacts (gcType names as V8 reports them), `gcMicros` = the collections' summed cost.
+ */
+function heapAllocated(
+  start: number,
+  end: number,
+  gcs: {
+    gcType: string;
+    cost: number;
+    beforeGC: { heapStatistics: { usedHeapSize: number } };
+    afterGC: { heapStatistics: { usedHeapSize: number } };
+  }[],
+): { bytes: number; minor: number; major: number; gcMicros: number } {
+  let bytes = end - start;
+  let minor = 0;
+  let major = 0;
+  let gcMicros = 0;
+  for (const g of gcs) {
+    bytes += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
+    if (/Scavenge/i.test(g.gcType)) minor++;
+    else if (/MarkSweep|MarkCompact/i.test(g.gcType)) major++;
+    gcMicros += g.cost;
+  }
+  return { bytes, minor, major, gcMicros };
 }

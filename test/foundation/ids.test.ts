@@ -1,3 +1,4 @@
+import { v7 } from 'uuid';
 import { describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../src/domain/kernel/ids.js';
 
@@ -10,5 +11,18 @@ describe('uuidv7 (src/domain/kernel/ids.ts)', () => {
     // The time field is the clock's ms (within the run).
     const ms = Number.parseInt(ids[0]!.replace(/-/g, '').slice(0, 12), 16);
     expect(Math.abs(ms - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('lays the bytes out as the uuid package does: the same ms, counter and random bits give the same string', () => {
+    for (let n = 0; n < 2_000; n++) {
+      const id = uuidv7();
+      const b = Buffer.from(id.replace(/-/g, ''), 'hex');
+      const msecs = b.readUIntBE(0, 6);
+      const seq =
+        (((b[6]! & 0x0f) << 28) | (b[7]! << 20) | ((b[8]! & 0x3f) << 14) | (b[9]! << 6) | (b[10]! >>> 2)) >>> 0;
+      const random = new Uint8Array(16);
+      random.set(b.subarray(10), 10);
+      expect(v7({ msecs, seq, random })).toBe(id);
+    }
   });
 });

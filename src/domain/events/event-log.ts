@@ -1,6 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../kernel/clock.js';
-import type { Db, Tx } from '../kernel/db.js';
+import { arrayParam, type Db, jsonArrayParam, type Tx } from '../kernel/db.js';
 import { settleBatch, type WaitingWrite as Waiting } from '../kernel/group-commit.js';
 import { type ChangeNotices, topicsOfEvent } from './change-notices.port.js';
 import type { Emit, StoredEvent } from './event.js';
@@ -485,9 +485,9 @@ export class EventLog {
         ),
         ins AS (
           INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
-          SELECT ${accountId}, i.channel, i.event_type, i.payload::json, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
-            FROM s, unnest(${pending.map((e) => e.channel)}::text[], ${pending.map((e) => e.eventType)}::text[],
-                           ${pending.map((e) => JSON.stringify(e.payload))}::text[])
+          SELECT ${accountId}, i.channel, i.event_type, i.payload, ${at}::timestamptz, s.last_seq - ${n}::bigint + i.ord
+            FROM s, ROWS FROM (unnest(${arrayParam(pending.map((e) => e.channel))}::text[]), unnest(${arrayParam(pending.map((e) => e.eventType))}::text[]),
+                           json_array_elements(${jsonArrayParam(pending.map((e) => JSON.stringify(e.payload)))}::json))
                     WITH ORDINALITY AS i(channel, event_type, payload, ord)
           RETURNING id, seq, seq - (SELECT last_seq FROM s) + ${n}::bigint AS ord
         )
@@ -680,9 +680,10 @@ export class EventLog {
       ),
       ins AS (
         INSERT INTO events (account_id, channel, event_type, payload, created_at, seq)
-        SELECT e.account_id, e.channel, e.event_type, e.payload::json, ${at}::timestamptz,
+        SELECT e.account_id, e.channel, e.event_type, e.payload, ${at}::timestamptz,
                (locked.base ->> e.account_id)::bigint + e.ord
-          FROM locked, unnest(${accounts}::text[], ${channels}::text[], ${types}::text[], ${payloads}::text[])
+          FROM locked, ROWS FROM (unnest(${arrayParam(accounts)}::text[]), unnest(${arrayParam(channels)}::text[]), unnest(${arrayParam(types)}::text[]),
+                                  json_array_elements(${jsonArrayParam(payloads)}::json))
                   WITH ORDINALITY AS e(account_id, channel, event_type, payload, ord)
          WHERE (locked.base ->> e.account_id) IS NOT NULL
         RETURNING id, seq, seq - (SELECT (base ->> events.account_id)::bigint FROM locked) AS ord

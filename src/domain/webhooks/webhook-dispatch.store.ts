@@ -4,7 +4,7 @@
 // before, is one builder now).
 
 import { Prisma } from '../../generated/prisma/client.js';
-import type { Database, Db, Tx } from '../kernel/db.js';
+import { arrayParam, type Database, type Db, jsonArrayParam, type Tx } from '../kernel/db.js';
 import { uuidv7 } from '../kernel/ids.js';
 import type { WebhookRecord } from './webhook.store.js';
 
@@ -53,13 +53,13 @@ export function outboxInsert(
   return Prisma.sql`
           INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, event_type, body, kind, status,
                                           next_attempt_at, created_at, updated_at, locked_by, locked_until, attempts)
-          SELECT x.id, ${accountId}, x.webhook_id, ${byOrd ? Prisma.sql`ins.id` : Prisma.sql`x.event_id`}, x.event_type, x.body, 'event', 'pending', x.at, x.at, x.at,
+          SELECT x.id, ${accountId}, x.webhook_id, ${byOrd ? Prisma.sql`ins.id` : Prisma.sql`x.event_id`}, x.event_type, x.body::text, 'event', 'pending', x.at, x.at, x.at,
                  x.locked_by, x.locked_until, CASE WHEN x.locked_by IS NULL THEN 0 ELSE 1 END
-            FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.webhookId)}::text[],
-                        ${byOrd ? Prisma.sql`${event.ords}::int[]` : Prisma.sql`${event.ids}::bigint[]`}, ${rows.map((r) => r.eventType)}::text[],
-                        ${rows.map((r) => r.body)}::text[],
-                        ${rows.map((r) => r.at)}::timestamptz[], ${rows.map((r) => r.claim?.token ?? null)}::text[],
-                        ${rows.map((r) => r.claim?.until ?? null)}::timestamptz[])
+            FROM ROWS FROM (unnest(${arrayParam(rows.map((r) => r.id))}::text[]), unnest(${arrayParam(rows.map((r) => r.webhookId))}::text[]),
+                        unnest(${byOrd ? Prisma.sql`${arrayParam(event.ords)}::int[]` : Prisma.sql`${arrayParam(event.ids)}::bigint[]`}), unnest(${arrayParam(rows.map((r) => r.eventType))}::text[]),
+                        json_array_elements(${jsonArrayParam(rows.map((r) => r.body))}::json),
+                        unnest(${arrayParam(rows.map((r) => r.at))}::timestamptz[]), unnest(${arrayParam(rows.map((r) => r.claim?.token ?? null))}::text[]),
+                        unnest(${arrayParam(rows.map((r) => r.claim?.until ?? null))}::timestamptz[]))
                  AS x(id, webhook_id, ${byOrd ? Prisma.sql`ord` : Prisma.sql`event_id`}, event_type, body, at, locked_by, locked_until)${
                    byOrd
                      ? Prisma.sql`
@@ -212,7 +212,7 @@ export async function recordAttempts(
   database: Pick<Database, 'preparedWrite'>,
   rs: AttemptRecord[],
 ): Promise<Set<string>> {
-  const col = <T>(f: (r: AttemptRecord) => T) => rs.map(f);
+  const col = (f: (r: AttemptRecord) => string | number | null) => arrayParam(rs.map(f));
   const q = Prisma.sql`
     WITH x AS (
       SELECT * FROM unnest(${col((r) => r.deliveryId)}::text[], ${col((r) => r.token)}::text[],
