@@ -29,7 +29,8 @@ export const searchFilters = {
     .optional()
     .describe(
       'Full-text search over subject, text bodies and addresses (PostgreSQL websearch syntax: words, "a phrase", ' +
-        '-excluded, or). Words are matched stemmed (english) and as written.',
+        '-excluded, or). Words are matched stemmed (English), stop words included; stop words of the query need ' +
+        'not be in the message.',
     ),
   from: z
     .string()
