@@ -62,7 +62,7 @@ describe('thread search', () => {
 
   const search = (query: string, id = box.id) => a.request('GET', `/api/email/identities/${id}/threads?${query}`);
 
-  it('finds words in subject and body, stemmed and as written', async () => {
+  it('finds words in subject and body, stemmed (invoices finds Invoice), phrases, negation and or', async () => {
     expect(subjects(await search('q=invoice'))).toEqual(['Invoice for March']);
     expect(subjects(await search('q=invoices'))).toEqual(['Invoice for March']);
     expect(subjects(await search('q=pizza'))).toEqual(['Lunch plans']);
@@ -98,7 +98,7 @@ describe('thread search', () => {
     expect(subjects(await search(`q=${encodeURIComponent('will contract')}`))).toEqual(['Signed']);
   });
 
-  it('finds words of other languages as written', async () => {
+  it('finds words of other languages, stemmed alike on both sides', async () => {
     expect(subjects(await search(`q=${encodeURIComponent('münchen')}`))).toEqual(['Signed']);
     expect(subjects(await search(`q=${encodeURIComponent('Grüße')}`))).toEqual(['Signed']);
     expect(subjects(await search(`q=${encodeURIComponent('спасибо')}`))).toEqual(['Signed']);
