@@ -3,7 +3,8 @@
  *
  * Every measured party is its own process: the service (`npm start`'s command, on a free port, on a fresh
  * PostgreSQL database this run creates and drops, or on a temp PGlite DATA_DIR), the bare node:http + pg server
- * (test/bench/bare-server.ts), the bare SSE broadcaster, the bare signed-POST sender, the webhook receiver, and the
+ * (test/bench/bare-server.ts), the bare SSE broadcaster, the bare signed-POST sender, the bare end-to-end webhook
+ * pipeline (test/bench/bare-e2e.ts), the webhook receiver, and the
  * load generators (autocannon in test/bench/load.ts; SSE clients in test/bench/sse-clients.ts; the webhook
  * scenarios' event poster in test/bench/poster.ts). Service and
  * baseline alternate in windows (`--rounds`, default 3) and the table shows both rates, the ratio (median and
