@@ -8,7 +8,7 @@
  * index `i` so rounds post distinct payloads. Two modes: argv[2] = that JSON runs once and prints one line
  * `{ "result": … }`; argv[2] = `serve` keeps the process (and its keep-alive pools, per base and size) for many runs,
  * each asked over IPC as `{ post: input }` and answered `{ posted: result }`. The bench serves: a fresh process per
- * run spent 449–495 µs of CPU per event on start-up and JIT, a warm one 142–212 µs (docs/performance.md, round 11).
+ * run spent 449–495 µs of CPU per event on start-up and JIT, a warm one 142–227 µs (docs/performance.md, round 11).
  * Result: `{ posted, failed, statuses, startedAt, ms, cpuMs, commits }`: `startedAt` is
  * when the first request went out (wall clock, ms since the epoch); `commits` is `[[eventId, ms]]`,
  * the wall-clock time (ms since the epoch, `performance.timeOrigin + performance.now()`, the receiver's clock) at

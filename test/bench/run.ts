@@ -1417,7 +1417,7 @@ async function postEvents(
     commits: [string, number][];
   };
   // One poster process for the whole storage mode, warm after its first run: a fresh process per run spent 449–495 µs
-  // of CPU per event (start-up and JIT) on the cores the measured sides share, a warm one 142–212 µs (round 11).
+  // of CPU per event (start-up and JIT) on the cores the measured sides share, a warm one 142–227 µs (round 11).
   poster ??= startChild('poster', tsNode('test/bench/poster.ts', 'serve'), { ipc: true });
   const args = { base, keys, count, connections, eventType, offset: posterRuns++ * count };
   const r = ((await ask(poster, { post: args }, 'posted' as never, 300_000)) as unknown as { posted: R }).posted;
