@@ -12,9 +12,10 @@
  * Prints `listening <port>` when ready. Loopback only.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pg from 'pg';
 import { brandThroughput } from '../../src/domain/compliance/throughput.rules.js';
+import { readBody, send, serve } from './bare-http.js';
 
 interface Runner {
   query(name: string, text: string, values: unknown[]): Promise<Record<string, any>[]>;
@@ -82,30 +83,6 @@ function brandJson(r: Record<string, any>) {
     createdAt: (r.created_at as Date).toISOString(),
     updatedAt: (r.updated_at as Date).toISOString(),
   };
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      try {
-        resolve(parts.length ? JSON.parse(Buffer.concat(parts).toString('utf8')) : {});
-      } catch (err) {
-        reject(err);
-      }
-    });
-    req.on('error', reject);
-  });
 }
 
 function accountOf(req: IncomingMessage, url: URL): string | undefined {
@@ -256,14 +233,4 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   send(res, 404, { error: { code: 'NOT_FOUND', message: 'no such route' } });
 }
 
-const server = createServer((req, res) => {
-  handle(req, res).catch((err) => {
-    if (!res.headersSent) send(res, 500, { error: { code: 'INTERNAL', message: String(err) } });
-    else res.destroy();
-  });
-});
-server.keepAliveTimeout = 72_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`);
-});
-process.on('SIGTERM', () => process.exit(0));
+serve(handle);

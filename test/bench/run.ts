@@ -3,7 +3,8 @@
  *
  * Every measured party is its own process: the service (`npm start`'s command, on a free port, on a fresh
  * PostgreSQL database this run creates and drops, or on a temp PGlite DATA_DIR), the bare node:http + pg server
- * (test/bench/bare-server.ts), the bare SSE broadcaster, the bare signed-POST sender, the webhook receiver, and the
+ * (test/bench/bare-server.ts), the bare SSE broadcaster, the bare signed-POST sender, the bare end-to-end webhook
+ * pipeline (test/bench/bare-e2e.ts), the webhook receiver, and the
  * load generators (autocannon in test/bench/load.ts; SSE clients in test/bench/sse-clients.ts; the webhook
  * scenarios' event poster in test/bench/poster.ts). Service and
  * baseline alternate in windows (`--rounds`, default 3) and the table shows both rates, the ratio (median and
@@ -872,11 +873,14 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       services.push(svc.child);
     }
     if (has('webhooks') || has('webhooks-isolation')) {
-      await attempt('webhooks', () => webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation')));
+      await attempt('webhooks', () =>
+        webhooks(svc, accounts, has('webhooks'), has('webhooks-isolation'), notes, mode === 'pg' ? dbUrl : undefined),
+      );
     }
     if (has('gql-refusal')) await attempt('gql-refusal', () => gqlRefusal(svc, key('brands')));
     if (has('startup')) await attempt('startup', () => startup(mode, startups, env, tmp));
   } finally {
+    await stopPoster();
     for (const c of services.reverse()) await c.stop(15_000);
     await benchDns?.close();
     if (admin) {
@@ -1393,8 +1397,8 @@ async function twoInstancesCapped(
 }
 
 /**
- * Posts `count` events round-robin over `keys` from the poster process (test/bench/poster.ts), `connections` in
- * flight; throws unless every answer is 202. Returns when each was committed (`commits`: event id → wall-clock ms),
+ * Posts `count` events round-robin over `keys` from the poster process (test/bench/poster.ts, one per storage
+ * mode, kept warm across runs; {@link stopPoster} ends it), `connections` in flight; throws unless every answer is 202. Returns when each was committed (`commits`: event id → wall-clock ms),
  * when posting started (wall-clock ms) and how long it took (ms).
  */
 async function postEvents(
@@ -1403,28 +1407,32 @@ async function postEvents(
   count: number,
   connections: number,
   eventType: string,
-): Promise<{ commits: [string, number][]; startedAt: number; ms: number }> {
-  const r = await jsonResult<{
+): Promise<{ commits: [string, number][]; startedAt: number; ms: number; cpuMs: number }> {
+  type R = {
     failed: number;
     statuses: Record<string, number>;
     startedAt: number;
     ms: number;
+    cpuMs: number;
     commits: [string, number][];
-  }>(
-    startChild(
-      'poster',
-      tsNode(
-        'test/bench/poster.ts',
-        JSON.stringify({ base, keys, count, connections, eventType, offset: posterRuns++ * count }),
-      ),
-    ),
-    300_000,
-  );
+  };
+  // One poster process for the whole storage mode, warm after its first run: a fresh process per run spent 449–495 µs
+  // of CPU per event (start-up and JIT) on the cores the measured sides share, a warm one 142–227 µs (round 11).
+  poster ??= startChild('poster', tsNode('test/bench/poster.ts', 'serve'), { ipc: true });
+  const args = { base, keys, count, connections, eventType, offset: posterRuns++ * count };
+  const r = ((await ask(poster, { post: args }, 'posted' as never, 300_000)) as unknown as { posted: R }).posted;
   if (r.failed > 0)
     throw new Error(`poster: ${r.failed} of ${count} events not accepted: ${JSON.stringify(r.statuses)}`);
   return r;
 }
 let posterRuns = 0;
+let poster: Child | undefined;
+
+/** Stops the poster process of {@link postEvents} (the next call starts a new one). */
+async function stopPoster(): Promise<void> {
+  await poster?.stop();
+  poster = undefined;
+}
 
 /** Starts a bench webhook receiver (test/bench/receiver.ts) on its own port. */
 async function startReceiver(name: string, file = 'receiver.ts'): Promise<{ child: Child; url: string }> {
@@ -1454,12 +1462,20 @@ async function arrivals(receiver: Child, tag: string, every = false): Promise<Ma
   return new Map(got.map(([id, t]) => [id, t] as const).reverse());
 }
 
+/**
+ * The webhook scenarios on the shared service `svc`: `webhooks` (issue 24's end to end, 2 accounts, alternated with
+ * the bare end-to-end pipeline, test/bench/bare-e2e.ts, on `databaseUrl`, PostgreSQL only, and followed by the bare
+ * signed sender each round) and `webhooks-isolation`. Returns their rows.
+ */
 async function webhooks(
   svc: Service,
   accounts: Record<string, { accountId: string; apiKey: string }>,
   volume: boolean,
   isolation: boolean,
+  notes: string[],
+  databaseUrl?: string,
 ): Promise<Row[]> {
+  const dbName = databaseUrl ? new URL(databaseUrl).pathname.slice(1) : undefined;
   const receiver = await startReceiver('receiver');
   // Another account's receiver is another server: the hanging one has its own origin (port).
   const hangReceiver = isolation ? await startReceiver('receiver-hang') : undefined;
@@ -1471,11 +1487,22 @@ async function webhooks(
       const r = await call(svc.url, 'POST', '/api/webhooks', accounts[account]!.apiKey, { url, events: ['sms.*'] });
       if (r.status !== 201 && r.status !== 200) throw new Error(`webhook create: ${r.status} ${r.text}`);
     };
-    /** Posts `count` events over `accts` (one connection each) from the poster process, then waits for every first attempt under `tag`. */
-    const deliver = async (accts: string[], count: number, tag: string, concurrency = accts.length) => {
-      const cpu0 = cpuMs(svc.child.pid);
+    /**
+     * Posts `count` events over `accts` (one connection each) from the poster process to `to` (the service unless
+     * given: the bare end-to-end pipeline), then waits for every first attempt under `tag`.
+     */
+    const deliver = async (
+      accts: string[],
+      count: number,
+      tag: string,
+      concurrency = accts.length,
+      to: { url: string; pid: number } = { url: svc.url, pid: svc.child.pid },
+    ) => {
+      const cpu0 = cpuMs(to.pid);
+      const recv0 = cpuMs(receiver.child.pid);
+      const pg0 = dbName ? await pgBackendCpu(dbName) : undefined;
       const posted = await postEvents(
-        svc.url,
+        to.url,
         accts.map((a) => accounts[a]!.apiKey),
         count,
         concurrency,
@@ -1491,8 +1518,15 @@ async function webhooks(
         if ([...committed.keys()].every((id) => got.has(id))) break;
         await sleep(250);
       }
-      // The service's CPU (ingest and delivery) per event, from before the first post to the last arrival.
-      const cpuPerEventUs = ((cpuMs(svc.child.pid) - cpu0) * 1000) / count;
+      // The server's CPU (ingest and delivery) per event, from before the first post to the last arrival.
+      const cpuPerEventUs = ((cpuMs(to.pid) - cpu0) * 1000) / count;
+      // The rest of the machine per event over the same span: the poster (its own figure, while posting), the
+      // receiver and the bench database's backends (10 ms ticks).
+      const others = {
+        posterUs: (posted.cpuMs * 1000) / count,
+        receiverUs: ((cpuMs(receiver.child.pid) - recv0) * 1000) / count,
+        pgUs: pg0 && dbName ? (pgCpuSince(pg0, await pgBackendCpu(dbName)) * 1000) / count : Number.NaN,
+      };
       const lat = [...committed].filter(([id]) => got.has(id)).map(([id, t]) => got.get(id)! - t);
       const times = [...committed.keys()].filter((id) => got.has(id)).map((id) => got.get(id)!);
       // Deliveries that kept pace with ingest: first attempts up to 1 s after the last commit, per second of
@@ -1508,6 +1542,7 @@ async function webhooks(
         p50: percentile(lat, 50),
         p99: percentile(lat, 99),
         cpuPerEventUs,
+        ...others,
       };
     };
     const n = Number(opts['webhook-events']);
@@ -1515,48 +1550,109 @@ async function webhooks(
       // Issue 24: 2 accounts, events posted over 10 keep-alive connections (5 per account) while deliveries run.
       const hookAccounts = ['hook0', 'hook1'];
       for (const a of hookAccounts) await hook(a, `${recv}/fast/volume`);
-      const svcRuns: Awaited<ReturnType<typeof deliver>>[] = [];
-      const bareRates: number[] = [];
-      const bareCpu: number[] = [];
-      for (let r = 0; r < ROUNDS; r++) {
-        receiver.child.proc.send({ reset: true });
-        svcRuns.push(await deliver(hookAccounts, n, 'volume', 10));
-        const b = await jsonResult<{ sent: number; failed: number; ms: number; cpuMs: number }>(
-          startChild(
-            'bare-sender',
-            tsNode(
-              'test/bench/bare-sender.ts',
-              JSON.stringify({
-                url: `${recv}/fast/bare`,
-                count: Math.max(n, 2000),
-                inFlight: 50,
-                secret: 'whsec_bench',
-              }),
+      // The bare end-to-end pipeline on 2 other accounts (its rows have seq 0, outside the service's per-account
+      // order, like the bare server's events-10acc rows), delivering to the same receiver under its own tag.
+      const bareAccounts = ['hook2', 'hook3'];
+      let bareE2e: Service | undefined;
+      if (databaseUrl) {
+        bareE2e = await startBare(
+          'bare-e2e.ts',
+          {
+            DATABASE_URL: databaseUrl,
+            BARE_KEYS: JSON.stringify(
+              Object.fromEntries(bareAccounts.map((a) => [accounts[a]!.apiKey, accounts[a]!.accountId])),
             ),
-          ),
-          120_000,
+            BARE_HOOK_URL: `${recv}/fast/bare-e2e`,
+          },
+          'bare-e2e',
         );
-        bareRates.push((b.sent * 1000) / b.ms);
-        bareCpu.push((b.cpuMs * 1000) / b.sent);
       }
-      const svcCpu = median(svcRuns.map((x) => x.cpuPerEventUs));
-      const rate = median(svcRuns.map((x) => x.perS));
-      const p99 = median(svcRuns.map((x) => x.p99));
-      const row: Row = {
-        scenario: `webhooks ${n} events over 2 accounts (10 connections) to a fast receiver, end to end with ingest running (delivered ${f0(Math.min(...svcRuns.map((x) => x.delivered)))})`,
-        service: `${f0(rate)}/s (ingest ${f0(median(svcRuns.map((x) => x.ingestPerS)))}/s)`,
-        baseline: `${f0(median(bareRates))}/s`,
-        ratio: `${f2(rate / median(bareRates))}x`,
-        p50: `${f1(median(svcRuns.map((x) => x.p50)))} / –`,
-        p99: `${f1(p99)} / –`,
-        // Service: ingest + delivery per event; bare: one signed POST (it ingests nothing).
-        cpu: `${f0(svcCpu)} / ${f0(median(bareCpu))} µs (${f2(median(bareCpu) / svcCpu)})`,
-        target: '≥ 1,500/s; p99 commit→received ≤ 100 ms',
-        met: rate >= 1500 && p99 <= 100,
-        raw: { svcRuns, bareRates, bareCpu },
-      };
-      printRow(row);
-      rows.push(row);
+      try {
+        const bareSide = bareE2e && { url: bareE2e.url, pid: bareE2e.child.pid };
+        // Warm-up of both sides (JIT, pools, prepared statements, the receiver), as the other scenarios warm each
+        // side up: one round's worth each (with 500, the first round still cost 1.3–1.7x the CPU of the later ones).
+        const warm = n;
+        receiver.child.proc.send({ reset: true });
+        await deliver(hookAccounts, warm, 'volume', 10);
+        if (bareSide) await deliver(bareAccounts, warm, 'bare-e2e', 10, bareSide);
+        const svcRuns: Awaited<ReturnType<typeof deliver>>[] = [];
+        const bareRuns: Awaited<ReturnType<typeof deliver>>[] = [];
+        const bareRates: number[] = [];
+        const bareCpu: number[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          // Service and bare end to end alternate which goes first, like the other scenarios' windows.
+          const sides = [
+            async () => {
+              receiver.child.proc.send({ reset: true });
+              svcRuns.push(await deliver(hookAccounts, n, 'volume', 10));
+            },
+            async () => {
+              if (!bareSide) return;
+              receiver.child.proc.send({ reset: true });
+              bareRuns.push(await deliver(bareAccounts, n, 'bare-e2e', 10, bareSide));
+            },
+          ];
+          if (r % 2 === 1) sides.reverse();
+          for (const side of sides) await side();
+          const b = await jsonResult<{ sent: number; failed: number; ms: number; cpuMs: number }>(
+            startChild(
+              'bare-sender',
+              tsNode(
+                'test/bench/bare-sender.ts',
+                JSON.stringify({
+                  url: `${recv}/fast/bare`,
+                  count: Math.max(n, 2000),
+                  inFlight: 50,
+                  secret: 'whsec_bench',
+                }),
+              ),
+            ),
+            120_000,
+          );
+          bareRates.push((b.sent * 1000) / b.ms);
+          bareCpu.push((b.cpuMs * 1000) / b.sent);
+        }
+        const svcCpu = median(svcRuns.map((x) => x.cpuPerEventUs));
+        const rate = median(svcRuns.map((x) => x.perS));
+        const p99 = median(svcRuns.map((x) => x.p99));
+        const e2eRate = median(bareRuns.map((x) => x.perS));
+        // Per-round ratios, service ÷ bare end to end, as `compare` gives for the other scenarios.
+        const e2eRatios = bareRuns.map((b, i) => svcRuns[i]!.perS / b.perS);
+        const row: Row = {
+          scenario: `webhooks ${n} events over 2 accounts (10 connections) to a fast receiver, end to end with ingest running (delivered ${f0(Math.min(...svcRuns.map((x) => x.delivered)))}${bareRuns.length ? `; bare ${f0(Math.min(...bareRuns.map((x) => x.delivered)))}` : ''})`,
+          service: `${f0(rate)}/s (ingest ${f0(median(svcRuns.map((x) => x.ingestPerS)))}/s)`,
+          baseline: bareRuns.length
+            ? `bare end to end ${f0(e2eRate)}/s (ingest ${f0(median(bareRuns.map((x) => x.ingestPerS)))}/s); bare sender ${f0(median(bareRates))}/s`
+            : `bare sender ${f0(median(bareRates))}/s`,
+          ratio: bareRuns.length
+            ? `${f2(median(e2eRatios))}x end to end (${f2(Math.min(...e2eRatios))}–${f2(Math.max(...e2eRatios))}); ${f2(rate / median(bareRates))}x sender`
+            : `${f2(rate / median(bareRates))}x sender`,
+          p50: `${f1(median(svcRuns.map((x) => x.p50)))} / ${bareRuns.length ? f1(median(bareRuns.map((x) => x.p50))) : '–'}`,
+          p99: `${f1(p99)} / ${bareRuns.length ? f1(median(bareRuns.map((x) => x.p99))) : '–'}`,
+          // Service and bare end to end: ingest + delivery per event; bare sender: one signed POST (it ingests nothing).
+          cpu: `${f0(svcCpu)} / ${bareRuns.length ? `${f0(median(bareRuns.map((x) => x.cpuPerEventUs)))} end to end (${f2(median(bareRuns.map((x) => x.cpuPerEventUs)) / svcCpu)}) / ` : ''}${f0(median(bareCpu))} µs sender (${f2(median(bareCpu) / svcCpu)})`,
+          target: '≥ 1,500/s; p99 commit→received ≤ 100 ms',
+          met: rate >= 1500 && p99 <= 100,
+          raw: { svcRuns, bareRuns, bareRates, bareCpu },
+        };
+        printRow(row);
+        rows.push(row);
+        if (bareRuns.length) {
+          // Where the machine's CPU goes per event on each side, and the rate it would allow if it were the bound.
+          const parts = (runs: typeof svcRuns) => {
+            const m = (f: (x: (typeof svcRuns)[number]) => number) => median(runs.map(f));
+            const p = [m((x) => x.cpuPerEventUs), m((x) => x.pgUs), m((x) => x.posterUs), m((x) => x.receiverUs)];
+            const total = p.reduce((a, b) => a + b, 0);
+            return `${p.map(f0).join(' + ')} = ${f0(total)} µs (at most ${f0((cpus().length * 1e6) / total)}/s on ${cpus().length} cores)`;
+          };
+          notes.push(
+            `webhooks: CPU per event+delivery, server + PostgreSQL backends + poster + receiver (medians of rounds): ` +
+              `service ${parts(svcRuns)}; bare end to end ${parts(bareRuns)}`,
+          );
+        }
+      } finally {
+        await bareE2e?.child.stop();
+      }
     }
     if (isolation && hangReceiver) {
       await hook('iso-fast', `${recv}/fast/iso`);
