@@ -3,7 +3,7 @@
  * runs in the orchestrator process (test/bench/run.ts), never inside a measured server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -35,6 +35,24 @@ export function cpuMs(pid: number): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / CLK_TCK;
+}
+
+/**
+ * CPU time of every live thread of `pid` so far, in ms with µs resolution: the sum of the first field of
+ * /proc/<pid>/task/<tid>/schedstat (the scheduler's own run time, ns). {@link cpuMs} counts in 10 ms ticks, too coarse
+ * for one replay of a few ms; this one is exact per window. A thread that has exited is no longer counted (Node's
+ * and PostgreSQL's threads live as long as the process); throws for a process that has exited, as {@link cpuMs}.
+ */
+export function cpuMsExact(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
 }
 
 /** Resident set size of `pid`, in bytes, from /proc/<pid>/status (VmRSS). */

@@ -41,6 +41,7 @@ import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import {
   type Child,
   cpuMs,
+  cpuMsExact,
   freePort,
   jsonResult,
   killAllChildren,
@@ -360,10 +361,10 @@ interface WindowResult {
 
 /**
  * User+system CPU time, in ms, of each PostgreSQL backend serving database `db` now (pids from pg_stat_activity,
- * times from /proc/<pid>/stat: the server must run on this machine). The bench's own connection (to the admin
- * database) is not among them.
+ * times from /proc/<pid>/stat, or `read`'s: the server must run on this machine). The bench's own connection (to the
+ * admin database) is not among them.
  */
-async function pgBackendCpu(db: string): Promise<Map<number, number>> {
+async function pgBackendCpu(db: string, read: (pid: number) => number = cpuMs): Promise<Map<number, number>> {
   const c = new pg.Client({ connectionString: opts['pg-url'] });
   await c.connect();
   try {
@@ -371,7 +372,7 @@ async function pgBackendCpu(db: string): Promise<Map<number, number>> {
     const out = new Map<number, number>();
     for (const { pid } of r.rows) {
       try {
-        out.set(pid, cpuMs(pid));
+        out.set(pid, read(pid));
       } catch {
         // Ended between the query and the read: its time is lost either way.
       }
@@ -851,7 +852,9 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
     }
     if (has('replay')) {
       await settleQueues('replay');
-      await attempt('replay', () => replay(svc, bare, key('replay'), replayIds));
+      await attempt('replay', () =>
+        replay(svc, bare, key('replay'), replayIds, notes, mode === 'pg' ? dbName : undefined),
+      );
     }
     if (has('sse-10k')) {
       await settleQueues('sse-10k', { statsLag: true });
@@ -986,12 +989,26 @@ async function waitLine(child: Child, prefix: string, timeoutMs: number): Promis
 // ---------------------------------------------------------------------------------------------------------------
 // Replay: 1,000 events after Last-Event-ID, to the last byte
 
-/** Opens the stream with Last-Event-ID and resolves with the ms until the frame of `lastId` has fully arrived. */
-function replayOnce(base: string, key: string, afterId: string, lastId: string): Promise<number> {
+/**
+ * One replay as the client saw it: ms from the request to the first byte of the body and to the last frame's end,
+ * and the body's bytes (UTF-8) and reads (`data` events) up to there.
+ */
+interface ReplayTime {
+  firstMs: number;
+  ms: number;
+  bytes: number;
+  reads: number;
+}
+
+/** Opens the stream with Last-Event-ID and resolves when the frame of `lastId` has fully arrived. */
+function replayOnce(base: string, key: string, afterId: string, lastId: string): Promise<ReplayTime> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const marker = `\nid: ${lastId}\n`;
+    let firstMs = Number.NaN;
     let buf = '';
+    let bytes = 0;
+    let reads = 0;
     const req = httpRequest(
       `${base}/api/events?channels=sms`,
       {
@@ -1002,12 +1019,15 @@ function replayOnce(base: string, key: string, afterId: string, lastId: string):
         if (res.statusCode !== 200) reject(new Error(`replay: status ${res.statusCode}`));
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
+          if (buf === '') firstMs = performance.now() - started;
+          bytes += Buffer.byteLength(chunk, 'utf8');
+          reads++;
           buf += chunk;
           const at = buf.indexOf(marker);
           if (at >= 0 && buf.indexOf('\n\n', at + marker.length) >= 0) {
             const ms = performance.now() - started;
             req.destroy();
-            resolve(ms);
+            resolve({ firstMs, ms, bytes, reads });
           }
         });
       },
@@ -1023,32 +1043,78 @@ function replayOnce(base: string, key: string, afterId: string, lastId: string):
   });
 }
 
-async function replay(svc: Service, bare: Service, key: string, ids: string[]): Promise<Row> {
+/** A replay with the CPU it took: the server's and (with a database) its PostgreSQL backends', ms. */
+interface ReplayRun extends ReplayTime {
+  cpuMs: number;
+  pgMs: number;
+}
+
+/**
+ * One replay from `side` with the CPU of its server process (every thread) and of the bench database's backends
+ * over it, read exactly ({@link cpuMsExact}) from just before the request to {@link REPLAY_SETTLE_MS} after the last
+ * frame arrived (so the server's handling of the client's close counts too). The other side is idle meanwhile.
+ */
+async function measuredReplay(side: Service, pgDb: string | undefined, key: string, after: string, last: string) {
+  const pg0 = pgDb ? await pgBackendCpu(pgDb, cpuMsExact) : undefined;
+  const cpu0 = cpuMsExact(side.child.pid);
+  const time = await replayOnce(side.url, key, after, last);
+  await sleep(REPLAY_SETTLE_MS);
+  const cpuMs = cpuMsExact(side.child.pid) - cpu0;
+  const pgMs = pg0 && pgDb ? pgCpuSince(pg0, await pgBackendCpu(pgDb, cpuMsExact)) : Number.NaN;
+  return { ...time, cpuMs, pgMs } satisfies ReplayRun;
+}
+
+/** How long after a replay's last frame its CPU is still counted (the close of the stream, ms). */
+const REPLAY_SETTLE_MS = 10;
+
+/**
+ * The `replay` row: `--replay-runs` replays from each side, alternated (service, bare, …) after one of each to warm
+ * up. p50/p99 are the client's time to the last frame; the CPU column is the median per replay of each server (µs)
+ * and, with PostgreSQL, of the bench database's backends, so load (time) can be told from cost (CPU). A note adds
+ * the time to the first byte and the totals per side.
+ */
+async function replay(svc: Service, bare: Service, key: string, ids: string[], notes: string[], pgDb?: string) {
   const runs = Number(opts['replay-runs']);
   const after = ids[0]!;
   const last = ids.at(-1)!;
-  const s: number[] = [];
-  const b: number[] = [];
+  const s: ReplayRun[] = [];
+  const b: ReplayRun[] = [];
   await replayOnce(svc.url, key, after, last);
   await replayOnce(bare.url, key, after, last);
   for (let i = 0; i < runs; i++) {
-    s.push(await replayOnce(svc.url, key, after, last));
-    b.push(await replayOnce(bare.url, key, after, last));
+    s.push(await measuredReplay(svc, pgDb, key, after, last));
+    b.push(await measuredReplay(bare, pgDb, key, after, last));
   }
-  const p99 = percentile(s, 99);
+  const ms = (xs: ReplayRun[]) => xs.map((x) => x.ms);
+  const us = (xs: ReplayRun[], f: (x: ReplayRun) => number) => median(xs.map((x) => f(x) * 1000));
+  const p99 = percentile(ms(s), 99);
+  const [cpuS, cpuB] = [us(s, (x) => x.cpuMs), us(b, (x) => x.cpuMs)];
+  const [pgS, pgB] = [us(s, (x) => x.pgMs), us(b, (x) => x.pgMs)];
   const row: Row = {
     scenario: `replay 1,000 events after Last-Event-ID (${runs} runs each)`,
-    service: `p50 ${f1(median(s))} ms`,
-    baseline: `p50 ${f1(median(b))} ms`,
-    ratio: `${f2(median(s) / median(b))}x time`,
-    p50: `${f1(median(s))} / ${f1(median(b))}`,
-    p99: `${f1(p99)} / ${f1(percentile(b, 99))}`,
-    cpu: '',
+    service: `p50 ${f1(median(ms(s)))} ms`,
+    baseline: `p50 ${f1(median(ms(b)))} ms`,
+    ratio: `${f2(median(ms(s)) / median(ms(b)))}x time`,
+    p50: `${f1(median(ms(s)))} / ${f1(median(ms(b)))}`,
+    p99: `${f1(p99)} / ${f1(percentile(ms(b), 99))}`,
+    cpu:
+      `${f0(cpuS)} / ${f0(cpuB)} µs per replay (${f2(cpuB / cpuS)})` +
+      (pgDb ? `; PostgreSQL ${f0(pgS)} / ${f0(pgB)} µs, total ${f2((cpuB + pgB) / (cpuS + pgS))}` : ''),
     target: 'p99 ≤ 20 ms',
     met: p99 <= 20,
     raw: { service: s, bare: b },
   };
   printRow(row);
+  const total = (xs: ReplayRun[], f: (x: ReplayRun) => number) => f0((xs.reduce((t, x) => t + f(x), 0) * 1000) / runs);
+  notes.push(
+    `replay: first byte p50 ${f1(median(s.map((x) => x.firstMs)))} / ${f1(median(b.map((x) => x.firstMs)))} ms ` +
+      `(service / bare; the last frame at p50 ${f1(median(ms(s)))} / ${f1(median(ms(b)))} ms); CPU per replay, mean ` +
+      `of ${runs}: server ${total(s, (x) => x.cpuMs)} / ${total(b, (x) => x.cpuMs)} µs` +
+      (pgDb ? `, PostgreSQL ${total(s, (x) => x.pgMs)} / ${total(b, (x) => x.pgMs)} µs` : '') +
+      ` (per thread from /proc/<pid>/task/*/schedstat, request to ${REPLAY_SETTLE_MS} ms after the last frame); ` +
+      `body to the last frame ${f0(median(s.map((x) => x.bytes)))} / ${f0(median(b.map((x) => x.bytes)))} bytes in ` +
+      `${f0(median(s.map((x) => x.reads)))} / ${f0(median(b.map((x) => x.reads)))} reads (medians)`,
+  );
   return row;
 }
 
