@@ -15,7 +15,8 @@
  * (issue 24) counts instructions per inbound message instead: each service also runs its SMTP listener with a
  * loopback DNS server that lets 127.0.0.1 send for bench.example (SPF pass, no DMARC record, as `npm run bench`), and
  * each of `--repeats` rounds sends `warm` messages uninstrumented, then `n` instrumented (nodemailer, 10 pooled
- * sessions, the bench's message); the count falls over the first few thousand messages (V8 still compiling), so
+ * sessions, the bench's message: issue 24's 4 KB reply, or with `--message short` the 32-character body used until
+ * round 12); the count falls over the first few thousand messages (V8 still compiling), so
  * compare the last rounds. No bare side for it (the bare SMTP server runs under tsx, not a build). Needs valgrind
  * (`apt-get install valgrind`); loopback only; every wait is bounded.
  */
@@ -42,6 +43,7 @@ import {
   tsNode,
   waitHttp,
 } from './lib.js';
+import { replyOf4KB } from './smtp-load.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -50,6 +52,9 @@ const { values: opts, positionals } = parseArgs({
     warm: { type: 'string', default: '3000' },
     n: { type: 'string', default: '1000' },
     repeats: { type: 'string', default: '1' },
+    // smtp-inbound's message: the bench's (issue 24's 4 KB reply, smtp-load.ts) or the 32-character one used until
+    // round 12 (`short`), whose counts earlier sections of docs/performance.md give.
+    message: { type: 'string', default: '4kb' },
     'node-args': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -58,6 +63,7 @@ if (checkouts.length === 0) throw new Error('usage: callgrind.ts <checkout> [<ch
 const only = new Set(opts.only!.split(','));
 const WARM = Number(opts.warm);
 const N = Number(opts.n);
+const MESSAGE_TEXT = opts.message === 'short' ? 'Hello, when does order 881 ship?' : replyOf4KB();
 const REPEATS = Number(opts.repeats);
 const nodeArgs = new Map<number, string[]>();
 for (const spec of opts['node-args']!) {
@@ -109,7 +115,7 @@ async function sendMessages(
         from: 'customer@bench.example',
         to,
         subject: `Bench ${next}`,
-        text: 'Hello, when does order 881 ship?',
+        text: MESSAGE_TEXT,
       });
     }
   };
