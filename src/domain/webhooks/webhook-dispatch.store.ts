@@ -222,13 +222,7 @@ export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> 
  * is stored, and shown, is the same instant a `Date`'s ISO string gave. As in recordAttempt, attempt 1 goes into the
  * delivery row's `first_attempt_*` columns by the UPDATE that records the outcome, and only later attempts insert a
  * `webhook_delivery_attempts` row (issue 24 round 12: no attempt row, its two index entries and its foreign-key check
- * for a delivery delivered at its first attempt). The fence's `status = 'pending'` compares with a parameter, not a
- * literal: the statement runs from its generic plan after five executions, and with the literal that plan read the
- * rows through the partial due index (`WHERE status = 'pending'`), which the planner thinks small but which keeps an
- * entry for every delivery that was pending since the last vacuum (a bitmap scan never marks them dead), so each
- * statement read every one of them, more with every delivery recorded (issue 24 round 12: 82 → 211 µs of backend
- * CPU per delivery over 5 passes of 2,400 deliveries, against 31–58 µs flat with the parameter, where the plan is the
- * primary key's nested loop, or a sequential scan while the table is a few pages).
+ * for a delivery delivered at its first attempt).
  * @returns the ids whose record was written.
  */
 export async function recordAttempts(
@@ -259,7 +253,7 @@ export async function recordAttempts(
              first_attempt_error = CASE WHEN x.attempt = 1 THEN x.error ELSE w.first_attempt_error END,
              first_attempt_ms = CASE WHEN x.attempt = 1 THEN x.duration_ms ELSE w.first_attempt_ms END
         FROM t x
-       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = ${'pending'}::text
+       WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
       RETURNING w.id),
     a AS (
       INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
