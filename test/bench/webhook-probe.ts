@@ -16,7 +16,7 @@
  * (`.heapprofile` JSON, opens in Chrome DevTools).
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import v8 from 'node:v8';
 import pg from 'pg';
@@ -81,23 +81,35 @@ try {
     const used0 = v8.getHeapStatistics().used_heap_size;
     gc.start();
     const cpu0 = process.cpuUsage();
+    const rows0 = await tableWrites(probe);
     const pg0 = await backendCpuMs(probe, dbName);
+    const run0 = await backendRunNs(probe, dbName);
     const t0 = performance.now();
     await run(N);
     const ms = performance.now() - t0;
     const pg1 = await backendCpuMs(probe, dbName);
+    const run1 = await backendRunNs(probe, dbName);
+    const rows1 = await tableWrites(probe);
     const cpu = process.cpuUsage(cpu0);
     const gcs = gc.stop()?.statistics ?? [];
     const alloc = heapAllocated(used0, v8.getHeapStatistics().used_heap_size, gcs);
     console.log(
       `window ${w + 1}: ${N} events+deliveries in ${ms.toFixed(0)} ms; ${(counts.statements / N).toFixed(3)} statements per event; ` +
         `service CPU ${((cpu.user + cpu.system) / N).toFixed(0)} µs (user ${(cpu.user / N).toFixed(0)}, system ${(cpu.system / N).toFixed(0)}), ` +
-        `PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs per event+delivery; ` +
+        `PostgreSQL backends ${(((pg1 - pg0) * 1000) / N).toFixed(0)} µs per event+delivery ` +
+        `(schedstat ${(sumDelta(run0, run1) / 1000 / N).toFixed(1)} µs); ` +
         `heap allocated ${(alloc.bytes / N).toFixed(0)} B (window: ${alloc.minor} scavenges + ${alloc.major} mark-compacts), ` +
         `GC ${(alloc.gcMicros / N).toFixed(0)} µs per event+delivery`,
     );
     for (const [head, c] of [...counts.kinds].sort((x, y) => y[1] - x[1]))
       console.log(`  ${(c / N).toFixed(3)}: ${head}`);
+    for (const [table, [ins, upd, hot]] of rows1) {
+      const [i0, u0, h0] = rows0.get(table) ?? [0, 0, 0];
+      if (ins - i0 + upd - u0 === 0) continue;
+      console.log(
+        `  rows per event+delivery in ${table}: ${((ins - i0) / N).toFixed(3)} inserted, ${((upd - u0) / N).toFixed(3)} updated (${((hot - h0) / N).toFixed(3)} HOT)`,
+      );
+    }
   }
   if (inspector && allocProfile) {
     const { profile } = await inspector.post('HeapProfiler.stopSampling');
@@ -108,6 +120,45 @@ try {
   await probe.end();
   receiver.kill();
   await inproc.close();
+}
+
+/**
+ * Time on CPU so far of each backend of database `dbName` but `c`'s, in ns, from /proc/<pid>/schedstat (its first
+ * field: nanoseconds, where /proc/<pid>/stat counts 10 ms ticks).
+ */
+async function backendRunNs(c: pg.Client, dbName: string): Promise<Map<number, number>> {
+  const { rows } = await c.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+    [dbName],
+  );
+  const ns = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      ns.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // A backend that ended meanwhile.
+    }
+  }
+  return ns;
+}
+
+/** What the backends in `end` ran since `start`, in ns (a backend not in `start` counts from 0: it started since). */
+function sumDelta(start: Map<number, number>, end: Map<number, number>): number {
+  let ns = 0;
+  for (const [pid, v] of end) ns += v - (start.get(pid) ?? 0);
+  return ns;
+}
+
+/**
+ * Rows inserted, updated and HOT-updated so far per table of the probe's database (`pg_stat_user_tables`), after a
+ * 1.1 s wait: PostgreSQL 15's backends flush their table counts at most once a second when idle.
+ */
+async function tableWrites(c: pg.Client): Promise<Map<string, [number, number, number]>> {
+  await new Promise((r) => setTimeout(r, 1100));
+  const { rows } = await c.query<{ relname: string; ins: string; upd: string; hot: string }>(
+    'SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables',
+  );
+  return new Map(rows.map((r) => [r.relname, [Number(r.ins), Number(r.upd), Number(r.hot)]]));
 }
 
 /**

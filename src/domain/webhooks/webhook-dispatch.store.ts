@@ -175,24 +175,38 @@ export interface AttemptRecord {
 /**
  * Writes an attempt's result in ONE statement (so it needs no interactive transaction, nor the event-order lock
  * when nothing is emitted): the delivery's new state, fenced by the claim token and `status = 'pending'`, and the
- * attempt row, inserted only when the fenced update matched.
+ * attempt, only when the fenced update matched. Attempt 1 goes into the delivery row's `first_attempt_*` columns
+ * (the same UPDATE), any later one into a `webhook_delivery_attempts` row (migration
+ * 20261128130000_webhook_delivery_first_attempt; the history reads both, `logEntry`).
  * @returns false when the claim was lost (lease passed and another instance claimed it, or the delivery was
  *   cancelled meanwhile); nothing is written then.
  */
 export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> {
+  const first = r.attempt === 1;
   const rows = await db.$queryRaw<{ id: string }[]>`
     WITH d AS (
       UPDATE webhook_deliveries
          SET status = ${r.next}, attempts = ${r.attempt}::int, response_code = ${r.responseCode}::int,
              last_error = ${r.error}::text, next_attempt_at = ${r.nextAttemptAt}::timestamptz,
-             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz
+             locked_until = NULL, locked_by = NULL, updated_at = ${r.now}::timestamptz${
+               first
+                 ? Prisma.sql`, first_attempt_at = ${r.startedAt}::timestamptz,
+             first_attempt_code = ${r.responseCode}::int, first_attempt_error = ${r.error}::text,
+             first_attempt_ms = ${r.durationMs}::int`
+                 : Prisma.empty
+             }
        WHERE id = ${r.deliveryId} AND locked_by = ${r.token} AND status = 'pending'
-      RETURNING id)
+      RETURNING id)${
+        first
+          ? Prisma.sql`
+    SELECT id FROM d`
+          : Prisma.sql`
     INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
     SELECT ${uuidv7()}, d.id, ${r.attempt}::int, ${r.startedAt}::timestamptz, ${r.responseCode}::int,
            ${r.error}::text, ${r.durationMs}::int
       FROM d
-    RETURNING id`;
+    RETURNING delivery_id AS id`
+      }`;
   return rows.length > 0;
 }
 
@@ -205,7 +219,10 @@ export async function recordAttempt(db: Tx, r: AttemptRecord): Promise<boolean> 
  * (`to_timestamp(ms / 1000)`), not as ISO strings: no string per time in the service, no date parsing in the backend
  * (issue 24 round 8). Every whole millisecond from 1970 to 2128 comes out of `to_timestamp(ms / 1000::float8)` as
  * exactly that millisecond (checked over 8 million values in PostgreSQL 15; the columns are `timestamptz(3)`), so what
- * is stored, and shown, is the same instant a `Date`'s ISO string gave.
+ * is stored, and shown, is the same instant a `Date`'s ISO string gave. As in recordAttempt, attempt 1 goes into the
+ * delivery row's `first_attempt_*` columns by the UPDATE that records the outcome, and only later attempts insert a
+ * `webhook_delivery_attempts` row (issue 24 round 12: no attempt row, its two index entries and its foreign-key check
+ * for a delivery delivered at its first attempt).
  * @returns the ids whose record was written.
  */
 export async function recordAttempts(
@@ -220,7 +237,8 @@ export async function recordAttempts(
                            ${col((r) => r.responseCode)}::int[], ${col((r) => r.error)}::text[],
                            ${col((r) => r.nextAttemptAt?.getTime() ?? null)}::float8[],
                            ${col((r) => r.startedAt.getTime())}::float8[], ${col((r) => r.durationMs)}::int[],
-                           ${col((r) => r.now.getTime())}::float8[], ${col(() => uuidv7())}::text[])
+                           ${col((r) => r.now.getTime())}::float8[],
+                           ${col((r) => (r.attempt === 1 ? null : uuidv7()))}::text[])
         AS x(id, token, next, attempt, code, error, next_ms, started_ms, duration_ms, now_ms, attempt_id)),
     t AS (
       SELECT x.*, to_timestamp(x.next_ms / 1000::float8) AS next_at, to_timestamp(x.started_ms / 1000::float8) AS started_at,
@@ -229,13 +247,20 @@ export async function recordAttempts(
     d AS (
       UPDATE webhook_deliveries w
          SET status = x.next, attempts = x.attempt, response_code = x.code, last_error = x.error,
-             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now
+             next_attempt_at = x.next_at, locked_until = NULL, locked_by = NULL, updated_at = x.now,
+             first_attempt_at = CASE WHEN x.attempt = 1 THEN x.started_at ELSE w.first_attempt_at END,
+             first_attempt_code = CASE WHEN x.attempt = 1 THEN x.code ELSE w.first_attempt_code END,
+             first_attempt_error = CASE WHEN x.attempt = 1 THEN x.error ELSE w.first_attempt_error END,
+             first_attempt_ms = CASE WHEN x.attempt = 1 THEN x.duration_ms ELSE w.first_attempt_ms END
         FROM t x
        WHERE w.id = x.id AND w.locked_by = x.token AND w.status = 'pending'
-      RETURNING w.id)
-    INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
-    SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms FROM t x JOIN d ON d.id = x.id
-    RETURNING delivery_id AS id`;
+      RETURNING w.id),
+    a AS (
+      INSERT INTO webhook_delivery_attempts (id, delivery_id, attempt, started_at, response_code, error, duration_ms)
+      SELECT x.attempt_id, x.id, x.attempt, x.started_at, x.code, x.error, x.duration_ms
+        FROM t x JOIN d ON d.id = x.id
+       WHERE x.attempt <> 1)
+    SELECT id FROM d`;
   const rows = await database.preparedWrite(q.text, q.values as unknown[]);
   return new Set(rows.map((r) => r.id as string));
 }

@@ -100,7 +100,10 @@ export function webhookEventPayload(w: WebhookRow, changes?: string[]): Record<s
   return { webhookId: id, ...rest, ...(changes ? { changes } : {}) };
 }
 
-/** Converts a delivery row (with its attempts) to a log entry. */
+/**
+ * Converts a delivery row (with its attempts) to a log entry. The attempt history is the attempt held in the row's
+ * `firstAttempt*` columns (attempt 1, when recorded there) and the `attemptLog` rows, ordered by start then number.
+ */
 export function logEntry(d: DeliveryRow): DeliveryLogEntry {
   return {
     id: d.id,
@@ -114,7 +117,19 @@ export function logEntry(d: DeliveryRow): DeliveryLogEntry {
     nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
     lastError: d.lastError,
     redeliveryOf: d.redeliveryOf,
-    attemptHistory: [...d.attemptLog]
+    attemptHistory: (d.firstAttemptAt
+      ? [
+          {
+            attempt: 1,
+            startedAt: d.firstAttemptAt,
+            responseCode: d.firstAttemptCode,
+            error: d.firstAttemptError,
+            durationMs: d.firstAttemptMs ?? 0,
+          },
+          ...d.attemptLog,
+        ]
+      : [...d.attemptLog]
+    )
       .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime() || a.attempt - b.attempt)
       .map((a) => ({
         attempt: a.attempt,

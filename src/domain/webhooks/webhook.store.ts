@@ -54,8 +54,20 @@ export interface DeliveryRecord {
   createdAt: Date;
 }
 
-/** A delivery row with its attempts (what a log entry is made of). */
+/**
+ * A delivery row with its attempts (what a log entry is made of): attempt 1 in the row's `firstAttempt*` fields
+ * when `firstAttemptAt` is set, every other attempt in `attemptLog` (migration
+ * 20261128130000_webhook_delivery_first_attempt).
+ */
 export interface DeliveryWithAttempts extends DeliveryRecord {
+  /** When attempt 1 started, if it is recorded in the row; null otherwise (then it is in `attemptLog`, or not made). */
+  firstAttemptAt: Date | null;
+  /** Attempt 1's HTTP status, when in the row and one came. */
+  firstAttemptCode: number | null;
+  /** Attempt 1's error (`receiver answered 503`, a timeout…), when in the row; null when it delivered. */
+  firstAttemptError: string | null;
+  /** Attempt 1's duration in milliseconds, when in the row. */
+  firstAttemptMs: number | null;
   attemptLog: AttemptRecordRow[];
 }
 
