@@ -172,6 +172,8 @@ interface Row {
   cpu: string;
   target: string;
   met?: boolean;
+  /** An extra side measured in the same alternation (smtp-inbound's floor), printed after the row. */
+  extra?: string;
   raw?: unknown;
 }
 const report: { mode: string; rows: Row[]; notes: string[] }[] = [];
@@ -436,18 +438,24 @@ async function compare(
   target: { text: string; ratio?: number },
   rounds = ROUNDS,
   pgDb?: string,
+  floor?: { label: string; specs: LoadSpec[]; pids: number[] },
 ): Promise<Row> {
   const warm = (specs: LoadSpec[]) => specs.map((s) => ({ ...s, seconds: 1 }));
   const warmSvc = await loadWindow(warm(service.specs), service.pids);
   const warmBare = await loadWindow(warm(baseline.specs), baseline.pids, baseline.selfCpu);
+  if (floor) await loadWindow(warm(floor.specs), floor.pids);
   const svc: WindowResult[] = [];
   const bare: WindowResult[] = [];
+  const flr: WindowResult[] = [];
   for (let r = 0; r < rounds; r++) {
-    // Alternate which side goes first, so a trend in machine load does not favour one side.
+    // Alternate which side goes first, so a trend in machine load does not favour one side (the floor, when
+    // measured, goes last in even rounds and first in odd ones).
     if (r % 2 === 0) {
       svc.push(await loadWindow(service.specs, service.pids, false, pgDb));
       bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu, pgDb));
+      if (floor) flr.push(await loadWindow(floor.specs, floor.pids, false, pgDb));
     } else {
+      if (floor) flr.push(await loadWindow(floor.specs, floor.pids, false, pgDb));
       bare.push(await loadWindow(baseline.specs, baseline.pids, baseline.selfCpu, pgDb));
       svc.push(await loadWindow(service.specs, service.pids, false, pgDb));
     }
@@ -483,16 +491,37 @@ async function compare(
       (pgDb ? `; PostgreSQL ${f0(pgSvc)} / ${f0(pgBare)} µs, total ${f2((cpuBare + pgBare) / (cpuSvc + pgSvc))}` : ''),
     target: target.text,
     met: target.ratio === undefined ? undefined : ratio >= target.ratio,
-    raw: { svc, bare, ratios, warmSvc, warmBare },
+    ...(floor ? { extra: floorNote(floor.label, flr, svc, bare, pgDb !== undefined) } : {}),
+    raw: { svc, bare, ratios, warmSvc, warmBare, ...(floor ? { floor: flr } : {}) },
   };
   printRow(row);
   return row;
 }
 
+/**
+ * The note of a row's floor side (`label`): its rate, service ÷ floor and floor ÷ bare (medians of the per-round
+ * ratios, min–max), and its CPU per answer in µs (its own process, plus PostgreSQL's backends with `pg`) beside the
+ * service's and the bare's.
+ */
+function floorNote(label: string, flr: WindowResult[], svc: WindowResult[], bare: WindowResult[], pg: boolean): string {
+  const range = (xs: number[]) => `${f2(median(xs))}x (${f2(Math.min(...xs))}–${f2(Math.max(...xs))})`;
+  const cpu = (ws: WindowResult[]) => f0(median(ws.map((w) => w.cpuUsPerReq)));
+  const pgCpu = (ws: WindowResult[]) => f0(median(ws.map((w) => w.pgCpuUsPerReq)));
+  const bad = flr.reduce((s, w) => s + w.bad, 0);
+  return (
+    `${label} ${f0(median(flr.map((w) => w.rps)))}/s${bad ? ` (${bad} not 2xx or failed)` : ''}; ` +
+    `service ÷ floor ${range(svc.map((s, i) => s.rps / flr[i]!.rps))}, ` +
+    `floor ÷ bare ${range(flr.map((f, i) => f.rps / bare[i]!.rps))}; cpu/req svc / floor / bare ` +
+    `${cpu(svc)} / ${cpu(flr)} / ${cpu(bare)} µs` +
+    (pg ? `; PostgreSQL ${pgCpu(svc)} / ${pgCpu(flr)} / ${pgCpu(bare)} µs` : '')
+  );
+}
+
 function printRow(row: Row): void {
   process.stdout.write(
     `  ${row.scenario}: ${row.service} vs ${row.baseline} = ${row.ratio}; p50 ${row.p50} ms; p99 ${row.p99} ms; ` +
-      `cpu/req ${row.cpu}; target ${row.target}${row.met === undefined ? '' : row.met ? ' MET' : ' NOT MET'}\n`,
+      `cpu/req ${row.cpu}; target ${row.target}${row.met === undefined ? '' : row.met ? ' MET' : ' NOT MET'}\n` +
+      (row.extra ? `    ${row.extra}\n` : ''),
   );
 }
 
@@ -831,6 +860,16 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
         });
         services.push(bareSmtp);
         await waitLine(bareSmtp, 'listening', 60_000);
+        // The floor (PostgreSQL only): the bare plus sender authentication and the service's search vector.
+        let floorSmtp: Child | undefined;
+        const floorPort = await freePort();
+        if (mode === 'pg') {
+          floorSmtp = startChild('floor-smtp', tsNode('test/bench/bare-smtp.ts'), {
+            env: { PORT: String(floorPort), DATABASE_URL: dbUrl!, DNS_SERVERS: env.DNS_SERVERS!, FLOOR: '1' },
+          });
+          services.push(floorSmtp);
+          await waitLine(floorSmtp, 'listening', 60_000);
+        }
         const smtpSpec = (port: number): LoadSpec => ({
           ...spec(`smtp://127.0.0.1:${port}`, 'POST', '', []),
           smtp: { port, from: 'customer@bench.example', to: box.json.address, text: replyOf4KB() },
@@ -842,6 +881,13 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
           { text: '≥ 0.5x', ratio: 0.5 },
           ROUNDS,
           mode === 'pg' ? dbName : undefined,
+          floorSmtp
+            ? {
+                label: 'floor (bare + sender auth + search vector)',
+                specs: [smtpSpec(floorPort)],
+                pids: [floorSmtp.pid],
+              }
+            : undefined,
         );
       });
     }
@@ -2057,6 +2103,7 @@ function table(): string {
         `| ${r.scenario} | ${r.service} | ${r.baseline} | ${r.ratio} | ${r.p50} | ${r.p99} | ${r.cpu} | ${r.target} | ${r.met === undefined ? '' : r.met ? 'yes' : 'no'} |`,
       );
     }
+    for (const r of m.rows) if (r.extra) out.push(`\nNote (${r.scenario}): ${r.extra}`);
     for (const n of m.notes) out.push(`\nNote: ${n}`);
   }
   return out.join('\n');
