@@ -13,8 +13,9 @@ type ParserClass = new () => ParserInternals;
  * email-reply-parser's own line parser with the same regexes and the same algorithm, minus repeated work (issue 24,
  * round 11: 463–581 → 138–226 µs per call on the bench's 4 KB reply, 4 runs of 3,000 calls): the library reverses a
  * line once per regex (40 char-by-char reversals per `isQuoteHeader`), tests every header regex after one matched, and
- * tests each line's signature twice. Here a line is reversed once, `some` stops at the first match (same truth value: every regex is
- * stateless, no `g` or `y` flag, checked at load), and a line's signature verdict is kept for the one parse.
+ * tests each line's signature twice. Here a line is reversed once, `some` stops at the first match (same truth value:
+ * every regex is stateless, no `g` or `y` flag, checked at load), and a line's signature verdict is kept for the one
+ * parse.
  * The package's exports map hides `dist/parser/emailparser.js`, so it is loaded by file next to the entry point;
  * when that fails or the regexes carry state, the stock parser is used. Proven equal by
  * test/email/reply-text.test.ts (the parser's 90 test mails, alone and with quoted history).
