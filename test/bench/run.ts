@@ -557,6 +557,11 @@ async function runMode(mode: 'pg' | 'pglite'): Promise<void> {
       await admin.connect();
       dbName = `switchboard_bench_${randomBytes(4).toString('hex')}`;
       await admin.query(`CREATE DATABASE "${dbName}"`);
+      // BENCH_PG_DB_SETTINGS: `;`-separated `name = value` settings of the bench database (ALTER DATABASE … SET), e.g.
+      // auto_explain's, to see the plans the service's statements get (issue 24 round 13).
+      for (const setting of (process.env.BENCH_PG_DB_SETTINGS ?? '').split(';').filter(Boolean)) {
+        await admin.query(`ALTER DATABASE "${dbName}" SET ${setting}`);
+      }
       const u = new URL(opts['pg-url']!);
       u.pathname = `/${dbName}`;
       dbUrl = u.toString();
@@ -1825,7 +1830,15 @@ async function webhooksDrain(
   const receiver = await startReceiver('receiver-drain');
   const n = Number(opts['drain-events']);
   const names = Array.from({ length: 10 }, (_, i) => `drain${i}`);
-  const runs: { perS: number; ingestPerS: number; cpuUsPerDelivery: number; firstAfterStartMs: number }[] = [];
+  const runs: {
+    perS: number;
+    ingestPerS: number;
+    cpuUsPerDelivery: number;
+    pgUsPerDelivery: number;
+    firstAfterStartMs: number;
+  }[] = [];
+  // PostgreSQL's side of the drain: the CPU of the bench database's backends (the delivering instance's) meanwhile.
+  const pgDb = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : undefined;
   const bareRuns: { perS: number; cpuUsPerSend: number }[] = [];
   try {
     for (let r = 0; r < ROUNDS; r++) {
@@ -1866,6 +1879,7 @@ async function webhooksDrain(
         );
         try {
           const cpu0 = cpuMs(deliverer.child.pid);
+          const pg0 = pgDb ? await pgBackendCpu(pgDb, cpuMsExact) : undefined;
           const deadline = performance.now() + 180_000;
           let got = new Map<string, number>();
           while (performance.now() < deadline) {
@@ -1874,6 +1888,7 @@ async function webhooksDrain(
             await sleep(200);
           }
           const cpu1 = cpuMs(deliverer.child.pid);
+          const pgMs = pg0 && pgDb ? pgCpuSince(pg0, await pgBackendCpu(pgDb, cpuMsExact)) : Number.NaN;
           if (got.size < n) throw new Error(`only ${got.size} of ${n} deliveries arrived within 180 s`);
           const times = [...got.values()];
           if (process.env.BENCH_DRAIN_TIMES)
@@ -1884,6 +1899,7 @@ async function webhooksDrain(
             perS: (n * 1000) / (last - first),
             ingestPerS,
             cpuUsPerDelivery: ((cpu1 - cpu0) * 1000) / n,
+            pgUsPerDelivery: (pgMs * 1000) / n,
             firstAfterStartMs: first - t0,
           });
         } finally {
@@ -1919,7 +1935,7 @@ async function webhooksDrain(
   const cpuSvc = median(runs.map((x) => x.cpuUsPerDelivery));
   const cpuBare = median(bareRuns.map((x) => x.cpuUsPerSend));
   const row: Row = {
-    scenario: `webhooks-drain ${n} queued deliveries over 10 accounts, delivered by a fresh instance (ingest-only instance with WORKERS=false took ${f0(median(runs.map((x) => x.ingestPerS)))} events/s; first arrival ${f0(median(runs.map((x) => x.firstAfterStartMs)))} ms after the delivering instance was spawned)`,
+    scenario: `webhooks-drain ${n} queued deliveries over 10 accounts, delivered by a fresh instance (ingest-only instance with WORKERS=false took ${f0(median(runs.map((x) => x.ingestPerS)))} events/s; first arrival ${f0(median(runs.map((x) => x.firstAfterStartMs)))} ms after the delivering instance was spawned${pgDb ? `; PostgreSQL backends ${f0(median(runs.map((x) => x.pgUsPerDelivery)))} µs CPU per delivery` : ''})`,
     service: `${f0(rate)}/s`,
     baseline: `${f0(bareRate)}/s`,
     ratio: `${f2(median(ratios))}x (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`,
