@@ -75,7 +75,7 @@ export function tracedDatabase(database: Database): Database {
   return {
     ...database,
     read: (statement, params) => sqlSpan(statement.text, mode, () => database.read(statement, params)),
-    statement: (query) => sqlSpan(query.text, mode, () => database.statement(query)),
+    statement: (query, planner) => sqlSpan(query.text, mode, () => database.statement(query, planner)),
     preparedWrite: (text, values) => sqlSpan(text, mode, () => database.preparedWrite(text, values)),
     async raw() {
       const conn = await database.raw();

@@ -57,6 +57,34 @@ export const PGLITE_BYTEA = {
   },
 };
 
+/**
+ * Runs `query` in a transaction of its own on a pool connection, after `SET LOCAL` of each of `planner` (trusted
+ * `name = value` text from the code, never from a request): BEGIN and the settings in one round trip, the statement,
+ * COMMIT. Rolled back and rethrown when any of them fails, so rows are returned only when their writes committed.
+ */
+async function withPlannerSettings<T>(
+  pool: pg.Pool,
+  planner: readonly string[],
+  query: { text: string; values: readonly unknown[] },
+): Promise<T[]> {
+  const client = await pool.connect();
+  try {
+    await client.query(`BEGIN; ${planner.map((s) => `SET LOCAL ${s}`).join('; ')}`);
+    const rows = (await client.query(query.text, query.values as unknown[])).rows as T[];
+    await client.query('COMMIT');
+    client.release();
+    return rows;
+  } catch (err) {
+    // A connection that cannot roll back is dropped from the pool, not reused.
+    const broken = await client.query('ROLLBACK').then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    );
+    client.release(broken);
+    throw err;
+  }
+}
+
 /** Most distinct statement texts {@link Database.statement} prepares (named); others run unnamed. */
 const PREPARED_TEXTS_MAX = 200;
 
@@ -102,8 +130,9 @@ async function open(
       read<T>(statement: Statement, params: unknown[]) {
         return pool.query({ name: statement.name, text: statement.text, values: params }).then(rowsOf) as Promise<T[]>;
       },
-      async statement<T>(query: { text: string; values: readonly unknown[] }) {
-        return (await pool.query(query.text, query.values as unknown[])).rows as T[];
+      async statement<T>(query: { text: string; values: readonly unknown[] }, planner?: readonly string[]) {
+        if (!planner?.length) return (await pool.query(query.text, query.values as unknown[])).rows as T[];
+        return await withPlannerSettings(pool, planner, query);
       },
       async preparedWrite(text: string, values: unknown[]) {
         // A named prepared statement per distinct text (a write's shape: which hooks write, how many writes share

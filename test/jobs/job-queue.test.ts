@@ -91,6 +91,38 @@ describe('job queue (src/infra/jobs): claim, lease, fence, limits, wake-ups', ()
     expect((await a.claim(10)).map((j) => j.id)).toEqual(['later']);
   });
 
+  it('claims below Prisma as through it: in due order, each job once; the planner settings hold for the claim only', async () => {
+    for (let i = 0; i < 6; i++) await insert(`j${i}`, -1000 * (6 - i));
+    const below = (k: JobKind) => new JobRunner(k, { db: database.prisma, clock, log, database });
+    const a = below(kind());
+    const b = below(kind());
+    expect((await a.claim(4)).map((j) => j.id)).toEqual(['j0', 'j1', 'j2', 'j3']);
+    expect((await b.claim(10)).map((j) => j.id)).toEqual(['j4', 'j5']);
+    expect(await a.claim(10)).toEqual([]);
+    const rows = await database.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM test_jobs WHERE locked_by IS NOT NULL AND attempts = 1`;
+    expect(rows[0]!.n).toBe(6);
+    // Database.statement's settings: local to the statement on PostgreSQL (the pool's connection is back to its
+    // default after), not applied on PGlite's shared connection.
+    const show = async (planner?: string[]) =>
+      (await database.statement<{ enable_sort: string }>({ text: 'SHOW enable_sort', values: [] }, planner))[0]!
+        .enable_sort;
+    expect(await show(['enable_sort = off'])).toBe(database.kind === 'postgres' ? 'off' : 'on');
+    expect(await show()).toBe('on');
+    // A statement that fails under settings leaves nothing written, and the pool keeps working.
+    const failing = database.statement(
+      {
+        text: `WITH i AS (INSERT INTO test_jobs (id, due_at) VALUES ('boom', now()) RETURNING 1) SELECT 1 / 0 FROM i`,
+        values: [],
+      },
+      ['enable_sort = off'],
+    );
+    await expect(failing).rejects.toThrow(/division by zero/);
+    const boom = await database.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM test_jobs WHERE id = 'boom'`;
+    expect(boom[0]!.n).toBe(0);
+  });
+
   it('counts an attempt per claim; a claim whose lease ran out is taken again as recovered, and the old claim is fenced', async () => {
     await insert('x');
     const a = runner(kind());

@@ -42,8 +42,12 @@ export interface Database {
    * template's `.text` and `.values`). For the job queue's hot single-statement writes (claims, leases, batched
    * outcomes; issue 9), which need no transaction. Values and results convert as in {@link read}. Never for writes
    * that must commit with others (those go through Prisma transactions and the event log).
+   *
+   * `planner`: planner settings (`name = value`, e.g. `enable_sort = off`) local to this statement. On PostgreSQL
+   * the statement then runs in a transaction of its own after `SET LOCAL` of each (one more round trip before and
+   * one after; the same effects, committed as one); on PGlite (one connection, shared) they are not applied.
    */
-  statement<T>(query: { text: string; values: readonly unknown[] }): Promise<T[]>;
+  statement<T>(query: { text: string; values: readonly unknown[] }, planner?: readonly string[]): Promise<T[]>;
   /**
    * Runs one statement on its own (autocommit) below Prisma, `text` with `$n` placeholders: the single-statement
    * event writes (EventLog.write). On PostgreSQL a named prepared statement per distinct text (a pool connection).

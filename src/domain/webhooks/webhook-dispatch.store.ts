@@ -88,7 +88,9 @@ export function deliveryJobSql(keyId: string) {
      * rarely changes 50 times, so autovacuum seldom analyzes it) as 0.5 % selective, then reads every pending
      * delivery through `(webhook_id, created_at)` and sorts them for each claim of 100 (60 µs of backend CPU per
      * delivery with 6,000 pending; issue 24 round 6). A boolean subquery is estimated at one half, so the claim walks
-     * the partial due index in its own order and stops after its batch, analyzed or not (7–17 µs per delivery).
+     * the partial due index in its own order and stops after its batch (7–17 µs per delivery) once the table is
+     * analyzed; before that (a backlog written faster than autovacuum analyzes) the job queue's batch claim keeps it
+     * an index walk by leaving the sort out of the planner's choices (job-queue.ts CLAIM_PLANNER; issue 24 round 13).
      */
     where: () =>
       Prisma.sql`j.status = 'pending' AND (SELECT o.secret_key_id = ${keyId} FROM webhooks o WHERE o.id = j.webhook_id)`,
