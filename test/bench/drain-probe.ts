@@ -4,7 +4,7 @@
  * `n` pending deliveries (450-byte bodies), then drains them with the service's own statements on one connection:
  * the job queue's claim (JobRunner.claim, batches of 100, the webhook job kind's `where`, join and columns) and the
  * batched outcome (recordAttempts, batches of 40, every attempt `delivered`). Prints per delivery the backend's CPU
- * (its /proc/<pid>/stat: the server must run on this machine) around each kind of statement, their own time, and
+ * (its /proc/<pid>/task/<tid>/schedstat, exact: the server must run on this machine) around each kind of statement, their own time, and
  * the WAL bytes written (pg_current_wal_lsn; the cluster's, so other writers add to it). PROBE_EXPLAIN=k prints
  * the plan of the k-th statement (run once more under EXPLAIN (ANALYZE, BUFFERS, WAL) and rolled back).
  *
@@ -20,7 +20,7 @@ import {
   recordAttempts,
 } from '../../src/domain/webhooks/webhook-dispatch.store.js';
 import { JobRunner } from '../../src/infra/jobs/job-queue.js';
-import { cpuMs } from './lib.js';
+import { cpuMsExact as cpuMs } from './lib.js';
 
 const N = Number(process.argv[2] ?? 6000);
 const RUNS = Number(process.argv[3] ?? 3);
