@@ -364,6 +364,8 @@ interface WindowResult {
    * load to settled; the CPU readings (process and PostgreSQL) then include that time. Undefined without one.
    */
   catchUpMs?: number;
+  /** With a `settle` and a PostgreSQL database: PostgreSQL CPU per 2xx answer up to the end of the load only, µs. */
+  pgCpuUsPerReqLoad?: number;
   /** Seconds of load of the window (the longest spec's). */
   seconds: number;
 }
@@ -422,6 +424,7 @@ async function loadWindow(
     ),
   );
   const loadEnd = performance.now();
+  const pgAtLoadEnd = settle && pg0 && pgDb ? pgCpuSince(pg0, await pgBackendCpu(pgDb)) : undefined;
   if (settle) await settle();
   const catchUpMs = settle ? performance.now() - loadEnd : undefined;
   const cpu1 = pids.reduce((s, p) => s + cpuMs(p), 0) + (selfCpu ? results.reduce((s, r) => s + (r.cpuMs ?? 0), 0) : 0);
@@ -440,6 +443,7 @@ async function loadWindow(
     pgCpuUsPerReq: requests ? (pgMs * 1000) / requests : Number.NaN,
     bad: results.reduce((s, r) => s + r.non2xx + r.errors, 0),
     catchUpMs,
+    pgCpuUsPerReqLoad: pgAtLoadEnd !== undefined && requests ? (pgAtLoadEnd * 1000) / requests : undefined,
     seconds: Math.max(...specs.map((sp) => sp.seconds)),
   };
 }
@@ -554,13 +558,23 @@ function catchUpNote(svc: WindowResult[], bare: WindowResult[]): string {
   const range = (xs: number[], f: (n: number) => string) =>
     `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
   const sustained = svc.map((w) => w.requests / (w.seconds + (w.catchUpMs ?? 0) / 1000));
-  return `service's search index catch-up after its window ${range(
+  const catchUp = range(
     svc.map((w) => w.catchUpMs ?? 0),
     f0,
-  )} ms; sustained ${range(sustained, f0)}/s = ${range(
+  );
+  const ratio = range(
     sustained.map((r, i) => r / bare[i]!.rps),
     f2,
-  )}x of the bare (service CPU above includes the catch-up)`;
+  );
+  const pgLoad = range(
+    svc.map((w) => w.pgCpuUsPerReqLoad ?? Number.NaN),
+    f0,
+  );
+  return (
+    `service's search index catch-up after its window ${catchUp} ms; sustained ${range(sustained, f0)}/s = ` +
+    `${ratio}x of the bare; service PostgreSQL CPU per message during the load only ${pgLoad} µs ` +
+    '(the CPU figures above include the catch-up)'
+  );
 }
 
 function printRow(row: Row): void {
