@@ -8,6 +8,7 @@ import { setupCompliance } from './domain/compliance/compliance.module.js';
 import type { CampaignRegistry } from './domain/compliance/registry.port.js';
 import { setupEmail } from './domain/email/email.module.js';
 import type { ModelProvider } from './domain/email/model.port.js';
+import { SearchIndexSignal } from './domain/email/search-index-signal.js';
 import { newEmailCaches } from './domain/email/send-caches.js';
 import { EventLog, type StoredEvent } from './domain/events/event-log.js';
 import { setupEvents } from './domain/events/events.module.js';
@@ -194,6 +195,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openFeeds: new Set(),
     smtpEndpoints: { submissionPort: undefined },
     emailCaches: newEmailCaches(),
+    searchIndex: new SearchIndexSignal(),
   };
   ctx.events.addHook({
     committed: (events) => {

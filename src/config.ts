@@ -82,6 +82,15 @@ export const configSchema = z.object({
    * another instance on the same database with workers on does that (docs/configuration.md "Instance roles").
    */
   WORKERS: bool.default(true),
+  /** Rows the background search indexer computes per statement (src/domain/email/search-index.ts). */
+  SEARCH_INDEX_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
+  /**
+   * Percent of the time the search indexer runs while this instance is accepting mail (it pauses between batches so
+   * that delivery keeps the CPU); 100: no pause.
+   */
+  SEARCH_INDEX_BUSY_DUTY: z.coerce.number().int().min(1).max(100).default(25),
+  /** Once the oldest message waiting for its search vector is older than this (ms), the indexer runs without pause. */
+  SEARCH_INDEX_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
 
   /** Prefix of every Redis channel/key this instance uses, so several deployments (or test runs) can share one Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default('switchboard:'),

@@ -6,9 +6,11 @@ import { draftSendJobKind } from './draft.service.js';
 import { identityPurger } from './identity.service.js';
 import { deliverInbound } from './inbound.service.js';
 import { outboundJobKind } from './outbound.service.js';
+import { searchIndexer } from './search-index.js';
 
 /**
- * Sets up the email area: the agent, outbound mail and scheduled-draft job kinds (src/infra/jobs) and the identity purger and orphaned-blob cleaner workers. The inbound SMTP
+ * Sets up the email area: the agent, outbound mail and scheduled-draft job kinds (src/infra/jobs) and the identity
+ * purger, orphaned-blob cleaner and search indexer workers. The inbound SMTP
  * listener is a front door (src/smtp/listener.ts) that the composition root starts on listen (SMTP_PORT; -1
  * disables it).
  */
@@ -19,5 +21,6 @@ export async function setupEmail(ctx: DomainContext): Promise<AreaModule> {
   ctx.jobs.register(draftSendJobKind(ctx));
   ctx.workers.add(identityPurger(ctx));
   ctx.workers.add(orphanBlobCleaner(ctx));
+  ctx.workers.add(searchIndexer(ctx));
   return { name: 'email' };
 }

@@ -6,6 +6,7 @@ import { deliverInbound } from './inbound.service.js';
 import type { Envelope, StoredInbound } from './local-delivery.port.js';
 import { BLOB_CHUNK_BYTES, BlobWriter } from './mail-blob.store.js';
 import { type InboundMessage, MimeError } from './mail-transport.port.js';
+import { noteMessagesStored } from './search-index.js';
 import type { SenderAuthOutcome } from './sender-auth.js';
 
 /** How a streamed inbound message ended (see {@link receiveInboundStream}). */
@@ -312,6 +313,7 @@ export async function receiveInboundStream(
       ...(hooks.rcptIdentities ? { rcptIdentities: hooks.rcptIdentities } : {}),
     });
     if (!stored.some((s) => s.created)) await writer.abort();
+    else noteMessagesStored(ctx);
   } catch (err) {
     await writer.abort();
     throw err;

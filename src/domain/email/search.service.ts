@@ -8,6 +8,7 @@ import { labelFilter, THREADS_DEFAULT_LIMIT, THREADS_MAX_LIMIT } from './email.s
 import { findIdentity } from './identity.service.js';
 import { DOMAIN_NAME } from './mail.rules.js';
 import { searchThreadRows } from './search.store.js';
+import { indexAccountBeforeSearch } from './search-index.js';
 import { type ThreadSummary, threadCursor, threadSummary } from './thread.service.js';
 import type { EmailThread } from './thread.store.js';
 
@@ -92,6 +93,8 @@ export async function searchThreadPage(
   requireScope(actor, 'email');
   const identity = identityId ? await findIdentity(ctx, actor.accountId, identityId) : undefined;
   const cursor = query.cursor ? decodeThreadCursor(query.cursor) : undefined;
+  // Read-your-writes: the account's messages stored since the indexer last ran are indexed first.
+  if (query.q) await indexAccountBeforeSearch(ctx.db, actor.accountId);
   const page = await keysetPage(query.limit, (take) =>
     searchThreadRows(ctx.db, {
       accountId: actor.accountId,

@@ -3,9 +3,11 @@ import type { Tx } from '../kernel/db.js';
 
 /*
  * Store of full-text search over messages (issue 21 item 4; issue 23's store convention). The index is the
- * generated column `email_messages.search_vector` (tsvector over subject, addresses and text body, one parse each
- * with `email_english`: English stems, stop words kept) with a GIN index; see
- * prisma/migrations/20261125170000_email_drafts_search and 20261128043000_email_search_vector_one_parse. A query
+ * column `email_messages.search_vector` (tsvector over subject, addresses and text body, one parse each with
+ * `email_english`: English stems, stop words kept) with a GIN index; see
+ * prisma/migrations/20261125170000_email_drafts_search and 20261128043000_email_search_vector_one_parse. It is
+ * filled after delivery (src/domain/email/search-index.ts); search.service.ts indexes the account's messages still
+ * without one before a query with words, so it finds every stored message. A query
  * matches read with `email_english` (every word, stop words too) or with `english` (stop words dropped, so a
  * query's "of" or "the" need not be in the message). It works the same on PostgreSQL and PGlite.
  */

@@ -6,6 +6,7 @@ import type { CampaignRegistry } from '../compliance/registry.port.js';
 import type { DnsResolver } from '../email/dns.port.js';
 import type { MailTransport } from '../email/mail-transport.port.js';
 import type { ModelProvider } from '../email/model.port.js';
+import type { SearchIndexSignal } from '../email/search-index-signal.js';
 import type { EmailCaches } from '../email/send-caches.js';
 import type { ChangeNotices } from '../events/change-notices.port.js';
 import type { OpenStream } from '../events/event.js';
@@ -79,4 +80,6 @@ export interface DomainContext {
   smtpEndpoints: { submissionPort: number | undefined };
   /** The email send path's caches of this app: identities, custom-domain verdicts, DKIM signers (send-caches.ts). */
   emailCaches: EmailCaches;
+  /** This app's "mail was stored" signal to its search indexer (src/domain/email/search-index.ts). */
+  searchIndex: SearchIndexSignal;
 }

@@ -167,6 +167,21 @@ export class PrometheusMetrics implements MetricsRecorder {
         }
       },
     });
+    new Gauge({
+      name: 'switchboard_search_index_pending',
+      help: 'Stored messages whose search vector is not computed yet (indexed after delivery; a search indexes first).',
+      registers,
+      async collect() {
+        try {
+          const [row] = await database.prisma.$queryRawUnsafe<{ n: number }[]>(
+            'SELECT count(*)::int AS n FROM email_messages WHERE search_vector IS NULL',
+          );
+          this.set(Number(row?.n ?? 0));
+        } catch {
+          queryErrors.inc({ query: 'search_index_pending' });
+        }
+      },
+    });
     // One set of queue queries per scrape, shared by the depth and age gauges (prom-client collects them in parallel).
     let inflight: Promise<QueueState[]> | undefined;
     const readQueues = async (): Promise<QueueState[]> => {
