@@ -1309,6 +1309,25 @@ async function openClients(port: number, p: string, total: number, name: string)
 }
 
 /**
+ * One sse-10k publish round of one side, as `--json` keeps it per round (`raw.sv` / `raw.bv`). Latencies are ms from
+ * the moment just before the publish request (`t0`, wall clock ms since the epoch, for lining a round up with a
+ * process's own timeline); `publishMs` is the publish request's own time (the service answers 202 after its commit),
+ * `firstMs` the first stream's arrival: a fan-out that writes every stream before any frame leaves shows a late
+ * first arrival and a short tail, one that yields between slices an early one and a longer tail.
+ */
+interface PublishRound {
+  deliveriesPerS: number;
+  p10: number;
+  p50: number;
+  p99: number;
+  received: number;
+  cpuUsPerDelivery: number;
+  t0: number;
+  publishMs: number;
+  firstMs: number;
+}
+
+/**
  * One publish to every stream of `clients`, timed from before the publish to each arrival. `cpuUsPerDelivery` is the
  * CPU time (user + system) of the server process `pid` from the publish until every stream has it (or 60 s), per
  * delivery: a count the box's load moves less than the rates (a heartbeat falling in the round adds to it).
@@ -1319,10 +1338,11 @@ async function publishRound(
   publish: () => Promise<void>,
   expected: number,
   pid: number,
-): Promise<{ deliveriesPerS: number; p50: number; p99: number; received: number; cpuUsPerDelivery: number }> {
+): Promise<PublishRound> {
   const cpu0 = cpuMs(pid);
   const t0 = nowMs();
   await publish();
+  const publishMs = nowMs() - t0;
   // Wait until every connection has it (bounded), polling the clients.
   let arrivals: number[] = [];
   const deadline = performance.now() + 60_000;
@@ -1341,6 +1361,10 @@ async function publishRound(
     p50: percentile(lat, 50),
     p99: percentile(lat, 99),
     received: arrivals.length,
+    t0,
+    publishMs,
+    firstMs: Math.min(...lat),
+    p10: percentile(lat, 10),
   };
 }
 
