@@ -4,8 +4,8 @@
  * `n` pending deliveries (450-byte bodies), then drains them with the service's own statements on one connection:
  * the job queue's claim (JobRunner.claim, batches of 100, the webhook job kind's `where`, join and columns) and the
  * batched outcome (recordAttempts, batches of 40, every attempt `delivered`). Prints per delivery the backend's CPU
- * (its /proc/<pid>/task/<tid>/schedstat, exact: the server must run on this machine) around each kind of statement, their own time, and
- * the WAL bytes written (pg_current_wal_lsn; the cluster's, so other writers add to it). PROBE_EXPLAIN=k prints
+ * (its /proc/<pid>/task/<tid>/schedstat, exact: the server must run on this machine) around each kind of
+ * statement, their own time, and the WAL bytes written (pg_current_wal_lsn; the cluster's, so other writers add to it). PROBE_EXPLAIN=k prints
  * the plan of the k-th statement (run once more under EXPLAIN (ANALYZE, BUFFERS, WAL) and rolled back).
  *
  * Usage: `npx tsx test/bench/drain-probe.ts [n] [runs]`. Measurement only; nothing in src depends on it.

@@ -8,8 +8,8 @@ export const BUSY_WINDOW_MS = 1_000;
 
 /**
  * The in-process "mail was stored" signal of one app (`DomainContext.searchIndex`), read by its indexer
- * (`SearchIndexer`): `dirty` (index at the next poll, `WORKER_POLL_MS`: the debounce) and when this instance last stored mail
- * (`performance.now()` ms; the listener counts as busy for {@link BUSY_WINDOW_MS} after it).
+ * (`SearchIndexer`): `dirty` (index at the next poll, `WORKER_POLL_MS`: the debounce) and when this instance last
+ * stored mail (`performance.now()` ms; the listener counts as busy for {@link BUSY_WINDOW_MS} after it).
  */
 export class SearchIndexSignal {
   /** Something may be pending (true at start: a boot finishes what a previous run left). */
