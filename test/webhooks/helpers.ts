@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestAccount } from '../helpers/app.js';
-import type { Receiver } from '../helpers/webhook-receiver.js';
+import { afterAll, beforeAll } from 'vitest';
+import { ManualClock } from '../../src/infra/clock.js';
+import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 
 /** Registers a webhook of `a` at a fresh path of `receiver`, teaching the receiver its secret. */
 export async function registerWebhook(
@@ -119,4 +121,30 @@ export async function registerHeldWebhook(
   const res = await a.request('POST', '/api/webhooks', { url: `${receiver.url}${path}`, events });
   if (res.status !== 201) throw new Error(`webhook registration failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.id, path };
+}
+
+/** An app on a {@link ManualClock} and a receiver that stamps arrivals with that clock (see {@link useClockedApp}). */
+export interface ClockedApp {
+  t: TestApp;
+  clock: ManualClock;
+  receiver: Receiver;
+}
+
+/**
+ * For one describe block: starts an app whose clock is a ManualClock at `start` (ISO 8601) and a webhook receiver
+ * reading that clock in `beforeAll`, and closes both in `afterAll`. The returned object's fields are set once
+ * `beforeAll` has run (read them inside tests, not at collection time).
+ */
+export function useClockedApp(start: string): ClockedApp {
+  const fixture = {} as ClockedApp;
+  beforeAll(async () => {
+    fixture.clock = new ManualClock(new Date(start));
+    fixture.t = await startApp({ clock: fixture.clock });
+    fixture.receiver = await startReceiver(() => fixture.clock.now());
+  });
+  afterAll(async () => {
+    await fixture.t?.close();
+    await fixture.receiver?.close();
+  });
+  return fixture;
 }

@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/infra/clock.js';
-import { startApp, type TestAccount, type TestApp } from '../helpers/app.js';
-import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
-import { logsOf, publish, registerWebhook } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestAccount } from '../helpers/app.js';
+import { logsOf, publish, registerWebhook, useClockedApp } from './helpers.js';
 
 /** What REST and GraphQL show of one attempt. */
 interface Shown {
@@ -21,18 +19,7 @@ interface Shown {
  * the migration holds as a row.
  */
 describe('webhooks: attempt 1 in the delivery row, the history unchanged', () => {
-  let t: TestApp;
-  let clock: ManualClock;
-  let receiver: Receiver;
-  beforeAll(async () => {
-    clock = new ManualClock(new Date('2026-11-28T10:00:00.250Z'));
-    t = await startApp({ clock });
-    receiver = await startReceiver(() => clock.now());
-  });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  const w = useClockedApp('2026-11-28T10:00:00.250Z');
 
   /** The history of the newest delivery of webhook `id` through REST and through GraphQL (which must agree). */
   async function history(a: TestAccount, id: string): Promise<Shown[]> {
@@ -53,20 +40,20 @@ describe('webhooks: attempt 1 in the delivery row, the history unchanged', () =>
   const shape = (hs: Shown[]) => hs.map((h) => [h.attempt, h.at, h.responseCode, h.error]);
 
   it('shows a first attempt that delivered, and one that failed followed by the retry that delivered', async () => {
-    const a = await t.newAccount();
-    const ok = await registerWebhook(a, receiver, ['sms.delivered']);
-    const flaky = await registerWebhook(a, receiver, ['sms.failed']);
+    const a = await w.t.newAccount();
+    const ok = await registerWebhook(a, w.receiver, ['sms.delivered']);
+    const flaky = await registerWebhook(a, w.receiver, ['sms.failed']);
     let calls = 0;
-    receiver.respond(flaky.path, () => ({ status: ++calls === 1 ? 503 : 204 }));
-    const t0 = clock.now().toISOString();
+    w.receiver.respond(flaky.path, () => ({ status: ++calls === 1 ? 503 : 204 }));
+    const t0 = w.clock.now().toISOString();
     await publish(a, 'sms.delivered', { id: 'm1' });
     await publish(a, 'sms.failed', { id: 'm2' });
-    await t.drain();
+    await w.t.drain();
     expect(shape(await history(a, ok.id))).toEqual([[1, t0, 200, null]]);
     expect(shape(await history(a, flaky.id))).toEqual([[1, t0, 503, 'receiver answered 503']]);
-    clock.advance(30_000);
-    await t.drain();
-    const t1 = clock.now().toISOString();
+    w.clock.advance(30_000);
+    await w.t.drain();
+    const t1 = w.clock.now().toISOString();
     expect(shape(await history(a, flaky.id))).toEqual([
       [1, t0, 503, 'receiver answered 503'],
       [2, t1, 204, null],
@@ -76,17 +63,17 @@ describe('webhooks: attempt 1 in the delivery row, the history unchanged', () =>
   });
 
   it('shows a first attempt that failed without an answer, and one recorded with its event (410 Gone)', async () => {
-    const a = await t.newAccount();
-    const refused = await registerWebhook(a, receiver, ['sms.delivered']);
+    const a = await w.t.newAccount();
+    const refused = await registerWebhook(a, w.receiver, ['sms.delivered']);
     // Nothing listens on the path's port once the webhook points at a closed one.
     const patched = await a.request('PATCH', `/api/webhooks/${refused.id}`, { url: 'http://127.0.0.1:9/closed' });
     expect(patched.status).toBe(200);
-    const gone = await registerWebhook(a, receiver, ['sms.failed']);
-    receiver.respond(gone.path, () => ({ status: 410 }));
-    const t0 = clock.now().toISOString();
+    const gone = await registerWebhook(a, w.receiver, ['sms.failed']);
+    w.receiver.respond(gone.path, () => ({ status: 410 }));
+    const t0 = w.clock.now().toISOString();
     await publish(a, 'sms.delivered', { id: 'm1' });
     await publish(a, 'sms.failed', { id: 'm2' });
-    await t.drain();
+    await w.t.drain();
     const [failedOnce] = await history(a, refused.id);
     expect(failedOnce).toMatchObject({ attempt: 1, at: t0, responseCode: null });
     expect(failedOnce!.error).toEqual(expect.any(String));
@@ -96,14 +83,14 @@ describe('webhooks: attempt 1 in the delivery row, the history unchanged', () =>
   });
 
   it('shows an attempt 1 held as an attempt row (a database from before the migration) as it showed it', async () => {
-    const a = await t.newAccount();
-    const hook = await registerWebhook(a, receiver, ['sms.delivered']);
+    const a = await w.t.newAccount();
+    const hook = await registerWebhook(a, w.receiver, ['sms.delivered']);
     await publish(a, 'sms.delivered', { id: 'm1' });
-    await t.drain();
+    await w.t.drain();
     const before = await history(a, hook.id);
     expect(before).toHaveLength(1);
     // What the migration found: attempt 1 as a row of webhook_delivery_attempts, the row's columns empty.
-    const moved = await t.app.ctx.db.$executeRawUnsafe(
+    const moved = await w.t.app.ctx.db.$executeRawUnsafe(
       `WITH d AS (
          SELECT id, first_attempt_at, first_attempt_code, first_attempt_error, first_attempt_ms
            FROM webhook_deliveries WHERE webhook_id = $1 AND first_attempt_at IS NOT NULL),
