@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { registerWebhook } from '../webhooks/helpers.js';
+import { useTwoInstances } from './two-instances.js';
 
 const byId = (x: string, y: string) => (BigInt(x) < BigInt(y) ? -1 : 1);
 const BRAND = { name: 'Group Brand LLC', ein: '12-3456789', vertical: 'RETAIL', entityType: 'PRIVATE_PROFIT' };
@@ -16,22 +16,17 @@ const BRAND = { name: 'Group Brand LLC', ein: '12-3456789', vertical: 'RETAIL', 
  * id order.
  */
 describe('group commit of brand registrations on two instances (PostgreSQL + Redis)', () => {
-  let one: TestApp;
-  let two: TestApp;
+  const apps = useTwoInstances({ startWorkers: false });
   let receiver: Receiver;
-  const env = { REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` };
   beforeAll(async () => {
-    one = await startApp({ env, startWorkers: false });
-    two = await startApp({ env, startWorkers: false });
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    await one?.close();
-    await two?.close();
     await receiver?.close();
   });
 
   it('keeps every brand, its event and its delivery together, in order and gapless, under concurrent writes', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     // One webhook exists before the writes start; the other is added while they run (both instances must notice).

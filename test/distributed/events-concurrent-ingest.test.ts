@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestAccount, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { accountClient, type TestAccount } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
+import { useTwoInstances } from './two-instances.js';
 
 const byId = (x: string, y: string) => (BigInt(x) < BigInt(y) ? -1 : 1);
 
@@ -12,19 +12,10 @@ const byId = (x: string, y: string) => (BigInt(x) < BigInt(y) ? -1 : 1);
  * writes run never misses an id below one it has already seen.
  */
 describe('concurrent ingest on two instances (PostgreSQL + Redis)', () => {
-  let one: TestApp;
-  let two: TestApp;
-  const env = { REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` };
-  beforeAll(async () => {
-    one = await startApp({ env });
-    two = await startApp({ env });
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-  });
+  const apps = useTwoInstances();
 
   it('keeps each account in order with nothing lost while both instances write many accounts at once', async () => {
+    const { one, two } = apps;
     const accounts: { onOne: TestAccount; onTwo: TestAccount }[] = [];
     for (let i = 0; i < 4; i++) {
       const onOne = await one.newAccount();

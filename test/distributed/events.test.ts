@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { print } from 'graphql';
 import { createClient } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../generated/gql.js';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient, startApp } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
+import { useTwoInstances } from './two-instances.js';
 
 const LiveEvents = graphql(`
   subscription DistributedEvents($channels: [String!], $lastEventId: String) {
@@ -25,20 +26,10 @@ const LiveEvents = graphql(`
  * reaches SSE and GraphQL subscribers connected to the other.
  */
 describe('events across two instances (PostgreSQL + Redis)', () => {
-  let one: TestApp;
-  let two: TestApp;
-  // A prefix of our own, so other suites sharing this Redis never see (or send) our events.
-  const env = { REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` };
-  beforeAll(async () => {
-    one = await startApp({ env });
-    two = await startApp({ env });
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-  });
+  const apps = useTwoInstances();
 
   it('passes an event published on one instance to an SSE and a GraphQL subscriber on the other', async () => {
+    const { one, two } = apps;
     const onOne = await one.newAccount();
     const onTwo = accountClient(two.url, onOne.accountId, onOne.apiKey);
     const sse = openSse(`${two.url}/api/events?token=${onTwo.apiKey}&channels=sms`, ['sms.sent', 'sms.delivered']);

@@ -1,27 +1,16 @@
-// Typed GraphQL subscriptions across two instances sharing PostgreSQL and Redis: a brand changed through one
-// instance reaches a brandUpdated subscriber on the other, re-read there, resumable from its event id.
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { brandBody } from '../compliance/fixtures.js';
 import { brandUpdatedScenario, collect } from '../graphql/typed-subscriptions.scenario.js';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient } from '../helpers/app.js';
+import { useTwoInstances } from './two-instances.js';
 
 describe('typed subscriptions across two instances (PostgreSQL + Redis)', () => {
-  let one: TestApp;
-  let two: TestApp;
-  const env = { REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` };
-  beforeAll(async () => {
-    one = await startApp({ env });
-    two = await startApp({ env });
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-  });
+  const apps = useTwoInstances();
 
   for (const single of [false, true]) {
     it(`brandUpdated on instance one sees changes made on instance two (${single ? 'single' : 'distinct'} connection)`, async () => {
+      const { one, two } = apps;
       const a = await one.newAccount();
       const onTwo = accountClient(two.url, a.accountId, a.apiKey);
       const stranger = await two.newAccount();
@@ -35,6 +24,7 @@ describe('typed subscriptions across two instances (PostgreSQL + Redis)', () => 
   }
 
   it('change notices travel over Redis through graphql-redis-subscriptions: a live-only subscriber on one sees a change made on two', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     const created = await onTwo.request('POST', '/compliance/brands', brandBody({ name: 'Redis Notice LLC' }));
@@ -43,7 +33,7 @@ describe('typed subscriptions across two instances (PostgreSQL + Redis)', () => 
     // A plain Redis client watching the notice channels shows the notices are on Redis (RedisPubSub), not in-process.
     const spy = new Redis(process.env.TEST_REDIS_URL!);
     const onRedis: string[] = [];
-    await spy.psubscribe(`${env.REDIS_KEY_PREFIX}gql:*`);
+    await spy.psubscribe(`${apps.env.REDIS_KEY_PREFIX}gql:*`);
     spy.on('pmessage', (_pattern, channel) => onRedis.push(channel));
     try {
       // No lastEventId: only the live path (the PubSub) can bring the change. Renames repeat until the subscriber
@@ -75,7 +65,7 @@ describe('typed subscriptions across two instances (PostgreSQL + Redis)', () => 
       expect(live[0].errors).toBeUndefined();
       expect(live[0].data.brandUpdated).toMatchObject({ eventType: '10dlc.brand.updated', brand: { id } });
       expect(live[0].data.brandUpdated.brand.name).toMatch(/^Redis Notice \d+ LLC$/);
-      expect(onRedis).toContain(`${env.REDIS_KEY_PREFIX}gql:${a.accountId}:brand:${id}`);
+      expect(onRedis).toContain(`${apps.env.REDIS_KEY_PREFIX}gql:${a.accountId}:brand:${id}`);
     } finally {
       spy.disconnect();
     }

@@ -1,12 +1,9 @@
-// graphql-ws across two instances sharing PostgreSQL and Redis: an `events` subscription over WebSocket on instance
-// one receives an event published through instance two (the bus is Redis), and a brandUpdated subscription on one
-// sees a change made on two (change notices over Redis).
-import { randomUUID } from 'node:crypto';
 import { type Client, createClient } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { brandBody } from '../compliance/fixtures.js';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient } from '../helpers/app.js';
+import { useTwoInstances } from './two-instances.js';
 
 function wsClient(url: string, apiKey: string): Client {
   return createClient({
@@ -40,21 +37,14 @@ async function firstMatching(client: Client, query: string, until: (r: any) => b
 }
 
 describe('graphql-ws across two instances (PostgreSQL + Redis)', () => {
-  let one: TestApp;
-  let two: TestApp;
+  const apps = useTwoInstances();
   const clients: Client[] = [];
-  const env = { REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:` };
-  beforeAll(async () => {
-    one = await startApp({ env });
-    two = await startApp({ env });
-  });
   afterAll(async () => {
     for (const c of clients) await c.dispose();
-    await one?.close();
-    await two?.close();
   });
 
   it('an events subscription on one receives an event published on two', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     const c = wsClient(one.url, a.apiKey);
@@ -75,6 +65,7 @@ describe('graphql-ws across two instances (PostgreSQL + Redis)', () => {
   });
 
   it('brandUpdated on one sees a rename made on two', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     const created = await onTwo.request('POST', '/compliance/brands', brandBody({ name: 'WS Across LLC' }));

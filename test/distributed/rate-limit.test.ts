@@ -1,29 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { accountClient } from '../helpers/app.js';
+import { useTwoInstances } from './two-instances.js';
 
 /** Two instances sharing PostgreSQL and Redis: the rate limits are counted in Redis, so they hold across both. */
 describe('rate limits across two instances (Redis store)', () => {
-  let one: TestApp;
-  let two: TestApp;
-  const env = {
-    REDIS_URL: process.env.TEST_REDIS_URL!,
-    REDIS_KEY_PREFIX: `sb-test-${randomUUID()}:`,
-    RATE_LIMIT_MAX: '4',
-    RATE_LIMIT_WINDOW_MS: '600000',
-    AUTH_FAILURE_LIMIT: '2',
-    AUTH_FAILURE_WINDOW_MS: '600000',
-  };
-  beforeAll(async () => {
-    one = await startApp({ env });
-    two = await startApp({ env });
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
+  const apps = useTwoInstances({
+    env: {
+      RATE_LIMIT_MAX: '4',
+      RATE_LIMIT_WINDOW_MS: '600000',
+      AUTH_FAILURE_LIMIT: '2',
+      AUTH_FAILURE_WINDOW_MS: '600000',
+    },
   });
 
   it('counts one key over both instances, and failed authentications of one address over both', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     expect((await a.request('GET', '/api/events/history')).status).toBe(200);

@@ -1,28 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { accountClient, startApp, type TestApp } from '../helpers/app.js';
+import { accountClient } from '../helpers/app.js';
 import { type Receiver, startReceiver } from '../helpers/webhook-receiver.js';
 import { logsOf, publish, registerWebhook } from '../webhooks/helpers.js';
+import { useTwoInstances } from './two-instances.js';
 
 describe('webhooks: two instances on one PostgreSQL share the outbox and never send the same attempt twice', () => {
-  let one: TestApp;
-  let two: TestApp;
-  let receiver: Receiver;
   const clock = new ManualClock();
+  const apps = useTwoInstances({ clock, env: { SECRETS_KEY: randomBytes(32).toString('hex') } });
+  let receiver: Receiver;
   beforeAll(async () => {
-    const env = { SECRETS_KEY: randomBytes(32).toString('hex'), REDIS_URL: process.env.TEST_REDIS_URL! };
-    one = await startApp({ clock, env });
-    two = await startApp({ clock, env });
     receiver = await startReceiver(() => clock.now());
   });
   afterAll(async () => {
-    await one?.close();
-    await two?.close();
     await receiver?.close();
   });
 
   it('delivers every (delivery, attempt) exactly once while both dispatchers run concurrently', async () => {
+    const { one, two } = apps;
     const a = await one.newAccount();
     const onTwo = accountClient(two.url, a.accountId, a.apiKey);
     // Not '*': that webhook would also get the second one's webhook.created, a delivery this count does not follow.
