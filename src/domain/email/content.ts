@@ -71,11 +71,22 @@ interface Filtered {
   i: boolean;
 }
 
+/**
+ * `regex` with its REQUIRED_LITERALS entry, kept only when it is consistent with the regex: the literal stands in
+ * the source as written (lower-cased for an `i` entry), an entry is `i` exactly when the regex ignores case, and
+ * never with the `u` flag (Unicode case folding, e.g. `ſ` matching `s`, is not what `toLowerCase` does).
+ */
 function filtered(regex: RegExp): Filtered {
   const known = REQUIRED_LITERALS.get(String(regex));
-  // The literal must stand in the source as written (a guard against an entry that drifted from its regex).
-  const literal = known && regex.source.toLowerCase().includes(known.literal.toLowerCase()) ? known.literal : undefined;
-  return { regex, ...(literal ? { literal } : {}), i: known?.i === true };
+  const i = known?.i === true;
+  const consistent =
+    known !== undefined &&
+    i === regex.ignoreCase &&
+    !(i && regex.unicode) &&
+    (i
+      ? regex.source.toLowerCase().includes(known.literal) && known.literal === known.literal.toLowerCase()
+      : regex.source.includes(known.literal));
+  return consistent ? { regex, literal: known.literal, i } : { regex, i: false };
 }
 
 /** Whether `f` matches `text` (`lower`: the text lower-cased, made on demand), not run when its literal is absent. */
