@@ -3,56 +3,196 @@ import { pathToFileURL } from 'node:url';
 import EmailReplyParser from 'email-reply-parser'; // 2.x: ESM with its own types (Node 22 and later)
 import sanitize from 'sanitize-html';
 
-/** The parts of email-reply-parser 2.x's internal `EmailParser` that {@link QuickReplyParser} overrides. */
+/** The part of email-reply-parser 2.x's internal `EmailParser` that {@link QuickReplyParser} overrides. */
 interface ParserInternals {
   parse(text: string): { getVisibleText(): string };
 }
 type ParserClass = new () => ParserInternals;
 
+/** A fragment being built, as the library's `FragmentDTO`, its lines kept as written (last line first). */
+interface Draft {
+  lines: string[];
+  isQuoted: boolean;
+  isSignature: boolean;
+}
+
 /**
- * email-reply-parser's own line parser with the same regexes and the same algorithm, minus repeated work (issue 24,
- * round 11: 463–581 → 138–226 µs per call on the bench's 4 KB reply, 4 runs of 3,000 calls): the library reverses a
- * line once per regex (40 char-by-char reversals per `isQuoteHeader`), tests every header regex after one matched, and
- * tests each line's signature twice. Here a line is reversed once, `some` stops at the first match (same truth value:
- * every regex is stateless, no `g` or `y` flag, checked at load), and a line's signature verdict is kept for the one
- * parse.
- * The package's exports map hides `dist/parser/emailparser.js`, so it is loaded by file next to the entry point;
- * when that fails or the regexes carry state, the stock parser is used. Proven equal by
- * test/email/reply-text.test.ts (the parser's 90 test mails, alone and with quoted history).
+ * A text every match of the library's regex contains (its source, as `String(regex)`), outside any optional part,
+ * repetition or alternative (for `pis`, in both alternatives `pisze` and `napisał`): a text without it cannot match,
+ * so the regex is not run on it. `i`: the regex ignores case (no `u` flag, so only ASCII letters fold onto the ASCII
+ * literal) and the literal is looked for in the lower-cased text. Regexes of another library version have no entry
+ * and always run. Issue 24: the quote-header regexes with `m` run over the whole text (`fixBrokenSignatures`) and
+ * try every line start, e.g. `^(.+\son.*at.*wrote:)$` backtracks over each line.
+ */
+const REQUIRED_LITERALS = new Map<string, { literal: string; i?: true }>([
+  ['/^-*\\s*(On\\s.+\\s.+\\n?wrote:{0,1})\\s{0,1}-*$/m', { literal: 'wrote' }],
+  ['/^-*\\s*(Le\\s.+\\s.+\\n?écrit\\s?:{0,1})\\s{0,1}-*$/m', { literal: 'écrit' }],
+  ['/^-*\\s*(El\\s.+\\s.+\\n?escribió:{0,1})\\s{0,1}-*$/m', { literal: 'escribió' }],
+  ['/^-*\\s*(Il\\s.+\\s.+\\n?scritto:{0,1})\\s{0,1}-*$/m', { literal: 'scritto' }],
+  ['/^-*\\s*(Em\\s.+\\s.+\\n?escreveu:{0,1})\\s{0,1}-*$/m', { literal: 'escreveu' }],
+  ['/^\\s*(Am\\s.+\\s)\\n?\\n?schrieb.+\\s?(\\[|<).+(\\]|>):$/m', { literal: 'schrieb' }],
+  ['/^\\s*(Op\\s[\\s\\S]+?\\n?schreef[\\s\\S]+:)$/m', { literal: 'schreef' }],
+  ['/^\\s*((W\\sdniu|Dnia)\\s[\\s\\S]+?(pisze|napisał(\\(a\\))?):)$/mu', { literal: 'pis' }],
+  ['/^\\s*(Den\\s.+\\s\\n?skrev\\s.+:)$/m', { literal: 'skrev' }],
+  ['/^\\s*(pe\\s.+\\s.+\\n?kirjoitti:)$/m', { literal: 'kirjoitti:' }],
+  ['/^\\s*(Am\\s.+\\sum\\s.+\\s\\n?schrieb\\s.+:)$/m', { literal: 'schrieb' }],
+  ['/^\\s*(ср\\,\\s.+\\n?\u202Fг\\. в\\s.+,\\s.+[\\[|<].+[\\]|>]:)$/m', { literal: 'ср' }],
+  ['/^(在[\\s\\S]+写道：)$/m', { literal: '写道：' }],
+  ['/^(20[0-9]{2}\\..+\\s작성:)$/m', { literal: '작성:' }],
+  ['/^(20[0-9]{2}\\/.+のメッセージ:)$/m', { literal: 'のメッセージ:' }],
+  ['/^(.+\\s<.+>\\sschrieb:)$/m', { literal: 'schrieb:' }],
+  ['/^(.+\\son.*at.*wrote:)$/m', { literal: 'wrote:' }],
+  ['/^\\s*(From\\s?:.+\\s?\\n?\\s*[\\[|<].+[\\]|>])/m', { literal: 'From' }],
+  ['/^\\s*(Von\\s?:.+\\s?\\n?\\s*[\\[|<].+[\\]|>])/m', { literal: 'Von' }],
+  ['/^\\s*(De\\s?:.+\\s?\\n?\\s*(\\[|<).+(\\]|>))/m', { literal: 'De' }],
+  ['/^\\s*(Van\\s?:.+\\s?\\n?\\s*(\\[|<).+(\\]|>))/m', { literal: 'Van' }],
+  ['/^\\s*(Da\\s?:.+\\s?\\n?\\s*(\\[|<).+(\\]|>))/m', { literal: 'Da' }],
+  ['/^(20[0-9]{2})-([0-9]{2}).([0-9]{2}).([0-9]{2}):([0-9]{2})\\n?(.*)>:$/m', { literal: '>:' }],
+  ['/^\\s*([a-z]{3,4}\\.\\s[\\s\\S]+\\sskrev\\s[\\s\\S]+:)$/m', { literal: 'skrev' }],
+  ['/^([0-9]{2}).([0-9]{2}).(20[0-9]{2})(.*)(([0-9]{2}).([0-9]{2}))(.*)\\"( *)<(.*)>( *):$/m', { literal: '"' }],
+  ['/^[0-9]{2}:[0-9]{2}(.*)[0-9]{4}(.*)\\"( *)<(.*)>( *):$/', { literal: '"' }],
+  ['/^(.*)[0-9]{4}(.*)from(.*)<(.*)>:$/', { literal: 'from' }],
+  ['/^Get Outlook for (?:\\s*.+).*/m', { literal: 'Get Outlook for ' }],
+  ['/^Cheers,?!?$/im', { literal: 'cheers', i: true }],
+  ['/^Best wishes,?!?$/im', { literal: 'best wishes', i: true }],
+  ['/^\\w{0,20}\\s?(\\sand\\s)?Regards,?!?！?$/im', { literal: 'regards', i: true }],
+  ['/^Télécharger Outlook pour (?:\\s*.+).*/m', { literal: 'Télécharger Outlook pour ' }],
+  ['/^Bien . vous,?!?$/im', { literal: 'bien', i: true }],
+  ['/^\\w{0,20}\\s?cordialement,?!?$/im', { literal: 'cordialement', i: true }],
+  ['/^Bonne (journ.e|soir.e)!?$/im', { literal: 'bonne', i: true }],
+  ['/^-*\\s*(In\\sdata\\s.+\\s.+\\n?scritto:{0,1})\\s{0,1}-*$/m', { literal: 'scritto' }],
+]);
+
+/** A regex with the text its matches need (REQUIRED_LITERALS), when known. */
+interface Filtered {
+  regex: RegExp;
+  literal?: string;
+  /** The literal is lower case and looked for in the lower-cased text. */
+  i: boolean;
+}
+
+/**
+ * `regex` with its REQUIRED_LITERALS entry, kept only when it is consistent with the regex: the literal stands in
+ * the source as written (lower-cased for an `i` entry), an entry is `i` exactly when the regex ignores case, and
+ * never with the `u` flag (Unicode case folding, e.g. `ſ` matching `s`, is not what `toLowerCase` does).
+ */
+function filtered(regex: RegExp): Filtered {
+  const known = REQUIRED_LITERALS.get(String(regex));
+  const i = known?.i === true;
+  const consistent =
+    known !== undefined &&
+    i === regex.ignoreCase &&
+    !(i && regex.unicode) &&
+    (i
+      ? regex.source.toLowerCase().includes(known.literal) && known.literal === known.literal.toLowerCase()
+      : regex.source.includes(known.literal));
+  return consistent ? { regex, literal: known.literal, i } : { regex, i: false };
+}
+
+/** Whether `f` matches `text` (`lower`: the text lower-cased, made on demand), not run when its literal is absent. */
+function matches(f: Filtered, text: string, lower: () => string): boolean {
+  if (f.literal !== undefined && !(f.i ? lower() : text).includes(f.literal)) return false;
+  return f.regex.test(text);
+}
+
+/**
+ * email-reply-parser's own line parser with the same regexes and the same algorithm, minus repeated work (issue 24).
+ * The library reverses the text, reads its lines (so the last line first), and reverses each line back before every
+ * regex test and each fragment back at the end: per 4 KB reply, one reversal of the text, one per line and regex
+ * test (40 per `isQuoteHeader`) and one per fragment, each char by char. Here the lines are read last first from the
+ * text as written, which is the same sequence with every reversal undone: the library's left trim of a reversed line
+ * is `trimEnd` (both strip `\s`: WhiteSpace and LineTerminator), its `(>+)$` on a reversed line is a line starting
+ * with `>`, a fragment's content is its lines in written order joined by `\n` (then one leading `\n` removed), and
+ * the visible text is the visible fragments joined by `\n` without its trailing `~` (the library's `/~*$/`, which
+ * V8 tries at every position). A regex is not run on a text that lacks a literal all its matches contain
+ * ({@link REQUIRED_LITERALS}). Round 11 already stopped `some` at the first match (same truth value: every regex is
+ * stateless, no `g` or `y` flag, checked at load) and kept a line's signature verdict for the one parse.
+ * The package's exports map hides its internal files, so they are loaded by file next to the entry point; when that
+ * fails or the regexes carry state, the stock parser is used. Proven equal by test/email/reply-text.test.ts (the
+ * parser's 90 test mails, alone and with quoted history, and 3,000 generated texts against the stock parser).
  */
 const QuickReplyParser: ParserClass | null = await (async () => {
   try {
     const entry = pathToFileURL(createRequire(import.meta.url).resolve('email-reply-parser'));
-    const { default: Base } = (await import(new URL('./parser/emailparser.js', entry).href)) as {
-      default: ParserClass;
-    };
-    const { default: lists } = (await import(new URL('./regex.js', entry).href)) as {
-      default: { quoteHeadersRegex: RegExp[]; signatureRegex: RegExp[] };
-    };
+    const load = async <T>(file: string): Promise<T> =>
+      ((await import(new URL(file, entry).href)) as { default: T }).default;
+    const Base = await load<ParserClass>('./parser/emailparser.js');
+    const lists = await load<{ quoteHeadersRegex: RegExp[]; signatureRegex: RegExp[] }>('./regex.js');
     const all = [...lists.quoteHeadersRegex, ...lists.signatureRegex];
     if (!all.every((r) => r instanceof RegExp && !r.global && !r.sticky)) return null;
-    const reverse = (text: string): string => {
-      let out = '';
-      for (let i = text.length - 1; i >= 0; i--) out += text[i];
-      return out;
+    const headers = lists.quoteHeadersRegex.map(filtered);
+    const signatures = lists.signatureRegex.map(filtered);
+    const anyOf = (list: Filtered[], text: string): boolean => {
+      let lower: string | undefined;
+      const lowered = () => (lower ??= text.toLowerCase());
+      return list.some((f) => matches(f, text, lowered));
+    };
+    /** The library's `fixBrokenSignatures`: a quote header's first group on one line (its newlines as spaces). */
+    const fixBrokenSignatures = (text: string): string => {
+      let fixed = text;
+      for (const f of headers) {
+        if (f.literal !== undefined && !fixed.includes(f.literal)) continue; // no `i` among the headers' entries
+        const found = fixed.match(f.regex);
+        if (found) {
+          const [, group] = found as unknown as [string, string];
+          fixed = fixed.replace(group, group.replace(/\n/g, ' '));
+        }
+      }
+      return fixed;
     };
     return class extends Base {
-      private readonly signatures = new Map<string, boolean>();
-      stringReverse(text: string): string {
-        return reverse(text);
-      }
-      isQuoteHeader(line: string): boolean {
-        const text = reverse(line);
-        return lists.quoteHeadersRegex.some((r) => r.test(text));
-      }
-      isSignature(line: string): boolean {
-        let verdict = this.signatures.get(line);
-        if (verdict === undefined) {
-          const text = reverse(line);
-          verdict = lists.signatureRegex.some((r) => r.test(text));
-          this.signatures.set(line, verdict);
+      override parse(input: string): { getVisibleText(): string } {
+        const text = fixBrokenSignatures(input.replace(/\r\n/g, '\n'));
+        const verdicts = new Map<string, boolean>();
+        const isSignature = (line: string): boolean => {
+          let verdict = verdicts.get(line);
+          if (verdict === undefined) {
+            verdict = anyOf(signatures, line);
+            verdicts.set(line, verdict);
+          }
+          return verdict;
+        };
+        const drafts: Draft[] = [];
+        let draft: Draft | null = null;
+        const lines = text.split('\n');
+        for (let i = lines.length - 1; i >= 0; i--) {
+          let line = lines[i] as string;
+          if (!isSignature(line)) line = line.trimEnd();
+          if (draft) {
+            const last = draft.lines[draft.lines.length - 1] as string;
+            if (isSignature(last)) {
+              draft.isSignature = true;
+              drafts.push(draft);
+              draft = null;
+            } else if (line === '' && anyOf(headers, last)) {
+              draft.isQuoted = true;
+              drafts.push(draft);
+              draft = null;
+            }
+          }
+          const isQuoted = line.startsWith('>');
+          if (
+            draft === null ||
+            !(draft.isQuoted === isQuoted || (draft.isQuoted && (anyOf(headers, line) || line === '')))
+          ) {
+            if (draft) drafts.push(draft);
+            draft = { lines: [], isQuoted, isSignature: false };
+          }
+          draft.lines.push(line);
         }
-        return verdict;
+        if (draft) drafts.push(draft);
+        const visible: string[] = [];
+        for (let i = drafts.length - 1; i >= 0; i--) {
+          const d = drafts[i] as Draft;
+          if (d.isQuoted || d.isSignature || d.lines.join('') === '') continue; // hidden, as the library's addFragment
+          const content = d.lines.reverse().join('\n');
+          visible.push(content.startsWith('\n') ? content.slice(1) : content);
+        }
+        let joined = visible.join('\n');
+        let end = joined.length;
+        while (end > 0 && joined.charCodeAt(end - 1) === 0x7e) end--; // `~`
+        joined = joined.slice(0, end);
+        return { getVisibleText: () => joined };
       }
     };
   } catch {
