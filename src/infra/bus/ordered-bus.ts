@@ -24,6 +24,9 @@ const CLOCK_EVERY = 256;
 /** The channel key of subscribers without a channel list. */
 const ALL_CHANNELS: readonly string[] = ['*'];
 
+/** The group key of subscribers without a fan-out group (`BusScope.group`): one set for all of them. */
+const NO_GROUP: object = Object.freeze({});
+
 /** Options of {@link OrderedEventBus}. */
 export interface OrderedEventBusOptions {
   /** Interval of the tail check (one read of the tracked accounts' positions), in ms. */
@@ -62,8 +65,11 @@ interface AccountState {
   pending: Map<bigint, StoredEvent>;
   /** A log read for this account runs; arrivals wait in `pending`. */
   busy: boolean;
-  /** Subscribers by channel ('*' for every channel). */
-  listeners: Map<string, Set<Receiver>>;
+  /**
+   * Subscribers by channel ('*' for every channel), then by fan-out group (`BusScope.group`, {@link NO_GROUP} for
+   * none): a group's members are called one after another.
+   */
+  listeners: Map<string, Map<object, Set<Receiver>>>;
   size: number;
   ready: Promise<void>;
   markReady: () => void;
@@ -203,11 +209,17 @@ export class OrderedEventBus implements EventBus {
   /** Adds `receiver` to the account's sets of `scope` (tracking the account when new). @returns the account state. */
   #add(receiver: Receiver, scope: BusScope): AccountState {
     const state = this.#track(scope.accountId);
+    const group = scope.group ?? NO_GROUP;
     for (const key of scope.channels ?? ALL_CHANNELS) {
-      let set = state.listeners.get(key);
+      let groups = state.listeners.get(key);
+      if (!groups) {
+        groups = new Map();
+        state.listeners.set(key, groups);
+      }
+      let set = groups.get(group);
       if (!set) {
         set = new Set();
-        state.listeners.set(key, set);
+        groups.set(group, set);
       }
       set.add(receiver);
     }
@@ -217,10 +229,13 @@ export class OrderedEventBus implements EventBus {
 
   /** Removes `receiver` from the account's sets of `scope`; forgets the account after its last subscriber. */
   #remove(state: AccountState, receiver: Receiver, scope: BusScope): void {
+    const group = scope.group ?? NO_GROUP;
     for (const key of scope.channels ?? ALL_CHANNELS) {
-      const set = state.listeners.get(key);
+      const groups = state.listeners.get(key);
+      const set = groups?.get(group);
       set?.delete(receiver);
-      if (set?.size === 0) state.listeners.delete(key);
+      if (set?.size === 0) groups!.delete(group);
+      if (groups?.size === 0) state.listeners.delete(key);
     }
     if (--state.size === 0 && this.#everything.size === 0 && this.#accounts.get(state.accountId) === state) {
       this.#accounts.delete(state.accountId);
@@ -352,9 +367,9 @@ export class OrderedEventBus implements EventBus {
     state.id = BigInt(event.id);
     const listeners: Receiver[] = [];
     const all = state.listeners.get('*');
-    if (all) for (const l of all) listeners.push(l);
+    if (all) for (const set of all.values()) for (const l of set) listeners.push(l);
     const byChannel = state.listeners.get(event.channel);
-    if (byChannel) for (const l of byChannel) listeners.push(l);
+    if (byChannel) for (const set of byChannel.values()) for (const l of set) listeners.push(l);
     for (const l of this.#everything) listeners.push(l);
     if (listeners.length === 0) return;
     this.#outbox.push({ event, listeners, next: 0 });
