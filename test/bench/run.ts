@@ -1325,6 +1325,43 @@ interface PublishRound {
   t0: number;
   publishMs: number;
   firstMs: number;
+  /**
+   * The probe's requests during the round (see {@link requestProbe}): how many answered, their p99 and slowest time in
+   * ms; the slowest is close to the longest the server's event loop was held (by the fan-out) in the round.
+   */
+  probe: { n: number; p99: number; max: number };
+}
+
+/**
+ * What another request sees during a fan-out: from now until `stop()`, one `GET url` at a time (a new one 5 ms after
+ * each answer, so the probe adds little CPU), each timed from send to the end of its body. The service is asked
+ * `GET /healthz` (Fastify's route, no database), the bare broadcaster `GET /nothing` (its 404).
+ */
+function requestProbe(url: string): { stop: () => Promise<{ n: number; p99: number; max: number }> } {
+  const times: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t = nowMs();
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+        await res.arrayBuffer();
+        times.push(nowMs() - t);
+      } catch {
+        // A failed probe is not a time; the round's own figures say whether the server was answering.
+      }
+      await sleep(5);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return times.length
+        ? { n: times.length, p99: percentile(times, 99), max: Math.max(...times) }
+        : { n: 0, p99: Number.NaN, max: Number.NaN };
+    },
+  };
 }
 
 /**
@@ -1338,8 +1375,10 @@ async function publishRound(
   publish: () => Promise<void>,
   expected: number,
   pid: number,
+  probeUrl: string,
 ): Promise<PublishRound> {
   const cpu0 = cpuMs(pid);
+  const probe = requestProbe(probeUrl);
   const t0 = nowMs();
   await publish();
   const publishMs = nowMs() - t0;
@@ -1352,6 +1391,7 @@ async function publishRound(
     arrivals = all.flatMap((a) => a.arrivals!);
     if (arrivals.length >= expected || performance.now() > deadline) break;
   }
+  const probed = await probe.stop();
   const cpuUsPerDelivery = ((cpuMs(pid) - cpu0) * 1000) / arrivals.length;
   const lat = arrivals.map((t) => t - t0);
   const span = Math.max(...lat);
@@ -1365,6 +1405,7 @@ async function publishRound(
     publishMs,
     firstMs: Math.min(...lat),
     p10: percentile(lat, 10),
+    probe: probed,
   };
 }
 
@@ -1473,6 +1514,7 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
             },
             s.ok,
             svc.child.pid,
+            `${svc.url}/healthz`,
           ),
         );
         bv.push(
@@ -1488,6 +1530,7 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
             },
             b.ok,
             broadcaster.child.pid,
+            `${broadcaster.url}/nothing`,
           ),
         );
       }
@@ -1497,6 +1540,14 @@ async function sse(svc: Service, key: string, dbName: string | undefined, notes:
         .split('\n')[0]!
         .replaceAll('|', '/')
         .slice(0, 160);
+    }
+    if (sv.length > 0) {
+      const probes = (xs: PublishRound[]) =>
+        xs.map((x) => `${x.probe.n} answers, p99 ${f1(x.probe.p99)} ms, slowest ${f1(x.probe.max)} ms`).join('; ');
+      notes.push(
+        `sse-10k: a request during each round's fan-out (one at a time), per round: service GET /healthz ` +
+          `${probes(sv)}; bare GET /nothing ${probes(bv)}`,
+      );
     }
     const ratios = sv.map((x, i) => x.deliveriesPerS / bv[i]!.deliveriesPerS);
     const dr = median(ratios);

@@ -14,6 +14,13 @@ export interface BusScope {
   accountId: string;
   /** Channel names; every channel when undefined. */
   channels?: readonly string[];
+  /**
+   * Subscribers of one scope with the same `group` are called one after another within an event's fan-out (the
+   * ordered bus; a raw bus ignores it): the streams of one HTTP/2 connection, so a fan-out that yields between turns
+   * leaves each connection's frames to one turn (one TLS write, one wake of the client) rather than one per turn.
+   * Compared by identity; undefined: no group.
+   */
+  group?: object;
 }
 
 /** What /readyz reports of the bus: its kind and whether it can deliver across instances right now. */

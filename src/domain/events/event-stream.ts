@@ -49,6 +49,8 @@ export type { StreamEndReason } from './event.js';
 export interface StreamFilter {
   accountId: string;
   channels?: readonly Channel[];
+  /** The bus's fan-out group of the stream (`BusScope.group`: its HTTP/2 connection); none when undefined. */
+  group?: object;
 }
 
 /** Whether `event` passes `filter`. */

@@ -107,6 +107,7 @@ export type EventStreamInput = z.output<typeof eventStreamInput>;
  * `lastEventId` is given, reads the replay (up to 1000 matching events after it, preceded by a truncation notice
  * when it cannot be complete), so that the returned iterator yields replay, then live events, each id once.
  * With `sse: true` the replay is read as ready SSE frames instead (`takePreamble()`, written before iterating).
+ * `group` is the stream's fan-out group on the bus (`BusScope.group`: its HTTP/2 connection), none when omitted.
  * Requires `events:read`. The caller iterates and ends it with `return()`; shutdown ends it too.
  * @throws ForbiddenError without `events:read`; ValidationError for unknown channels (before anything streams).
  */
@@ -114,10 +115,11 @@ export async function openEventStream(
   ctx: DomainContext,
   actor: Actor,
   parsed: EventStreamInput,
-  opts: { sse?: boolean } = {},
+  opts: { sse?: boolean; group?: object } = {},
 ): Promise<EventSubscription> {
   requireScope(actor, 'events:read');
   const filter: StreamFilter = { accountId: actor.accountId, channels: parseChannels(parsed.channels) };
+  if (opts.group) filter.group = opts.group;
   const sub = new EventSubscription(ctx.bus, filter, ctx.config.EVENT_STREAM_QUEUE_LIMIT);
   try {
     // Live delivery of the account is tracked from here on: what commits later arrives live, the rest is replayed.

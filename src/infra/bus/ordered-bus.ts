@@ -8,15 +8,24 @@ import type { Database, Db } from '../db.js';
 const FILL_PAGE = 500;
 
 /**
- * Subscriber calls one turn of the fan-out makes before yielding to I/O (setImmediate), so publishers answer. A
- * trade between a publisher's wait and the fan-out's tail: `npm run bench` sse-10k (10,000 streams, one publish, idle
- * 2-core machine) gave p99 publish → received 1.64x–1.68x the bare broadcaster's with 2,000, 1.13x with 5,000 and
- * 1.17x with 10,000 (one turn for all); 5,000 keeps a turn at half the 10,000-stream fan-out (docs/events.md).
+ * How long one turn of the fan-out calls subscribers before yielding to I/O (setImmediate), in ms of
+ * `performance.now()`: other requests (a publish, a REST call, another stream) wait at most about this long for the
+ * event loop during a fan-out. A trade between their wait and the fan-out's tail, measured with `npm run bench` sse-10k
+ * (docs/performance.md, issue 24 rounds 13–14): turns of 5,000 calls left the last of 50,000 HTTP/2 streams up to
+ * 2.8x later than the bare broadcaster's single loop (20 client processes read the first turns' frames on the same
+ * cores meanwhile), one turn for all held the loop 128–232 ms. A bound in time rather than in calls holds the same
+ * for any per-call cost (a slow machine, frames that need more work).
  */
-const FANOUT_SLICE = 5_000;
+const FANOUT_TURN_MS = 50;
+
+/** Subscriber calls between two reads of the clock within a turn (a read costs about as much as a call). */
+const CLOCK_EVERY = 256;
 
 /** The channel key of subscribers without a channel list. */
 const ALL_CHANNELS: readonly string[] = ['*'];
+
+/** The group key of subscribers without a fan-out group (`BusScope.group`): one set for all of them. */
+const NO_GROUP: object = Object.freeze({});
 
 /** Options of {@link OrderedEventBus}. */
 export interface OrderedEventBusOptions {
@@ -56,8 +65,11 @@ interface AccountState {
   pending: Map<bigint, StoredEvent>;
   /** A log read for this account runs; arrivals wait in `pending`. */
   busy: boolean;
-  /** Subscribers by channel ('*' for every channel). */
-  listeners: Map<string, Set<Receiver>>;
+  /**
+   * Subscribers by channel ('*' for every channel), then by fan-out group (`BusScope.group`, {@link NO_GROUP} for
+   * none): a group's members are called one after another.
+   */
+  listeners: Map<string, Map<object, Set<Receiver>>>;
   size: number;
   ready: Promise<void>;
   markReady: () => void;
@@ -82,9 +94,9 @@ interface AccountState {
  * Reads are serialised per account: while one runs, arrivals wait in that account's pending map and are merged in
  * order afterwards, so delivery is strictly increasing per account and each id is delivered once per instance.
  * Events of accounts without local subscribers cost nothing. Subscribers are indexed by account and channel, and
- * the fan-out runs outside the publisher's call (setImmediate, in slices), so a publish does no per-connection work
- * for connections that do not want the event and never waits for subscribers. Subscribers without a scope (tests)
- * see every account's events, each account in order.
+ * the fan-out runs outside the publisher's call (setImmediate, in turns bounded in time), so a publish does no
+ * per-connection work for connections that do not want the event and never waits for subscribers. Subscribers
+ * without a scope (tests) see every account's events, each account in order.
  *
  * Gap notices of the underlying bus (Redis connection lost or regained, failed publish) pass through unchanged.
  */
@@ -197,11 +209,17 @@ export class OrderedEventBus implements EventBus {
   /** Adds `receiver` to the account's sets of `scope` (tracking the account when new). @returns the account state. */
   #add(receiver: Receiver, scope: BusScope): AccountState {
     const state = this.#track(scope.accountId);
+    const group = scope.group ?? NO_GROUP;
     for (const key of scope.channels ?? ALL_CHANNELS) {
-      let set = state.listeners.get(key);
+      let groups = state.listeners.get(key);
+      if (!groups) {
+        groups = new Map();
+        state.listeners.set(key, groups);
+      }
+      let set = groups.get(group);
       if (!set) {
         set = new Set();
-        state.listeners.set(key, set);
+        groups.set(group, set);
       }
       set.add(receiver);
     }
@@ -211,10 +229,13 @@ export class OrderedEventBus implements EventBus {
 
   /** Removes `receiver` from the account's sets of `scope`; forgets the account after its last subscriber. */
   #remove(state: AccountState, receiver: Receiver, scope: BusScope): void {
+    const group = scope.group ?? NO_GROUP;
     for (const key of scope.channels ?? ALL_CHANNELS) {
-      const set = state.listeners.get(key);
+      const groups = state.listeners.get(key);
+      const set = groups?.get(group);
       set?.delete(receiver);
-      if (set?.size === 0) state.listeners.delete(key);
+      if (set?.size === 0) groups!.delete(group);
+      if (groups?.size === 0) state.listeners.delete(key);
     }
     if (--state.size === 0 && this.#everything.size === 0 && this.#accounts.get(state.accountId) === state) {
       this.#accounts.delete(state.accountId);
@@ -346,9 +367,9 @@ export class OrderedEventBus implements EventBus {
     state.id = BigInt(event.id);
     const listeners: Receiver[] = [];
     const all = state.listeners.get('*');
-    if (all) for (const l of all) listeners.push(l);
+    if (all) for (const set of all.values()) for (const l of set) listeners.push(l);
     const byChannel = state.listeners.get(event.channel);
-    if (byChannel) for (const l of byChannel) listeners.push(l);
+    if (byChannel) for (const set of byChannel.values()) for (const l of set) listeners.push(l);
     for (const l of this.#everything) listeners.push(l);
     if (listeners.length === 0) return;
     this.#outbox.push({ event, listeners, next: 0 });
@@ -358,15 +379,19 @@ export class OrderedEventBus implements EventBus {
     }
   }
 
-  /** Calls subscribers in delivery order, at most {@link FANOUT_SLICE} per turn. */
+  /**
+   * Calls subscribers in delivery order, for about {@link FANOUT_TURN_MS} per turn (at least {@link CLOCK_EVERY}
+   * calls, so every turn makes progress), then yields and goes on where it stopped.
+   */
   #fanOut(): void {
     this.#fanoutScheduled = false;
     if (this.#closed) return;
-    let budget = FANOUT_SLICE;
-    while (this.#outboxHead < this.#outbox.length && budget > 0) {
+    const deadline = performance.now() + FANOUT_TURN_MS;
+    let budget = CLOCK_EVERY;
+    while (this.#outboxHead < this.#outbox.length) {
       const item = this.#outbox[this.#outboxHead]!;
       const { event, listeners } = item;
-      // The slice continues where the last one stopped (an index, not a copy of the rest of the list).
+      // The turn continues where the last one stopped (an index, not a copy of the rest of the list).
       const end = Math.min(listeners.length, item.next + budget);
       for (let i = item.next; i < end; i++) {
         try {
@@ -380,6 +405,10 @@ export class OrderedEventBus implements EventBus {
       budget -= end - item.next;
       item.next = end;
       if (end === listeners.length) this.#outboxHead++;
+      if (budget === 0) {
+        if (performance.now() >= deadline || this.#closed) break;
+        budget = CLOCK_EVERY;
+      }
     }
     if (this.#outboxHead === this.#outbox.length) {
       this.#outbox.length = 0;

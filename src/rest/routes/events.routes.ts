@@ -300,7 +300,9 @@ export async function eventsRoutes(app: FastifyInstance, ctx: AppContext): Promi
       const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
       // The header wins over the query parameter; the merged input is parsed here (the door), as a body would be.
       const input = parseInput(eventStreamInput, { channels: request.query.channels, lastEventId });
-      const sub = await openEventStream(ctx, actorOf(request), input, { sse: true });
+      // Over HTTP/2 the streams of one connection form one fan-out group (BusScope.group): their frames leave together.
+      const group = (request.raw as { stream?: { session?: object } }).stream?.session;
+      const sub = await openEventStream(ctx, actorOf(request), input, { sse: true, group });
       reply.hijack();
       const res = reply.raw;
       // Hijacked, so Fastify no longer writes the headers its hooks set on `reply` (CORS's Access-Control-*,

@@ -1,0 +1,103 @@
+import { describe, expect } from 'vitest';
+import type { StoredEvent } from '../../src/domain/events/event.js';
+import type { BusSubscriber } from '../../src/domain/events/event-bus.port.js';
+import type { TestAccount } from '../helpers/app.js';
+import { appTest } from '../helpers/fixture.js';
+
+const it = appTest();
+
+async function publish(a: TestAccount, eventType: string): Promise<string> {
+  const res = await a.request('POST', '/api/events', { eventType, payload: {} });
+  expect(res.status).toBe(202);
+  return res.body.id;
+}
+
+/** Keeps the CPU for `ms` (a subscriber doing real work per event), so a fan-out outlasts one turn. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+/**
+ * The fan-out of one instance runs in turns bounded in time (src/infra/bus/ordered-bus.ts): other work runs between
+ * turns, and each subscriber still gets each event it asked for once, in order.
+ */
+describe('a live fan-out longer than one turn', () => {
+  it('yields to other work between turns and reaches every subscriber once, in order, per channel', async ({
+    t,
+    a,
+  }) => {
+    const bus = t.app.ctx.bus;
+    // 600 sms subscribers taking 0.25 ms each: 256 calls (the first look at the clock) already outlast a turn.
+    const SMS = 600;
+    const sms: string[][] = Array.from({ length: SMS }, () => []);
+    const voice: string[][] = [[], []];
+    let calls = 0;
+    let callsWhenOtherWorkRan: number | undefined;
+    const offs: (() => void)[] = [];
+    for (let i = 0; i < SMS; i++) {
+      const listener = (e: StoredEvent) => {
+        if (calls++ === 0) setImmediate(() => (callsWhenOtherWorkRan ??= calls));
+        sms[i]!.push(e.id);
+        busy(0.25);
+      };
+      offs.push(bus.subscribe(listener, undefined, { accountId: a.accountId, channels: ['sms'] }));
+    }
+    for (const got of voice) {
+      offs.push(bus.subscribe((e) => got.push(e.id), undefined, { accountId: a.accountId, channels: ['voice'] }));
+    }
+    await bus.whenReady(a.accountId);
+
+    const first = await publish(a, 'sms.sent');
+    const other = await publish(a, 'voice.ai.completed');
+    const rest = [await publish(a, 'sms.delivered'), await publish(a, 'sms.sent')];
+    await expect.poll(() => sms.every((got) => got.length >= 3), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => voice.every((got) => got.length >= 1)).toBe(true);
+
+    for (const got of sms) expect(got).toEqual([first, ...rest]);
+    for (const got of voice) expect(got).toEqual([other]);
+    // A setImmediate queued by the first subscriber call ran before the first event had reached every subscriber.
+    expect(callsWhenOtherWorkRan).toBeLessThan(SMS);
+    for (const off of offs) off();
+  });
+
+  it('calls the subscribers of one fan-out group one after another, each in order', async ({ t, a }) => {
+    const bus = t.app.ctx.bus;
+    // Streams of two connections (groups) open interleaved, plus two without a group.
+    const groups = [{}, {}];
+    const calls: string[] = [];
+    const got = new Map<string, string[]>();
+    const scopes: { subscriber: BusSubscriber; scope: Parameters<typeof bus.attach>[1] }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const name = i < 4 ? `g${i % 2}-${i}` : `none-${i}`;
+      got.set(name, []);
+      const subscriber: BusSubscriber = {
+        deliver: (e) => {
+          calls.push(name);
+          got.get(name)!.push(e.id);
+        },
+        gap: () => {},
+      };
+      const scope = { accountId: a.accountId, channels: ['sms'], ...(i < 4 ? { group: groups[i % 2]! } : {}) };
+      bus.attach(subscriber, scope);
+      scopes.push({ subscriber, scope });
+    }
+    await bus.whenReady(a.accountId);
+    const ids = [await publish(a, 'sms.sent'), await publish(a, 'sms.sent')];
+    await expect.poll(() => [...got.values()].every((x) => x.length === 2)).toBe(true);
+
+    for (const x of got.values()) expect(x).toEqual(ids);
+    // Per event: group 0's members, then group 1's, then the ungrouped ones (groups in order of their first member).
+    const perEvent = ['g0-0', 'g0-2', 'g1-1', 'g1-3', 'none-4', 'none-5'];
+    expect(calls).toEqual([...perEvent, ...perEvent]);
+
+    // A member that leaves is no longer called; its group's others still are.
+    bus.detach(scopes[0]!.subscriber, scopes[0]!.scope);
+    const third = await publish(a, 'sms.sent');
+    await expect.poll(() => got.get('g0-2')!.length).toBe(3);
+    expect(calls.slice(12)).toEqual(['g0-2', 'g1-1', 'g1-3', 'none-4', 'none-5']);
+    expect(got.get('g0-0')).toEqual(ids);
+    expect(got.get('none-5')).toEqual([...ids, third]);
+    for (const { subscriber, scope } of scopes) bus.detach(subscriber, scope);
+  });
+});
