@@ -9,12 +9,14 @@ const FILL_PAGE = 500;
 
 /**
  * How long one turn of the fan-out calls subscribers before yielding to I/O (setImmediate), in ms of
- * `performance.now()`: other requests (a publish, a REST call, another stream) wait at most about this long for the
- * event loop during a fan-out. A trade between their wait and the fan-out's tail, measured with `npm run bench` sse-10k
- * (docs/performance.md, issue 24 rounds 13–14): turns of 5,000 calls left the last of 50,000 HTTP/2 streams up to
- * 2.8x later than the bare broadcaster's single loop (20 client processes read the first turns' frames on the same
- * cores meanwhile), one turn for all held the loop 128–232 ms. A bound in time rather than in calls holds the same
- * for any per-call cost (a slow machine, frames that need more work).
+ * `performance.now()`: the fan-out holds the event loop about this long at a time, and other requests (a publish, a
+ * REST call, another stream) run between turns; what they wait in all also includes the streams' own I/O (170–630
+ * ms for a `GET /healthz` during a 50,000-stream fan-out on 2 cores, issue 24 round 14). A trade between their
+ * wait and the fan-out's tail, measured with `npm run bench` sse-10k (docs/performance.md, issue 24 rounds 13–14):
+ * turns of 5,000 calls left the last of 50,000 HTTP/2 streams up to 2.8x later than the bare broadcaster's single
+ * loop (20 client processes read the first turns' frames on the same cores meanwhile), one turn for all held the
+ * loop 128–232 ms. A bound in time rather than in calls holds the same for any per-call cost (a slow machine, frames
+ * that need more work).
  */
 const FANOUT_TURN_MS = 50;
 
