@@ -1020,9 +1020,7 @@ async function searchIndexSettled(url: string): Promise<void> {
   try {
     const deadline = Date.now() + 600_000;
     for (;;) {
-      const { rows } = await c.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM email_messages WHERE search_vector IS NULL',
-      );
+      const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM email_search_pending');
       if (rows[0]!.n === 0) return;
       if (Date.now() > deadline) throw new Error(`search index not caught up: ${rows[0]!.n} pending`);
       await new Promise((r) => setTimeout(r, 50));

@@ -41,10 +41,7 @@ try {
   const c = new pg.Client({ connectionString: probe.url });
   await c.connect();
   const pending = async () =>
-    Number(
-      (await c.query<{ n: number }>('SELECT count(*)::int AS n FROM email_messages WHERE search_vector IS NULL'))
-        .rows[0]!.n,
-    );
+    Number((await c.query<{ n: number }>('SELECT count(*)::int AS n FROM email_search_pending')).rows[0]!.n);
   const search = async (label: string) => {
     const before = await pending();
     const cpu0 = await backendCpuMs(c, dbName);

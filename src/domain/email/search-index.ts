@@ -6,11 +6,11 @@ import { indexPendingMessages } from './search-index.store.js';
 import { BUSY_WINDOW_MS } from './search-index-signal.js';
 
 /*
- * The search index after delivery (issue 24 round 13;
- * prisma/migrations/20261128140000_email_search_vector_after_delivery).
- * `email_messages.search_vector` is a plain tsvector that every writer leaves NULL; the rows still NULL are the queue
- * (partial index `email_messages_search_pending_idx`), so nothing is lost: a crash leaves them NULL and the next
- * indexer finishes them. Modelled on Dovecot's FTS (fts_autoindex: index in the background after delivery; a search
+ * The search index after delivery (issue 24 rounds 13 and 15;
+ * prisma/migrations/20261128190000_email_search_side_table). Every stored message gets a row in the queue
+ * `email_search_pending` (a trigger on email_messages) and, once indexed, a row in the side table
+ * `email_message_search`; one statement moves it from one to the other, so nothing is lost: a crash leaves it queued
+ * and the next indexer finishes it. Modelled on Dovecot's FTS (fts_autoindex: index in the background after delivery; a search
  * first indexes the mails not yet indexed, so it never misses a stored message):
  * - {@link searchIndexer}: a background worker indexes batches shortly after delivery, paced while mail arrives;
  * - {@link indexAccountBeforeSearch}: a search with words first indexes the account's pending rows.
@@ -29,7 +29,7 @@ const MAX_PAUSE_MS = 1_000;
 /**
  * Indexes every pending row of `accountId` before a search with words reads the index, so a message whose `250` or
  * `202` was answered is found at once. Batches of {@link SEARCH_BATCH} until one finds none (one statement when none
- * is pending, a probe of the partial index) or
+ * is pending, a probe of the queue's index) or
  * {@link SEARCH_FIRST_MAX_ROWS} were indexed (then the search proceeds; the worker finishes the rest).
  * @returns rows indexed.
  */

@@ -2,12 +2,13 @@ import { type EmailThread, Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../kernel/db.js';
 
 /*
- * Store of full-text search over messages (issue 21 item 4; issue 23's store convention). The index is the
- * column `email_messages.search_vector` (tsvector over subject, addresses and text body, one parse each with
- * `email_english`: English stems, stop words kept) with a GIN index; see
- * prisma/migrations/20261125170000_email_drafts_search and 20261128043000_email_search_vector_one_parse. It is
- * filled after delivery (src/domain/email/search-index.ts); search.service.ts indexes the account's messages still
- * without one before a query with words, so it finds every stored message. A query
+ * Store of full-text search over messages (issue 21 item 4; issue 23's store convention). The index is the side
+ * table `email_message_search` (one row per message: its tsvector over subject, addresses and text body, one parse
+ * each with `email_english`: English stems, stop words kept) with a GIN index; see
+ * prisma/migrations/20261128043000_email_search_vector_one_parse and 20261128190000_email_search_side_table. It is
+ * filled after delivery (src/domain/email/search-index.ts); search.service.ts indexes the account's queued messages
+ * before a query with words, so it finds every stored message. Words match through the GIN index (`m.id IN (SELECT
+ * message_id … WHERE search_vector @@ q)`: a bitmap index scan, then the message filters). A query
  * matches read with `email_english` (every word, stop words too) or with `english` (stop words dropped, so a
  * query's "of" or "the" need not be in the message). It works the same on PostgreSQL and PGlite.
  */
@@ -48,7 +49,10 @@ export async function searchThreadRows(db: Tx, s: ThreadSearch): Promise<EmailTh
   const message: Prisma.Sql[] = [Prisma.sql`m.thread_id = t.id`];
   if (s.q) {
     message.push(
-      Prisma.sql`m.search_vector @@ (websearch_to_tsquery('email_english', ${s.q}) || websearch_to_tsquery('english', ${s.q}))`,
+      Prisma.sql`m.id IN (SELECT x.message_id FROM email_message_search x
+                           WHERE x.account_id = ${s.accountId}
+                             AND x.search_vector @@ (websearch_to_tsquery('email_english', ${s.q})
+                                                     || websearch_to_tsquery('english', ${s.q})))`,
     );
   }
   if (s.from) {

@@ -174,7 +174,7 @@ export class PrometheusMetrics implements MetricsRecorder {
       async collect() {
         try {
           const [row] = await database.prisma.$queryRawUnsafe<{ n: number }[]>(
-            'SELECT count(*)::int AS n FROM email_messages WHERE search_vector IS NULL',
+            'SELECT count(*)::int AS n FROM email_search_pending',
           );
           this.set(Number(row?.n ?? 0));
         } catch {
