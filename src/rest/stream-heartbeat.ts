@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KeyAuthenticator } from '../domain/accounts/account.service.js';
 import type { EventSubscription } from '../domain/events/event-stream.js';
+import { CLOCK_EVERY, FANOUT_TURN_MS } from '../infra/bus/ordered-bus.js';
 import type { Clock } from '../infra/clock.js';
 
 /** One open SSE response, as the instance's heartbeat sees it. */
@@ -25,16 +26,24 @@ export function needsDrain(res: ServerResponse): boolean {
 }
 
 /**
- * The heartbeat of every SSE stream of one app (made by `eventsRoutes`, src/rest/routes/events.routes.ts): one timer writes `: heartbeat` to all open
- * streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API keys with ONE query
- * ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a revoked key stops
- * receiving within one interval while 10,000 idle streams cost one query per interval, not one per stream. An
- * unreachable database keeps the streams (the next interval asks again). The timer runs only while a stream is open.
+ * The heartbeat of every SSE stream of one app (made by `eventsRoutes`, src/rest/routes/events.routes.ts): one timer
+ * writes `: heartbeat` to all open streams every `intervalMs` (EVENT_STREAM_HEARTBEAT_MS) and re-checks all their API
+ * keys with ONE query ({@link KeyAuthenticator.activeAmong}), ending the streams whose key was revoked or deleted, so a
+ * revoked key stops receiving within one interval while 10,000 idle streams cost one query per interval, not one per
+ * stream. An unreachable database keeps the streams (the next interval asks again). The timer runs only while a
+ * stream is open.
+ *
+ * A beat writes in turns bounded in time, as the bus's fan-out does ({@link FANOUT_TURN_MS}, the clock read every
+ * {@link CLOCK_EVERY} streams), and yields between them: at 50,000 HTTP/2 streams one callback writing them all held
+ * the event loop up to 2 s on 2 cores, and a request or an event fan-out waited behind it (issue 24 round 15,
+ * docs/performance.md).
  */
 export class StreamHeartbeat {
   readonly #open = new Set<OpenStream>();
   #timer: NodeJS.Timeout | undefined;
   #checking = false;
+  /** The beat still writing its turns, if any: a timer tick meanwhile does not start another. */
+  #beating: Promise<void> | undefined;
 
   constructor(private readonly deps: { intervalMs: number; clock: Clock; auth: KeyAuthenticator }) {}
 
@@ -42,7 +51,7 @@ export class StreamHeartbeat {
   add(stream: OpenStream): void {
     this.#open.add(stream);
     if (!this.#timer) {
-      this.#timer = setInterval(() => this.#beat(), this.deps.intervalMs);
+      this.#timer = setInterval(() => void this.beat(), this.deps.intervalMs);
       this.#timer.unref();
     }
   }
@@ -58,12 +67,47 @@ export class StreamHeartbeat {
     this.#timer = undefined;
   }
 
-  #beat(): void {
+  /**
+   * One beat (the timer's tick): writes `: heartbeat` to every stream open when it starts and still open when its
+   * turn comes (none whose buffer is full: it has bytes on the way), in turns that yield to other work, then ends the
+   * streams whose stream token expired and re-checks the keys. The tick of a beat still writing joins it.
+   * @returns when the writes are done (the key check goes on in the background).
+   */
+  beat(): Promise<void> {
+    if (this.#beating) return this.#beating;
+    let done!: () => void;
+    const beating = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.#beating = beating;
+    const streams = [...this.#open];
     const keys = new Set<string>();
-    for (const s of this.#open) {
-      if (!needsDrain(s.res)) s.res.write(HEARTBEAT);
-      keys.add(s.keyId);
-    }
+    let next = 0;
+    const turn = () => {
+      const deadline = performance.now() + FANOUT_TURN_MS;
+      while (next < streams.length) {
+        const end = Math.min(streams.length, next + CLOCK_EVERY);
+        for (; next < end; next++) {
+          const s = streams[next]!;
+          if (!this.#open.has(s)) continue; // ended since the beat began
+          if (!needsDrain(s.res)) s.res.write(HEARTBEAT);
+          keys.add(s.keyId);
+        }
+        if (next < streams.length && performance.now() >= deadline) {
+          setImmediate(turn);
+          return;
+        }
+      }
+      this.#beating = undefined;
+      done();
+      this.#checkKeys(keys);
+    };
+    turn();
+    return beating;
+  }
+
+  /** Ends the streams whose stream token expired, then those whose key (of `keys`) is no longer active. */
+  #checkKeys(keys: Set<string>): void {
     // A stream opened with a stream token ends when the token expires, as for a revoked key.
     const now = this.deps.clock.now().getTime();
     for (const s of [...this.#open]) if (s.expiresAt && s.expiresAt.getTime() <= now) s.sub.end('revoked');

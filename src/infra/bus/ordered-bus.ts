@@ -18,10 +18,10 @@ const FILL_PAGE = 500;
  * loop 128–232 ms. A bound in time rather than in calls holds the same for any per-call cost (a slow machine, frames
  * that need more work).
  */
-const FANOUT_TURN_MS = 50;
+export const FANOUT_TURN_MS = 50;
 
 /** Subscriber calls between two reads of the clock within a turn (a read costs about as much as a call). */
-const CLOCK_EVERY = 256;
+export const CLOCK_EVERY = 256;
 
 /** The channel key of subscribers without a channel list. */
 const ALL_CHANNELS: readonly string[] = ['*'];
