@@ -10,8 +10,8 @@ import { BUSY_WINDOW_MS } from './search-index-signal.js';
  * prisma/migrations/20261128190000_email_search_side_table). Every stored message gets a row in the queue
  * `email_search_pending` (a trigger on email_messages) and, once indexed, a row in the side table
  * `email_message_search`; one statement moves it from one to the other, so nothing is lost: a crash leaves it queued
- * and the next indexer finishes it. Modelled on Dovecot's FTS (fts_autoindex: index in the background after delivery; a search
- * first indexes the mails not yet indexed, so it never misses a stored message):
+ * and the next indexer finishes it. Modelled on Dovecot's FTS (fts_autoindex: index in the background after
+ * delivery; a search first indexes the mails not yet indexed, so it never misses a stored message):
  * - {@link searchIndexer}: a background worker indexes batches shortly after delivery, paced while mail arrives;
  * - {@link indexAccountBeforeSearch}: a search with words first indexes the account's pending rows.
  */
