@@ -68,9 +68,12 @@ export class StreamHeartbeat {
   }
 
   /**
-   * One beat (the timer's tick): writes `: heartbeat` to every stream open when it starts and still open when its
-   * turn comes (none whose buffer is full: it has bytes on the way), in turns that yield to other work, then ends the
-   * streams whose stream token expired and re-checks the keys. The tick of a beat still writing joins it.
+   * One beat (the timer's tick): first ends the streams whose stream token expired and starts the re-check of the
+   * keys of every open stream, then writes `: heartbeat` to every stream open when it starts and still open (and not
+   * ended) when its turn comes (none whose buffer is full: it has bytes on the way), in turns that yield to other
+   * work. The key check's answer ends a revoked key's streams between two turns, so at 50,000 streams a revoked key
+   * stops receiving one query after the tick rather than after the beat's writes (≈ 1–2 s on 2 cores). The tick of
+   * a beat still writing joins it.
    * @returns when the writes are done (the key check goes on in the background).
    */
   beat(): Promise<void> {
@@ -82,6 +85,8 @@ export class StreamHeartbeat {
     this.#beating = beating;
     const streams = [...this.#open];
     const keys = new Set<string>();
+    for (const s of streams) keys.add(s.keyId);
+    this.#checkKeys(keys);
     let next = 0;
     const turn = () => {
       const deadline = performance.now() + FANOUT_TURN_MS;
@@ -89,9 +94,9 @@ export class StreamHeartbeat {
         const end = Math.min(streams.length, next + CLOCK_EVERY);
         for (; next < end; next++) {
           const s = streams[next]!;
-          if (!this.#open.has(s)) continue; // ended since the beat began
+          // Ended since the beat began, or ending (its response closes in the next microtask).
+          if (!this.#open.has(s) || s.sub.endReason !== undefined) continue;
           if (!needsDrain(s.res)) s.res.write(HEARTBEAT);
-          keys.add(s.keyId);
         }
         if (next < streams.length && performance.now() >= deadline) {
           setImmediate(turn);
@@ -100,7 +105,6 @@ export class StreamHeartbeat {
       }
       this.#beating = undefined;
       done();
-      this.#checkKeys(keys);
     };
     turn();
     return beating;

@@ -11,8 +11,12 @@ function busy(ms: number): void {
   while (performance.now() < until);
 }
 
-/** A stream as the heartbeat sees it: its writes counted, each taking `writeMs` of CPU; `ended` records `end`. */
-function fakeStream(keyId: string, writeMs: number, onWrite?: () => void) {
+/**
+ * A stream as the heartbeat sees it: its writes counted, each taking `writeMs` of CPU; `ended` records `end`, which
+ * sets `endReason` and calls `onEnd` in the next microtask (the real SSE response leaves the heartbeat there,
+ * src/rest/routes/events.routes.ts).
+ */
+function fakeStream(keyId: string, writeMs: number, onWrite?: () => void, onEnd?: (open: OpenStream) => void) {
   const stream = {
     writes: [] as string[],
     ended: [] as string[],
@@ -27,8 +31,16 @@ function fakeStream(keyId: string, writeMs: number, onWrite?: () => void) {
       return true;
     },
   } as unknown as ServerResponse;
-  const sub = { end: (reason: string) => stream.ended.push(reason) } as unknown as EventSubscription;
-  stream.open = { res, sub, keyId };
+  const sub = {
+    endReason: undefined as string | undefined,
+    end(reason: string) {
+      if (sub.endReason !== undefined) return;
+      sub.endReason = reason;
+      stream.ended.push(reason);
+      queueMicrotask(() => onEnd?.(stream.open));
+    },
+  };
+  stream.open = { res, sub: sub as unknown as EventSubscription, keyId };
   return stream;
 }
 
@@ -36,10 +48,11 @@ function fakeStream(keyId: string, writeMs: number, onWrite?: () => void) {
  * The instance heartbeat (src/rest/stream-heartbeat.ts) writes its comment to every open stream in turns bounded in
  * time, as the bus's fan-out does: a beat to many streams lets other work run between turns (issue 24 round 15: one
  * callback for 50,000 HTTP/2 streams held the loop up to 2 s), still writes each stream once, skips a stream that
- * ended meanwhile, and re-checks the keys after its writes.
+ * ended meanwhile, and starts the key check before its writes, so a revoked key's streams end between two turns
+ * instead of after the whole beat.
  */
 describe('a heartbeat longer than one turn', () => {
-  it('yields to other work between turns, writes each open stream once and re-checks the keys', async () => {
+  it('yields to other work between turns, writes each open stream once and ends revoked streams mid-beat', async () => {
     const revoked = 'key-revoked';
     const auth = {
       activeAmong: async (keys: string[]) => new Set(keys.filter((k) => k !== revoked)),
@@ -49,13 +62,27 @@ describe('a heartbeat longer than one turn', () => {
     const N = 600;
     let writes = 0;
     let writesWhenOtherWorkRan: number | undefined;
+    /** Per stream index: how many heartbeat writes the beat had made when the stream ended. */
+    const writesAtEnd = new Map<number, number>();
     const streams = Array.from({ length: N }, (_, i) =>
-      fakeStream(i % 100 === 7 ? revoked : `key-${i % 3}`, 0.25, () => {
-        if (writes++ === 0) setImmediate(() => (writesWhenOtherWorkRan ??= writes));
-        // The stream at the end ends (its response closed) while the beat is under way.
-        if (writes === 10) heartbeat.remove(streams[N - 1]!.open);
-      }),
+      fakeStream(
+        i % 100 === 7 ? revoked : `key-${i % 3}`,
+        0.25,
+        () => {
+          if (writes++ === 0) setImmediate(() => (writesWhenOtherWorkRan ??= writes));
+          // The stream at the end ends (its response closed) while the beat is under way.
+          if (writes === 10) heartbeat.remove(streams[N - 1]!.open);
+        },
+        (open) => {
+          writesAtEnd.set(
+            streams.findIndex((s) => s.open === open),
+            writes,
+          );
+          heartbeat.remove(open);
+        },
+      ),
     );
+    const revokedAt = streams.flatMap((s, i) => (s.open.keyId === revoked ? [i] : []));
     try {
       for (const s of streams) heartbeat.add(s.open);
       const beat = heartbeat.beat();
@@ -64,17 +91,25 @@ describe('a heartbeat longer than one turn', () => {
 
       // A setImmediate queued at the first write ran before the beat had written every stream.
       expect(writesWhenOtherWorkRan).toBeLessThan(N - 1);
-      for (const s of streams.slice(0, N - 1)) expect(s.writes).toEqual([': heartbeat\n\n']);
-      expect(streams[N - 1]!.writes).toEqual([]);
-      // After the writes, one key check ends the streams of the revoked key, and only those.
-      await expect
-        .poll(() => streams.filter((s) => s.ended.length > 0).length)
-        .toBe(streams.filter((s, i) => i < N - 1 && s.open.keyId === revoked).length);
+      // The key check's answer ended the revoked key's streams, and only those, before the beat's last write.
       for (const s of streams) expect(s.ended).toEqual(s.open.keyId === revoked ? ['revoked'] : []);
+      expect([...writesAtEnd.keys()].sort((a, b) => a - b)).toEqual(revokedAt);
+      for (const i of revokedAt) expect(writesAtEnd.get(i)).toBeLessThan(N - 1 - revokedAt.length);
+      // A revoked stream whose turn came after that got no heartbeat; one whose turn came before got one.
+      const spared = revokedAt.filter((i) => i >= writesAtEnd.get(i)!);
+      expect(spared.length).toBeGreaterThan(0);
+      for (const i of revokedAt) expect(streams[i]!.writes).toHaveLength(spared.includes(i) ? 0 : 1);
+      for (const [i, s] of streams.entries()) {
+        if (i < N - 1 && s.open.keyId !== revoked) expect(s.writes).toEqual([': heartbeat\n\n']);
+      }
+      expect(streams[N - 1]!.writes).toEqual([]);
 
-      // The next beat starts afresh.
+      // The next beat starts afresh, without the ended streams.
       await heartbeat.beat();
-      for (const s of streams.slice(0, N - 1)) expect(s.writes).toHaveLength(2);
+      for (const [i, s] of streams.entries()) {
+        if (i < N - 1 && s.open.keyId !== revoked) expect(s.writes).toHaveLength(2);
+      }
+      for (const i of revokedAt) expect(streams[i]!.writes).toHaveLength(spared.includes(i) ? 0 : 1);
     } finally {
       heartbeat.stop();
     }
