@@ -684,7 +684,8 @@ async function deliverClaimed(ctx: DomainContext, deliverLocal: LocalDelivery, j
     failures.unshift('NO_RELAY: SMTP_RELAY_URL is not configured; mail outside this service cannot be sent');
   } else if (remote.length > 0) {
     try {
-      done.push(await ctx.mail.relayRaw({ from: identity.address, to: remote }, raw()));
+      // The bytes in hand as they are (the relay streams a Buffer itself, and again if a dropped connection asks).
+      done.push(await ctx.mail.relayRaw({ from: identity.address, to: remote }, held ?? raw()));
       relayed = true;
     } catch (err) {
       const e = err as RelayError;

@@ -1,5 +1,7 @@
-import type { Readable } from 'node:stream';
-import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
+import { Readable } from 'node:stream';
+import nodemailer, { type SendMailOptions, type SentMessageInfo, type Transporter } from 'nodemailer';
+import type MailMessage from 'nodemailer/lib/mailer/mail-message';
+import MimeNode from 'nodemailer/lib/mime-node';
 import type { InboundMessage, MailTransport, OutgoingMail } from '../../domain/email/mail-transport.port.js';
 import { readMime, readMimeAttachment } from './mime-reader.js';
 
@@ -30,6 +32,73 @@ export const RELAY_POOL = { pool: true, maxConnections: 10, maxMessages: 1_000 }
 /** Header fields a DKIM signature covers (RFC 6376 5.4.1 recommends these; From is required). */
 const DKIM_SIGNED_HEADERS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:In-Reply-To:References:Auto-Submitted';
+
+/**
+ * A bare address nodemailer's envelope normalization leaves exactly as it is: a dot-atom local part of ASCII atext
+ * and a lowercase ASCII host name whose last label starts with a letter (so URL host parsing reads no IPv4 address
+ * into it) and with no `xn--` label (A-labels are checked by it). Anything else goes through nodemailer's own
+ * `MimeNode.setEnvelope` (punycode of IDN domains, quoting of odd local parts).
+ */
+const PLAIN_ENVELOPE_ADDRESS =
+  /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*@(?:(?!xn--)[a-z0-9-]{1,63}\.)+(?!xn--)[a-z][a-z0-9-]{0,62}$/;
+
+/**
+ * The SMTP envelope nodemailer's `sendMail({ envelope })` would use: addresses normalized as its
+ * `MimeNode.setEnvelope` does (IDN domains punycoded, odd local parts quoted), recipients deduplicated in order.
+ * Plain addresses ({@link PLAIN_ENVELOPE_ADDRESS}, all the send API accepts) skip the parse; a test holds the two
+ * ways equal.
+ */
+export function relayEnvelope(envelope: { from: string; to: string[] }): { from: string; to: string[] } {
+  const plain = (a: string) => a.length <= 320 && PLAIN_ENVELOPE_ADDRESS.test(a);
+  if (plain(envelope.from) && envelope.to.every(plain)) return { from: envelope.from, to: [...new Set(envelope.to)] };
+  const normalized = new MimeNode().setEnvelope(envelope).getEnvelope();
+  return { from: normalized.from || '', to: normalized.to };
+}
+
+/**
+ * What nodemailer's SMTP transports read of a message handed to their `send(mail, callback)` (the transport API
+ * `sendMail` ends in): `message.getEnvelope()`, `message.messageId()`/`getHeader('message-id')` (for their log),
+ * `message.createReadStream()` and `data` (signal, dsn: none here). The stream is the raw bytes as they are:
+ * nodemailer's SMTP client escapes dots, makes line ends CRLF and ends the DATA itself. A Buffer gives a fresh stream
+ * each time the pool asks again (it requeues a message a dropped connection had not read); a stream can be read
+ * once, and a second ask gets a stream that fails, as nodemailer's own raw node does. `release()` destroys a source
+ * stream not read to its end (after a failed send).
+ */
+function rawRelayMessage(
+  envelope: { from: string; to: string[] },
+  raw: Buffer | NodeJS.ReadableStream,
+): MailMessage & { release(): void } {
+  const normalized = relayEnvelope(envelope);
+  let taken = false;
+  const message = {
+    getEnvelope: () => normalized,
+    messageId: () => '',
+    getHeader: () => '',
+    createReadStream(): Readable {
+      if (Buffer.isBuffer(raw)) return bufferStream(raw);
+      if (taken) return Readable.from([]).destroy(new Error('ESTREAM: the raw message stream was read already'));
+      taken = true;
+      return raw as Readable;
+    },
+  };
+  return {
+    data: {},
+    message,
+    release() {
+      if (!Buffer.isBuffer(raw)) (raw as Readable).destroy();
+    },
+  } as unknown as MailMessage & { release(): void };
+}
+
+/** One Buffer as a readable stream (one chunk, then the end), without `Readable.from`'s async iteration. */
+function bufferStream(raw: Buffer): Readable {
+  return new Readable({
+    read() {
+      this.push(raw);
+      this.push(null);
+    },
+  });
+}
 
 function toSendMail(mail: OutgoingMail): SendMailOptions {
   const to = Array.isArray(mail.to) ? mail.to : [mail.to];
@@ -93,9 +162,24 @@ export class NodemailerTransport implements MailTransport {
     return readMimeAttachment(raw, position);
   }
 
-  async relayRaw(envelope: { from: string; to: string[] }, raw: Buffer | NodeJS.ReadableStream): Promise<string> {
-    const info = await this.#relayTransport().sendMail({ envelope, raw: raw as Buffer | Readable });
-    return String(info.response ?? 'accepted');
+  /**
+   * Hands the raw bytes straight to the relay's SMTP transport (nodemailer's pool, or its single-connection
+   * transport when SMTP_RELAY_URL says `pool=false`) as a {@link rawRelayMessage}: the pool's queue, connection
+   * reuse, `maxMessages`, requeue of a message a dropped connection never read, reset after a refused message,
+   * TLS and auth all stay nodemailer's; what `sendMail({ raw })` would add around the bytes (a MailMessage, a
+   * MimeNode with a generated Message-ID, a stream pipeline) is left out. Errors are the transport's own.
+   */
+  relayRaw(envelope: { from: string; to: string[] }, raw: Buffer | NodeJS.ReadableStream): Promise<string> {
+    const transport = this.#relayTransport().transporter;
+    const mail = rawRelayMessage(envelope, raw);
+    return new Promise((resolve, reject) => {
+      transport.send(mail, (err, info) => {
+        if (err) {
+          mail.release();
+          reject(err);
+        } else resolve(String((info as SentMessageInfo | undefined)?.response ?? 'accepted'));
+      });
+    });
   }
 
   /** Parses a whole buffer through the same bounded reader as the SMTP listener ({@link readMime}). */
