@@ -61,6 +61,43 @@ describe('a live fan-out longer than one turn', () => {
     for (const off of offs) off();
   });
 
+  it("counts the event loop's own CPU in a turn, not time the process waited, up to a cap in wall time", async ({
+    t,
+    a,
+  }) => {
+    const bus = t.app.ctx.bus;
+    const sleeper = new Int32Array(new SharedArrayBuffer(4));
+    /** Publishes one event to `n` subscribers that each wait 0.3 ms without the CPU; the calls when a yield came. */
+    const fanOutToSleepers = async (n: number): Promise<number | undefined> => {
+      const got: string[][] = Array.from({ length: n }, () => []);
+      let calls = 0;
+      let callsWhenOtherWorkRan: number | undefined;
+      const offs = got.map((mine) =>
+        bus.subscribe(
+          (e: StoredEvent) => {
+            if (calls++ === 0) setImmediate(() => (callsWhenOtherWorkRan ??= calls));
+            mine.push(e.id);
+            Atomics.wait(sleeper, 0, 0, 0.3);
+          },
+          undefined,
+          { accountId: a.accountId, channels: ['sms'] },
+        ),
+      );
+      await bus.whenReady(a.accountId);
+      const id = await publish(a, 'sms.sent');
+      await expect.poll(() => got.every((x) => x.length === 1), { timeout: 10_000 }).toBe(true);
+      for (const x of got) expect(x).toEqual([id]);
+      await expect.poll(() => callsWhenOtherWorkRan).toBeDefined();
+      for (const off of offs) off();
+      return callsWhenOtherWorkRan;
+    };
+    // 300 such calls: 256 (the first look at the clock) take about 77 ms of wall clock but almost no CPU, as when
+    // other processes hold the cores, so one turn reaches all 300 (a wall-clock turn yielded after 256 calls).
+    expect(await fanOutToSleepers(300)).toBe(300);
+    // 1,200 of them (360 ms of wall clock) yield after about FANOUT_TURN_WALL_MS (200 ms), CPU or not.
+    expect(await fanOutToSleepers(1200)).toBeLessThan(1200);
+  });
+
   it('calls the subscribers of one fan-out group one after another, each in order', async ({ t, a }) => {
     const bus = t.app.ctx.bus;
     // Streams of two connections (groups) open interleaved, plus two without a group.

@@ -8,17 +8,34 @@ import type { Database, Db } from '../db.js';
 const FILL_PAGE = 500;
 
 /**
- * How long one turn of the fan-out calls subscribers before yielding to I/O (setImmediate), in ms of
- * `performance.now()`: the fan-out holds the event loop about this long at a time, and other requests (a publish, a
- * REST call, another stream) run between turns; what they wait in all also includes the streams' own I/O (170–630
- * ms for a `GET /healthz` during a 50,000-stream fan-out on 2 cores, issue 24 round 14). A trade between their
- * wait and the fan-out's tail, measured with `npm run bench` sse-10k (docs/performance.md, issue 24 rounds 13–14):
+ * How long one turn of the fan-out calls subscribers before yielding to I/O (setImmediate), in ms of the event-loop
+ * thread's CPU time ({@link FANOUT_TURN_WALL_MS} caps it in wall clock): the fan-out holds the event loop about this
+ * long at a time, and other requests (a publish, a REST call, another stream) run between turns; what they wait in
+ * all also includes the streams' own I/O (170–630 ms for a `GET /healthz` during a 50,000-stream fan-out on 2
+ * cores, issue 24 round 14). A trade between their wait and the fan-out's tail, measured with `npm run bench` sse-10k
+ * (docs/performance.md, issue 24 rounds 13–16):
  * turns of 5,000 calls left the last of 50,000 HTTP/2 streams up to 2.8x later than the bare broadcaster's single
  * loop (20 client processes read the first turns' frames on the same cores meanwhile), one turn for all held the
  * loop 128–232 ms. A bound in time rather than in calls holds the same for any per-call cost (a slow machine, frames
  * that need more work).
  */
 export const FANOUT_TURN_MS = 50;
+
+/**
+ * The fan-out's turn counts {@link FANOUT_TURN_MS} of the event-loop thread's own CPU time
+ * (`process.threadCpuUsage`, µs), not of the wall clock, and ends at the latest after this many ms of wall clock. On a
+ * shared box the service is descheduled while other processes (the clients reading earlier turns' frames) run: a turn
+ * of 50 ms wall clock then held 10–30 ms of CPU, and a 50,000-stream fan-out took up to 18 turns, each followed by
+ * node:http2's sending of its frames (issue 24 round 16: p99 publish → received ≤ 1.5x the bare broadcaster in 4 of
+ * 7 alternated runs against 2 of 7, the gain in the loaded pairs).
+ */
+export const FANOUT_TURN_WALL_MS = 200;
+
+/** The event-loop thread's CPU time so far, µs (user + system). */
+function threadCpuUs(): number {
+  const used = process.threadCpuUsage();
+  return used.user + used.system;
+}
 
 /** Subscriber calls between two reads of the clock within a turn (a read costs about as much as a call). */
 export const CLOCK_EVERY = 256;
@@ -382,13 +399,15 @@ export class OrderedEventBus implements EventBus {
   }
 
   /**
-   * Calls subscribers in delivery order, for about {@link FANOUT_TURN_MS} per turn (at least {@link CLOCK_EVERY}
-   * calls, so every turn makes progress), then yields and goes on where it stopped.
+   * Calls subscribers in delivery order, for about {@link FANOUT_TURN_MS} of the loop's CPU per turn (at most
+   * {@link FANOUT_TURN_WALL_MS} of wall clock, at least {@link CLOCK_EVERY} calls, so every turn makes progress), then
+   * yields and goes on where it stopped.
    */
   #fanOut(): void {
     this.#fanoutScheduled = false;
     if (this.#closed) return;
-    const deadline = performance.now() + FANOUT_TURN_MS;
+    const cpuDeadline = threadCpuUs() + FANOUT_TURN_MS * 1000;
+    const wallDeadline = performance.now() + FANOUT_TURN_WALL_MS;
     let budget = CLOCK_EVERY;
     while (this.#outboxHead < this.#outbox.length) {
       const item = this.#outbox[this.#outboxHead]!;
@@ -408,7 +427,7 @@ export class OrderedEventBus implements EventBus {
       item.next = end;
       if (end === listeners.length) this.#outboxHead++;
       if (budget === 0) {
-        if (performance.now() >= deadline || this.#closed) break;
+        if (threadCpuUs() >= cpuDeadline || performance.now() >= wallDeadline || this.#closed) break;
         budget = CLOCK_EVERY;
       }
     }
