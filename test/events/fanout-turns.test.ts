@@ -67,7 +67,7 @@ describe('a live fan-out longer than one turn', () => {
   }) => {
     const bus = t.app.ctx.bus;
     const sleeper = new Int32Array(new SharedArrayBuffer(4));
-    /** Publishes one event to `n` subscribers that each wait 0.3 ms without the CPU; the calls when a yield came. */
+    /** Publishes one event to `n` subscribers that each wait 0.2 ms without the CPU; the calls when a yield came. */
     const fanOutToSleepers = async (n: number): Promise<number | undefined> => {
       const got: string[][] = Array.from({ length: n }, () => []);
       let calls = 0;
@@ -77,7 +77,7 @@ describe('a live fan-out longer than one turn', () => {
           (e: StoredEvent) => {
             if (calls++ === 0) setImmediate(() => (callsWhenOtherWorkRan ??= calls));
             mine.push(e.id);
-            Atomics.wait(sleeper, 0, 0, 0.3);
+            Atomics.wait(sleeper, 0, 0, 0.2);
           },
           undefined,
           { accountId: a.accountId, channels: ['sms'] },
@@ -91,11 +91,12 @@ describe('a live fan-out longer than one turn', () => {
       for (const off of offs) off();
       return callsWhenOtherWorkRan;
     };
-    // 300 such calls: 256 (the first look at the clock) take about 77 ms of wall clock but almost no CPU, as when
-    // other processes hold the cores, so one turn reaches all 300 (a wall-clock turn yielded after 256 calls).
+    // 300 such calls: 256 (the first look at the clock) take at least 51 ms of wall clock (a wait never ends early)
+    // but almost no CPU, as when other processes hold the cores, so one turn reaches all 300; a wall-clock turn of
+    // 50 ms yielded after 256 calls. The wall-clock cap (200 ms) leaves room for waits 3.9 times as long as asked.
     expect(await fanOutToSleepers(300)).toBe(300);
-    // 1,200 of them (360 ms of wall clock) yield after about FANOUT_TURN_WALL_MS (200 ms), CPU or not.
-    expect(await fanOutToSleepers(1200)).toBeLessThan(1200);
+    // 1,500 of them (at least 256 ms of wall clock by the 1,280th call) yield after FANOUT_TURN_WALL_MS, CPU or not.
+    expect(await fanOutToSleepers(1500)).toBeLessThan(1500);
   });
 
   it('calls the subscribers of one fan-out group one after another, each in order', async ({ t, a }) => {
