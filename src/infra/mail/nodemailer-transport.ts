@@ -34,23 +34,11 @@ const DKIM_SIGNED_HEADERS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:In-Reply-To:References:Auto-Submitted';
 
 /**
- * A bare address nodemailer's envelope normalization leaves exactly as it is: a dot-atom local part of ASCII atext
- * and a lowercase ASCII host name whose last label starts with a letter (so URL host parsing reads no IPv4 address
- * into it) and with no `xn--` label (A-labels are checked by it). Anything else goes through nodemailer's own
- * `MimeNode.setEnvelope` (punycode of IDN domains, quoting of odd local parts).
- */
-const PLAIN_ENVELOPE_ADDRESS =
-  /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*@(?:(?!xn--)[a-z0-9-]{1,63}\.)+(?!xn--)[a-z][a-z0-9-]{0,62}$/;
-
-/**
- * The SMTP envelope nodemailer's `sendMail({ envelope })` would use: addresses normalized as its
- * `MimeNode.setEnvelope` does (IDN domains punycoded, odd local parts quoted), recipients deduplicated in order.
- * Plain addresses ({@link PLAIN_ENVELOPE_ADDRESS}, all the send API accepts) skip the parse; a test holds the two
- * ways equal.
+ * The SMTP envelope nodemailer's `sendMail({ envelope })` would use, from nodemailer's own `MimeNode.setEnvelope`:
+ * IDN domains punycoded (RFC 5890 A-labels), odd local parts quoted, recipients deduplicated in order. `from` is ''
+ * when nodemailer finds no address in it. About 25 µs per call (≈ 1 % of a send's CPU, 2026-11-29), so no shortcut.
  */
 export function relayEnvelope(envelope: { from: string; to: string[] }): { from: string; to: string[] } {
-  const plain = (a: string) => a.length <= 320 && PLAIN_ENVELOPE_ADDRESS.test(a);
-  if (plain(envelope.from) && envelope.to.every(plain)) return { from: envelope.from, to: [...new Set(envelope.to)] };
   const normalized = new MimeNode().setEnvelope(envelope).getEnvelope();
   return { from: normalized.from || '', to: normalized.to };
 }
