@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import MimeNode from 'nodemailer/lib/mime-node';
 import { SMTPServer } from 'smtp-server';
 import { describe, expect } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
@@ -127,18 +126,25 @@ describe('the relay pool (SMTP_RELAY_URL options, reused sessions, the bytes rel
 });
 
 describe('relayEnvelope', () => {
-  it('gives the envelope nodemailer itself would use: IDN domains punycoded, recipients deduplicated in order', () => {
-    expect(
-      relayEnvelope({ from: 'box@agents.example', to: ['a@example.net', 'user@jõgeva.ee', 'a@example.net'] }),
-    ).toEqual({ from: 'box@agents.example', to: ['a@example.net', 'user@xn--jgeva-dua.ee'] });
-    const envelopes = [
-      { from: 'box@agents.example', to: ["o'hara@example.net", 'x_y-z@a-b.example.co'] },
-      { from: 'Box@Agents.Example', to: ['Peer@Example.NET'] },
-      { from: 'box@agents.example', to: ['"quoted local"@example.net', 'a@[127.0.0.1]', 'a@xn--jgeva-dua.ee'] },
+  it('gives the envelope nodemailer itself would use: IDN domains punycoded, domains lower-cased, duplicates dropped', () => {
+    const cases: [{ from: string; to: string[] }, { from: string; to: string[] }][] = [
+      [
+        { from: 'box@agents.example', to: ['a@example.net', 'user@jõgeva.ee', 'a@example.net'] },
+        { from: 'box@agents.example', to: ['a@example.net', 'user@xn--jgeva-dua.ee'] },
+      ],
+      [
+        { from: 'box@agents.example', to: ["o'hara@example.net", 'x_y-z@a-b.example.co'] },
+        { from: 'box@agents.example', to: ["o'hara@example.net", 'x_y-z@a-b.example.co'] },
+      ],
+      [
+        { from: 'Box@Agents.Example', to: ['Peer@Example.NET'] },
+        { from: 'Box@agents.example', to: ['Peer@example.net'] },
+      ],
+      [
+        { from: 'Kasutaja <box@jõgeva.ee>', to: ['"quoted local"@example.net', 'a@[127.0.0.1]'] },
+        { from: 'box@xn--jgeva-dua.ee', to: ['"quoted local"@example.net', 'a@[127.0.0.1]'] },
+      ],
     ];
-    for (const envelope of envelopes) {
-      const nodemailer = new MimeNode().setEnvelope(envelope).getEnvelope();
-      expect(relayEnvelope(envelope)).toEqual({ from: nodemailer.from || '', to: nodemailer.to });
-    }
+    for (const [envelope, expected] of cases) expect(relayEnvelope(envelope)).toEqual(expected);
   });
 });
