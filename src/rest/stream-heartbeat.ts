@@ -110,7 +110,11 @@ export class StreamHeartbeat {
     return beating;
   }
 
-  /** Ends the streams whose stream token expired, then those whose key (of `keys`) is no longer active. */
+  /**
+   * Ends the streams whose stream token expired, then, when the database answers, the open streams whose key is one
+   * of `keys` and no longer active (a revoked key never becomes active again, so that includes streams opened with it
+   * after the question).
+   */
   #checkKeys(keys: Set<string>): void {
     // A stream opened with a stream token ends when the token expires, as for a revoked key.
     const now = this.deps.clock.now().getTime();
@@ -121,7 +125,9 @@ export class StreamHeartbeat {
       .activeAmong([...keys])
       .then(
         (active) => {
-          for (const s of [...this.#open]) if (!active.has(s.keyId)) s.sub.end('revoked');
+          // Only the keys asked about: a stream opened meanwhile with another key is not in the answer, and its
+          // key is not revoked for that (ending it so cut new streams while the check was slow, e.g. under load).
+          for (const s of [...this.#open]) if (keys.has(s.keyId) && !active.has(s.keyId)) s.sub.end('revoked');
         },
         () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again
       )

@@ -115,3 +115,56 @@ describe('a heartbeat longer than one turn', () => {
     }
   });
 });
+
+/**
+ * The key check asks about the keys of the streams open when a beat starts; its answer comes back later (a slow
+ * query under load). A stream opened meanwhile with another key is not in that answer, and was ended as `revoked`
+ * for it: a CI run on a loaded box cut a fresh stream this way and its test waited for events that never came.
+ */
+describe('the key check of a beat', () => {
+  it('ends only streams of keys it asked about and found inactive, not streams opened while it ran', async () => {
+    const asked: string[][] = [];
+    const answers: ((active: Set<string>) => void)[] = [];
+    const auth = {
+      activeAmong: (keys: string[]) => {
+        asked.push([...keys].sort());
+        return new Promise<Set<string>>((resolve) => answers.push(resolve));
+      },
+    } as unknown as KeyAuthenticator;
+    const heartbeat = new StreamHeartbeat({ intervalMs: 3_600_000, clock: systemClock, auth });
+    const leave = (open: OpenStream) => heartbeat.remove(open);
+    const first = fakeStream('key-a', 0, undefined, leave);
+    const doomed = fakeStream('key-b', 0, undefined, leave);
+    try {
+      heartbeat.add(first.open);
+      heartbeat.add(doomed.open);
+      await heartbeat.beat();
+      expect(asked).toEqual([['key-a', 'key-b']]);
+
+      // Opened while the question is out: one with a key it did not ask about, one with the key being revoked.
+      const newcomer = fakeStream('key-c', 0, undefined, leave);
+      const lateDoomed = fakeStream('key-b', 0, undefined, leave);
+      heartbeat.add(newcomer.open);
+      heartbeat.add(lateDoomed.open);
+      answers[0]!(new Set(['key-a'])); // key-b was revoked
+      await new Promise((resolve) => setImmediate(resolve));
+
+      expect(first.ended).toEqual([]);
+      expect(newcomer.ended).toEqual([]);
+      expect(doomed.ended).toEqual(['revoked']);
+      expect(lateDoomed.ended).toEqual(['revoked']);
+
+      // The next beat asks about the newcomer's key too, and writes to the streams still open.
+      await heartbeat.beat();
+      expect(asked[1]).toEqual(['key-a', 'key-c']);
+      expect(first.writes).toHaveLength(2);
+      expect(newcomer.writes).toHaveLength(1);
+      expect(lateDoomed.writes).toEqual([]);
+      answers[1]!(new Set(['key-a', 'key-c']));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(newcomer.ended).toEqual([]);
+    } finally {
+      heartbeat.stop();
+    }
+  });
+});
