@@ -157,11 +157,19 @@ export interface RawSse {
   headers: Headers;
   /** Everything received so far. */
   text(): string;
-  /** Resolves when the received text matches `pattern`. */
+  /**
+   * Resolves when the received text matches `pattern`; rejects, with the text received, when the response ends
+   * without a match (a stream the server ended fails the test at once instead of at the test's timeout).
+   */
   waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
   /** Resolves when the server ends the response. */
   ended: Promise<void>;
   close(): void;
+}
+
+/** The error of a {@link RawSse.waitFor} whose response ended (or was closed) without matching. */
+function endedWithout(pattern: RegExp, text: string): Error {
+  return new Error(`the response ended without matching ${pattern}; received: ${JSON.stringify(text.slice(-2000))}`);
 }
 
 /** GETs `url` and reads the body as it arrives. A non-200 answer is read whole (JSON error body in `text()`). */
@@ -169,7 +177,8 @@ export async function rawSse(url: string, headers: Record<string, string> = {}):
   const abort = new AbortController();
   const res = await fetch(url, { headers, signal: abort.signal });
   let text = '';
-  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void; reject: (err: Error) => void }[] = [];
+  let over = false;
   const ended = (async () => {
     const decoder = new TextDecoder();
     try {
@@ -184,6 +193,8 @@ export async function rawSse(url: string, headers: Record<string, string> = {}):
         }
       }
     } catch {}
+    over = true;
+    for (const w of waiters.splice(0)) w.reject(endedWithout(w.pattern, text));
   })();
   return {
     status: res.status,
@@ -192,7 +203,8 @@ export async function rawSse(url: string, headers: Record<string, string> = {}):
     waitFor(pattern) {
       const m = text.match(pattern);
       if (m) return Promise.resolve(m);
-      return new Promise((resolve) => waiters.push({ pattern, resolve }));
+      if (over) return Promise.reject(endedWithout(pattern, text));
+      return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
     },
     ended,
     close: () => abort.abort(),
