@@ -36,7 +36,8 @@ const DKIM_SIGNED_HEADERS =
 /**
  * The SMTP envelope nodemailer's `sendMail({ envelope })` would use, from nodemailer's own `MimeNode.setEnvelope`:
  * domains lower-cased and IDN ones punycoded (RFC 5890 A-labels), a display name dropped, odd local parts quoted,
- * recipients deduplicated in order. `from` is '' when nodemailer finds no address in it. About 25 µs per call (≈ 1 % of a send's CPU, 2026-11-29), so no shortcut.
+ * recipients deduplicated in order. `from` is '' when nodemailer finds no address in it. About 25 µs per call
+ * (≈ 1 % of a send's CPU, 2026-11-29), so no shortcut.
  */
 export function relayEnvelope(envelope: { from: string; to: string[] }): { from: string; to: string[] } {
   const normalized = new MimeNode().setEnvelope(envelope).getEnvelope();
