@@ -16,7 +16,7 @@ export async function pruneEvents(ctx: DomainContext): Promise<number> {
   const now = ctx.clock.now();
   const cutoff = new Date(now.getTime() - ctx.config.EVENT_RETENTION_DAYS * DAY_MS);
   const keepOffset = REPLAY_LIMIT - 1;
-  return pruneEventsBefore(ctx.db, cutoff, keepOffset, now);
+  return pruneEventsBefore(ctx.database, cutoff, keepOffset, now);
 }
 
 /** The retention Worker: prunes at most once per {@link PRUNE_INTERVAL_MS} of the app clock. */
