@@ -126,7 +126,7 @@ export class StreamHeartbeat {
       .then(
         (active) => {
           // Only the keys asked about: a stream opened meanwhile with another key is not in the answer, and its
-          // key is not revoked for that (ending it so cut new streams while the check was slow, e.g. under load).
+          // key is not revoked for that (ending it anyway cut fresh streams while the check was slow, under load).
           for (const s of [...this.#open]) if (keys.has(s.keyId) && !active.has(s.keyId)) s.sub.end('revoked');
         },
         () => {}, // the database is unreachable: keep streaming; the next heartbeat asks again

@@ -40,8 +40,9 @@ export interface Database {
   /**
    * Runs one statement on its own (autocommit, unnamed) below Prisma: `text` with `$n` placeholders (a `Prisma.sql`
    * template's `.text` and `.values`). For the job queue's hot single-statement writes (claims, leases, batched
-   * outcomes; issue 9), which need no transaction. Values and results convert as in {@link read}. Never for writes
-   * that must commit with others (those go through Prisma transactions and the event log).
+   * outcomes; issue 9), which need no transaction, and the event retention prune (run with `jit = off`). Values and
+   * results convert as in {@link read}. Never for writes that must commit with others (those go through Prisma
+   * transactions and the event log).
    *
    * `planner`: planner settings (`name = value`, e.g. `enable_sort = off`) local to this statement. On PostgreSQL
    * the statement then runs in a transaction of its own after `SET LOCAL` of each (one more round trip before and
