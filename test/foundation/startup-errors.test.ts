@@ -1,18 +1,40 @@
 // Start-up failures an operator can fix answer one line naming the variable (no stack trace, no credentials), the
 // database gets a bounded retry at start, and /readyz reports the event bus (Redis) beside the database.
-import { createServer, type Server } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { tempDir } from '../helpers/app.js';
 import { appTest } from '../helpers/fixture.js';
 import { runEntry, type Spawned } from '../helpers/process.js';
 
-/** A port nothing listens on (bound, read, released). */
+/**
+ * A port nothing listens on, chosen below the kernel's ephemeral range (Linux: ip_local_port_range, 32768–60999 by
+ * default), so no server another test file starts on port 0 can be handed it while a test relies on it refusing. A
+ * port bound on 0 and released could be (seen once in a full PostgreSQL run: a parallel file's server took it within
+ * the second the service retried, and the service saw "Connection terminated" instead of ECONNREFUSED).
+ */
 async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as { port: number };
-  await new Promise((resolve) => s.close(resolve));
-  return port;
+  const range = existsSync('/proc/sys/net/ipv4/ip_local_port_range')
+    ? Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    : 32768;
+  const low = Math.max(1025, Math.min(range, 32768) - 12_000);
+  for (let i = 0; i < 100; i++) {
+    const port = low + Math.floor(Math.random() * (Math.min(range, 32768) - low));
+    if (await refuses(port)) return port;
+  }
+  throw new Error('no closed port below the ephemeral range after 100 tries');
+}
+
+/** Whether a TCP connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }
 
 /** The one line the service printed before exiting 1. */
