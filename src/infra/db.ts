@@ -9,6 +9,7 @@ import type { Database, Statement } from '../domain/kernel/db.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { tracedAdapter, tracedDatabase } from './db-tracing.js';
+import { installRowShape } from './pg-row-shape.js';
 import { tracingEnabled } from './tracing.js';
 
 /** The rows of a driver's result (pg's and PGlite's have the same `rows`). */
@@ -116,6 +117,8 @@ async function open(
   // Each mode loads only its own driver (docs/operations.md "Start-up").
   if (opts.databaseUrl) {
     const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
+    // Every row of every statement without pg's slow copy of its row template (src/infra/pg-row-shape.ts).
+    installRowShape(pg);
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const preparedNames = new Map<string, string>();
     const prisma = new PrismaClient({
