@@ -4,7 +4,7 @@ import type pg from 'pg';
 /** SHA-256 of `Result.prototype.addFields.toString()` in pg 8.23.1 (pg/lib/result.js), the method replaced here. */
 export const KNOWN_ADD_FIELDS_SHA256 = 'b85c0e5db5c85c53830a271ff13637f40a1a1eb92e5d8b8d8a2c360b2954ca16';
 
-/** The parts of pg's `Result` (pg/lib/result.js, pg 8.x) that its row description handler sets and its row parsers read. */
+/** The parts of pg's `Result` (pg/lib/result.js, 8.x) its RowDescription handler sets and its row parsers read. */
 interface ResultInternals {
   fields: unknown[];
   _parsers: unknown[] | undefined;
@@ -64,7 +64,7 @@ function addFields(
   this._prebuiltEmptyResultObject = row;
 }
 
-/** Text rows that cover what the replacement must keep: null-able, duplicated, numeric-looking and `__proto__` names. */
+/** Text rows covering what the replacement must keep: null-able, duplicated, numeric-looking and `__proto__` names. */
 const PROBE_FIELDS: FieldDescription[] = [
   { name: 'id', dataTypeID: 25, format: 'text' },
   { name: 'n', dataTypeID: 23, format: 'text' },

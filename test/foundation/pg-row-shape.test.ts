@@ -29,7 +29,8 @@ describe('rows of statements with awkward column names (pg row template, issue 2
       expect(row['7']).toBeNull();
       expect(row.constructor).toBe('c');
       expect((row.at as Date).toISOString()).toBe('2026-11-29T05:42:25.133Z');
-      expect(JSON.parse(JSON.stringify(row))).toMatchObject({ __proto__: 'x', a: 2 });
+      // Serialised as a key (an object literal in toMatchObject would set a prototype instead).
+      expect(JSON.stringify(row)).toContain('"__proto__":"x"');
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

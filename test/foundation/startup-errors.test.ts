@@ -17,9 +17,11 @@ async function closedPort(): Promise<number> {
   const range = existsSync('/proc/sys/net/ipv4/ip_local_port_range')
     ? Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
     : 32768;
-  const low = Math.max(1025, Math.min(range, 32768) - 12_000);
+  const high = Math.min(range, 32768); // exclusive
+  const low = Math.max(1025, high - 12_000);
+  if (high - low < 100) throw new Error(`the ephemeral range starts at ${range}: no room below it for a closed port`);
   for (let i = 0; i < 100; i++) {
-    const port = low + Math.floor(Math.random() * (Math.min(range, 32768) - low));
+    const port = low + Math.floor(Math.random() * (high - low));
     if (await refuses(port)) return port;
   }
   throw new Error('no closed port below the ephemeral range after 100 tries');
